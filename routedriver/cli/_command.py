@@ -1,0 +1,121 @@
+"""Click commands that turn every failure into one line on stderr and one exit code.
+
+Every console script is a ``Command`` or ``Group`` from this module. Callbacks return an ``int`` exit code
+(or ``None`` for 0) and raise ``routedriver.errors.UserError`` subclasses for anything the user should read.
+This is the one place errors become exits:
+
+- ``UserError``          → ``error: <what>; <fix>``, its exit code (2 refused, 1 malfunction)
+- click usage errors     → ``error: <message>; see <prog> --help``, exit 2
+- anything unexpected    → ``error: internal error …; details in <crash log>``, exit 1, the traceback
+                           only in the crash log (or on stderr with ``ROUTEDRIVER_DEBUG=1``)
+
+It behaves the same under a console script and under ``click.testing.CliRunner``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import click
+
+from routedriver.errors import ExitCode, UserError
+
+
+def crash_log_path() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "routedriver" / "crash.log"
+
+
+def _write_crash_log(prog: str, exc: BaseException) -> Path | None:
+    import datetime
+    import traceback
+
+    path = crash_log_path()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("a", encoding="utf-8") as handle:
+            stamp = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+            handle.write(f"--- {stamp} {prog} {' '.join(sys.argv[1:])}\n")
+            handle.write("".join(traceback.format_exception(exc)))
+        return path
+    except OSError:
+        return None
+
+
+def _say(line: str) -> None:
+    click.echo(line, err=True)
+
+
+def invoke(cmd: click.Command, args: Sequence[str] | None, prog_name: str | None, **extra: Any) -> int:
+    """Run ``cmd`` non-standalone and map every outcome to an exit code."""
+    prog = prog_name or cmd.name or "routedriver"
+    try:
+        rv = click.Command.main(cmd, args=args, prog_name=prog, standalone_mode=False, **extra)
+    except UserError as exc:
+        _say(exc.line())
+        return int(exc.exit_code)
+    except click.exceptions.NoArgsIsHelpError as exc:
+        # Asking for nothing is not a mistake worth a one-liner; show the help as click would.
+        click.echo(exc.ctx.get_help(), err=True)
+        return int(ExitCode.REFUSED)
+    except click.UsageError as exc:
+        _say(f"error: {' '.join(exc.format_message().split())}; see {prog} --help")
+        return int(ExitCode.REFUSED)
+    except click.ClickException as exc:
+        _say(f"error: {' '.join(exc.format_message().split())}")
+        return int(exc.exit_code)
+    except click.Abort:
+        _say("error: aborted")
+        return 130
+    except BrokenPipeError:
+        # Our reader went away (e.g. `| head`); nothing useful can be said to it.
+        try:
+            sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - silence the interpreter's flush at exit
+        except OSError:
+            pass
+        return int(ExitCode.MALFUNCTION)
+    except KeyboardInterrupt:
+        _say("error: interrupted")
+        return 130
+    except Exception as exc:  # noqa: BLE001 - the last line of defence: no traceback for users
+        if os.environ.get("ROUTEDRIVER_DEBUG"):
+            import traceback
+
+            traceback.print_exception(exc, file=sys.stderr)
+        where = _write_crash_log(prog, exc)
+        detail = f"; details in {where}" if where else ""
+        _say(f"error: internal error: {type(exc).__name__}: {' '.join(str(exc).split())}{detail}")
+        return int(ExitCode.MALFUNCTION)
+    if isinstance(rv, int):
+        return rv
+    return int(ExitCode.OK)
+
+
+class _OneLineErrors:
+    def main(  # type: ignore[override]
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        **extra: Any,
+    ) -> Any:
+        code = invoke(self, args, prog_name, **extra)  # type: ignore[arg-type]
+        if standalone_mode:
+            sys.exit(code)
+        return code
+
+
+class Command(_OneLineErrors, click.Command):
+    """A click command whose errors are one line and whose callback returns the exit code."""
+
+
+class Group(_OneLineErrors, click.Group):
+    """A click group with the same error contract; its subcommands use ``Command``."""
+
+    command_class = Command
+    group_class = type  # subgroups are Groups too (click's convention for "same class as parent")

@@ -1,0 +1,49 @@
+"""The one family of user-facing errors, and the exit codes every command shares.
+
+Every command reports a failure as one line on stderr, ``error: <what is wrong>; <what to do>``, and exits
+with the code its class carries. The CLI maps these to exits in one place (``routedriver.cli._command``);
+library code raises, it never prints or exits.
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum
+
+
+class ExitCode(IntEnum):
+    OK = 0
+    MALFUNCTION = 1  # a review/judge command crashed or timed out, an API failed, an internal error
+    REFUSED = 2  # refused for a reason the caller can fix: bad input, guard rejection, missing artifact
+
+
+class UserError(Exception):
+    """An error a person or a robot can read and act on. Subclasses choose the exit code."""
+
+    exit_code: ExitCode = ExitCode.MALFUNCTION
+
+    def __init__(self, what: str, fix: str | None = None) -> None:
+        super().__init__(what)
+        self.what = what
+        self.fix = fix
+
+    def line(self) -> str:
+        """The single line the CLI prints: ``error: <what>; <fix>``."""
+        text = f"error: {self.what}"
+        if self.fix:
+            text += f"; {self.fix}"
+        return " ".join(text.splitlines())
+
+    def __str__(self) -> str:
+        return self.what if not self.fix else f"{self.what}; {self.fix}"
+
+
+class Refused(UserError):
+    """The caller can fix this: bad flags or files, an artifact missing, a guard said no (exit 2)."""
+
+    exit_code = ExitCode.REFUSED
+
+
+class Malfunction(UserError):
+    """Something broke that the caller did not cause: a crashed command, a failed API (exit 1)."""
+
+    exit_code = ExitCode.MALFUNCTION

@@ -1,0 +1,114 @@
+"""Files written so that a crash at any point leaves either the old file or the new one, never half of one.
+
+``atomic_write`` writes a temporary file in the same directory, flushes it to disk and renames it over the
+target (``os.replace``). ``FileLock`` is an advisory ``flock`` on a lock file, so concurrent processes that
+share state (two ``route.stone.set`` on one route, concurrent Claude Code hooks) take turns.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import os
+import secrets
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from types import TracebackType
+
+TEMP_MARK = ".tmp-"  # temporary files are named ".<name>.tmp-<random>"; readers must ignore them
+
+
+def atomic_write(path: str | os.PathLike[str], data: str | bytes, *, fsync: bool = True, mode: int = 0o644) -> None:
+    """Write ``data`` to ``path`` atomically, creating parent directories as needed."""
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    payload = data.encode("utf-8") if isinstance(data, str) else data
+    temp = target.with_name(f".{target.name}{TEMP_MARK}{secrets.token_hex(6)}")
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(payload)
+            if fsync:
+                handle.flush()
+                os.fsync(handle.fileno())
+        os.replace(temp, target)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temp)
+        raise
+    if fsync:
+        _fsync_dir(target.parent)
+
+
+def is_temp(path: str | os.PathLike[str]) -> bool:
+    """True for a temporary file ``atomic_write`` left behind when it was killed mid-write."""
+    name = Path(path).name
+    return name.startswith(".") and TEMP_MARK in name
+
+
+def _fsync_dir(directory: Path) -> None:
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+class LockTimeout(Exception):
+    """The lock was held by someone else for longer than we were willing to wait."""
+
+
+class FileLock:
+    """An exclusive advisory lock on ``path`` (created if missing), released on exit or process death."""
+
+    def __init__(self, path: str | os.PathLike[str], timeout: float | None = None, poll_s: float = 0.05) -> None:
+        self.path = Path(path)
+        self.timeout = timeout
+        self.poll_s = poll_s
+        self._fd: int | None = None
+
+    def acquire(self) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        deadline = None if self.timeout is None else time.monotonic() + self.timeout
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | (fcntl.LOCK_NB if deadline is not None else 0))
+                self._fd = fd
+                return
+            except OSError as exc:
+                if exc.errno not in (errno.EAGAIN, errno.EACCES):
+                    os.close(fd)
+                    raise
+                if deadline is not None and time.monotonic() >= deadline:
+                    os.close(fd)
+                    raise LockTimeout(str(self.path)) from None
+                time.sleep(self.poll_s)
+
+    def release(self) -> None:
+        if self._fd is not None:
+            fcntl.flock(self._fd, fcntl.LOCK_UN)
+            os.close(self._fd)
+            self._fd = None
+
+    def __enter__(self) -> FileLock:
+        self.acquire()
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.release()
+
+
+@contextlib.contextmanager
+def locked(path: str | os.PathLike[str], timeout: float | None = None) -> Iterator[None]:
+    with FileLock(path, timeout=timeout):
+        yield

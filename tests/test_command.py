@@ -1,0 +1,105 @@
+"""The shared CLI error contract: one line, the right exit code, no traceback."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+import pytest
+from click.testing import CliRunner
+
+from routedriver.cli._command import Command, Group
+from routedriver.errors import Malfunction, Refused
+
+
+@click.command(cls=Command)
+@click.option("--mode", type=click.Choice(["ok", "refuse", "break", "crash", "code"]), required=True)
+def sample(mode: str) -> int:
+    if mode == "refuse":
+        raise Refused("artifact not found", "run route.stone.get --stone x --say to see instructions")
+    if mode == "break":
+        raise Malfunction("review command timed out after 5s")
+    if mode == "crash":
+        raise RuntimeError("boom\nsecond line")
+    if mode == "code":
+        return 2
+    click.echo("fine")
+    return 0
+
+
+@click.group(cls=Group)
+def tool() -> None:
+    """A group."""
+
+
+@tool.command()
+@click.argument("name")
+def hello(name: str) -> int:
+    if not name:
+        raise Refused("empty name")
+    click.echo(f"hello {name}")
+    return 0
+
+
+@pytest.fixture
+def runner(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> CliRunner:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    return CliRunner()
+
+
+def test_success_returns_zero_and_prints_result(runner: CliRunner) -> None:
+    result = runner.invoke(sample, ["--mode", "ok"])
+    assert result.exit_code == 0
+    assert result.stdout == "fine\n"
+
+
+def test_refused_is_one_line_exit_2(runner: CliRunner) -> None:
+    result = runner.invoke(sample, ["--mode", "refuse"])
+    assert result.exit_code == 2
+    assert result.stderr == (
+        "error: artifact not found; run route.stone.get --stone x --say to see instructions\n"
+    )
+    assert result.stdout == ""
+
+
+def test_malfunction_exits_1(runner: CliRunner) -> None:
+    result = runner.invoke(sample, ["--mode", "break"])
+    assert result.exit_code == 1
+    assert result.stderr == "error: review command timed out after 5s\n"
+
+
+def test_usage_error_is_one_line_exit_2(runner: CliRunner) -> None:
+    result = runner.invoke(sample, ["--mode", "nope"], prog_name="route.stone.get")
+    assert result.exit_code == 2
+    assert len(result.stderr.splitlines()) == 1
+    assert result.stderr.startswith("error: ")
+    assert "see route.stone.get --help" in result.stderr
+
+
+def test_unexpected_exception_has_no_traceback_and_writes_crash_log(runner: CliRunner, tmp_path: Path) -> None:
+    result = runner.invoke(sample, ["--mode", "crash"])
+    assert result.exit_code == 1
+    assert "Traceback" not in result.stderr
+    assert len(result.stderr.splitlines()) == 1
+    assert "internal error: RuntimeError: boom second line" in result.stderr
+    log = tmp_path / "cache" / "routedriver" / "crash.log"
+    assert "Traceback" in log.read_text()
+
+
+def test_callback_return_value_is_the_exit_code(runner: CliRunner) -> None:
+    assert runner.invoke(sample, ["--mode", "code"]).exit_code == 2
+
+
+def test_group_subcommands_share_the_contract(runner: CliRunner) -> None:
+    assert runner.invoke(tool, ["hello", "you"]).stdout == "hello you\n"
+    result = runner.invoke(tool, ["hello", ""])
+    assert (result.exit_code, result.stderr) == (2, "error: empty name\n")
+    result = runner.invoke(tool, ["nosuch"])
+    assert result.exit_code == 2
+    assert result.stderr.startswith("error: No such command")
+
+
+def test_help_exits_zero(runner: CliRunner) -> None:
+    result = runner.invoke(tool, ["--help"])
+    assert result.exit_code == 0
+    assert "hello" in result.stdout
