@@ -1,0 +1,33 @@
+"""``make bench``: run every tests/benchmarks/bench_*.py (or those named on the command line) and summarize.
+
+Each script prints its own lines through ``_harness.report`` and exits non-zero when a target is missed.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+
+def main(argv: list[str]) -> int:
+    wanted = set(argv)
+    scripts = sorted(p for p in HERE.glob("bench_*.py") if not wanted or p.stem in wanted or p.name in wanted)
+    if not scripts:
+        print(f"error: no benchmark matches {' '.join(argv)}; see {HERE}", file=sys.stderr)
+        return 2
+    failed = []
+    for script in scripts:
+        print(f"== {script.stem}", flush=True)
+        code = subprocess.run([sys.executable, str(script)], cwd=HERE.parent.parent, check=False).returncode
+        if code != 0:
+            failed.append(script.stem)
+    print()
+    print("all benchmark targets met" if not failed else f"targets missed in: {', '.join(failed)}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
