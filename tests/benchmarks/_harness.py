@@ -46,6 +46,9 @@ def command(argv: Sequence[str], *, cwd: Path | None = None, env: Mapping[str, s
             stdin: str | None = None, check: bool = True) -> Callable[[], None]:
     """A callable that runs ``argv`` once (output discarded), for ``median_wall``."""
     full_env = {**os.environ, "PATH": f"{BIN_DIR}{os.pathsep}{os.environ.get('PATH', '')}", **(env or {})}
+    # Start-up is what we measure: let Python cache bytecode as it does on a normal install (some sandboxes
+    # set PYTHONDONTWRITEBYTECODE, which makes every start recompile the package from source).
+    full_env.pop("PYTHONDONTWRITEBYTECODE", None)
 
     def go() -> None:
         done = subprocess.run(list(argv), cwd=cwd, env=full_env, input=stdin, text=True,

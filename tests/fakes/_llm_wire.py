@@ -1,0 +1,394 @@
+"""The two wire formats the fake servers speak: rendering replies and checking requests like the real APIs.
+
+Kept apart from the server machinery in ``llm_servers.py``; field names, ids, ``type`` tags, stop reasons,
+usage and error bodies follow the real APIs closely enough that the official SDKs parse them unchanged.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from tests.fakes.llm_servers import Reply
+
+Rendered = tuple[int, list[tuple[str, str]], bytes]
+
+_ANTHROPIC_ERRORS = {
+    400: ("invalid_request_error", "Invalid request"),
+    401: ("authentication_error", "invalid x-api-key"),
+    402: ("billing_error", "Your credit balance is too low to access the Anthropic API."),
+    403: ("permission_error", "Your API key does not have permission to use the specified resource."),
+    404: ("not_found_error", "Not found"),
+    413: ("request_too_large", "Request exceeds the maximum allowed number of bytes."),
+    429: ("rate_limit_error", "Number of request tokens has exceeded your per-minute rate limit"),
+    500: ("api_error", "Internal server error"),
+    504: ("timeout_error", "Request timed out"),
+    529: ("overloaded_error", "Overloaded"),
+}
+
+_OPENAI_ERRORS = {  # status: (type, code, message)
+    400: ("invalid_request_error", None, "Invalid request"),
+    401: ("invalid_request_error", "invalid_api_key", "Incorrect API key provided."),
+    403: (
+        "invalid_request_error",
+        "unsupported_country_region_territory",
+        "Country, region, or territory not supported",
+    ),
+    404: (
+        "invalid_request_error",
+        "model_not_found",
+        "The model does not exist or you do not have access to it.",
+    ),
+    429: ("requests", "rate_limit_exceeded", "Rate limit reached for requests. Please try again later."),
+    500: ("server_error", None, "The server had an error while processing your request. Sorry about that!"),
+    503: ("server_error", None, "The engine is currently overloaded, please try again later"),
+}
+
+_NON_EMPTY = "all messages must have non-empty content except for the optional final assistant message"
+_FINISH_REASONS = {"end_turn": "stop", "tool_use": "tool_calls", "max_tokens": "length"}
+
+
+class Dialect:
+    name = ""
+
+    def presented_key(self, headers: Mapping[str, str]) -> str | None:
+        auth = headers.get("authorization", "")
+        if auth.lower().startswith("bearer "):
+            return auth[7:].strip()
+        return headers.get("x-api-key")
+
+    def validate(self, body: dict[str, Any]) -> str | None:
+        raise NotImplementedError
+
+    def render(self, reply: Reply, request: Any, number: int) -> Rendered:
+        if reply.kind == "raw":
+            return reply.status, [("content-type", reply.content_type), *reply.headers], reply.body
+        if reply.kind == "error":
+            return self.render_error(reply, request, number)
+        return (
+            200,
+            [("content-type", "application/json"), *self.id_headers(number)],
+            _json(self.render_message(reply, request, number)),
+        )
+
+    def render_error(self, reply: Reply, request: Any, number: int) -> Rendered:
+        raise NotImplementedError
+
+    def render_message(self, reply: Reply, request: Any, number: int) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def id_headers(self, number: int) -> list[tuple[str, str]]:
+        raise NotImplementedError
+
+
+class AnthropicDialect(Dialect):
+    name = "anthropic"
+
+    def presented_key(self, headers: Mapping[str, str]) -> str | None:
+        return headers.get("x-api-key") or super().presented_key(headers)
+
+    def id_headers(self, number: int) -> list[tuple[str, str]]:
+        return [("request-id", f"req_fake{number:06d}")]
+
+    def render_message(self, reply: Reply, request: Any, number: int) -> dict[str, Any]:
+        content: list[dict[str, Any]] = []
+        if reply.said:
+            content.append({"type": "text", "text": reply.said})
+        for index, call in enumerate(reply.calls):
+            block: dict[str, Any] = {"type": "tool_use"}
+            if not call.omit_id:
+                block["id"] = call.id or f"toolu_fake{number:04d}x{index:02d}"
+            if call.name is not None:
+                block["name"] = call.name
+            block["input"] = call.arguments
+            content.append(block)
+        return {
+            "id": f"msg_fake{number:06d}",
+            "type": "message",
+            "role": "assistant",
+            "model": reply.model or _requested_model(request, "claude-fake"),
+            "content": content,
+            "stop_reason": reply.stop_reason or ("tool_use" if reply.calls else "end_turn"),
+            "stop_sequence": None,
+            "usage": {
+                "input_tokens": reply.input_tokens,
+                "output_tokens": reply.output_tokens,
+                "cache_creation_input_tokens": 0,
+                "cache_read_input_tokens": 0,
+            },
+        }
+
+    def render_error(self, reply: Reply, request: Any, number: int) -> Rendered:
+        default_type, default_message = _ANTHROPIC_ERRORS.get(
+            reply.status, ("api_error" if reply.status >= 500 else "invalid_request_error", "Error")
+        )
+        message = reply.message or default_message
+        if reply.status == 404 and reply.message is None:
+            message = f"model: {_requested_model(request, '?')}"
+        body = {
+            "type": "error",
+            "error": {"type": reply.error_type or default_type, "message": message},
+            "request_id": f"req_fake{number:06d}",
+        }
+        headers = [("content-type", "application/json"), *self.id_headers(number), *reply.headers]
+        return reply.status, headers, _json(body)
+
+    def validate(self, body: dict[str, Any]) -> str | None:
+        if not isinstance(body.get("model"), str) or not body["model"]:
+            return "model: Field required"
+        if not isinstance(body.get("max_tokens"), int) or body["max_tokens"] < 1:
+            return "max_tokens: Field required (an integer >= 1)"
+        problem = _anthropic_tools(body.get("tools"))
+        if problem:
+            return problem
+        system = body.get("system")
+        if system is not None and not isinstance(system, str | list):
+            return "system: Input should be a valid string or a list of text blocks"
+        messages = body.get("messages")
+        if not isinstance(messages, list) or not messages:
+            return "messages: at least one message is required"
+        for index, message in enumerate(messages):
+            problem = _anthropic_message(messages, index, message)
+            if problem:
+                return problem
+        return None
+
+
+def _anthropic_tools(tools: Any) -> str | None:
+    if tools is None:
+        return None
+    if not isinstance(tools, list):
+        return "tools: Input should be a valid list"
+    for index, tool in enumerate(tools):
+        if not isinstance(tool, dict) or not isinstance(tool.get("name"), str) or not tool["name"]:
+            return f"tools.{index}.name: Field required"
+        schema = tool.get("input_schema")
+        if not isinstance(schema, dict) or schema.get("type") != "object":
+            return f"tools.{index}.input_schema: Input should be a JSON schema of type object"
+    return None
+
+
+def _anthropic_message(messages: list[Any], index: int, message: Any) -> str | None:
+    where = f"messages.{index}"
+    if not isinstance(message, dict) or message.get("role") not in ("user", "assistant"):
+        return f"{where}.role: Input should be 'user' or 'assistant'"
+    role = message["role"]
+    if index == 0 and role != "user":
+        return 'messages: first message must use the "user" role'
+    if index > 0 and messages[index - 1].get("role") == role:
+        return (
+            'messages: roles must alternate between "user" and "assistant", '
+            f'but found multiple "{role}" roles in a row'
+        )
+    content = message.get("content")
+    if isinstance(content, str):
+        if not content and not (role == "assistant" and index == len(messages) - 1):
+            return f"{where}: {_NON_EMPTY}"
+        return None
+    if not isinstance(content, list) or (not content and index != len(messages) - 1):
+        return f"{where}: {_NON_EMPTY}"
+    for position, block in enumerate(content):
+        kind = block.get("type") if isinstance(block, dict) else None
+        if kind == "text":
+            if not isinstance(block.get("text"), str) or not block["text"]:
+                return f"{where}.content.{position}.text: text content blocks must be non-empty"
+        elif kind == "tool_use":
+            if role != "assistant":
+                return f"{where}.content.{position}: tool_use blocks are only allowed in assistant messages"
+            if not isinstance(block.get("input"), dict):
+                return f"{where}.content.{position}.tool_use.input: Input should be a valid dictionary"
+        elif kind == "tool_result":
+            if role != "user":
+                return f"{where}.content.{position}: tool_result blocks are only allowed in user messages"
+            previous = _tool_use_ids(messages[index - 1]) if index > 0 else set()
+            if block.get("tool_use_id") not in previous:
+                return (
+                    f"{where}.content.{position}: unexpected `tool_use_id` found in `tool_result` blocks: "
+                    f"{block.get('tool_use_id')}. Each `tool_result` block must have a corresponding "
+                    "`tool_use` block in the previous message."
+                )
+        elif kind not in ("image", "document", "thinking", "redacted_thinking"):
+            return f"{where}.content.{position}.type: unknown content block type {kind!r}"
+    if role == "assistant" and index + 1 < len(messages):
+        answered = _tool_result_ids(messages[index + 1])
+        missing = sorted(_tool_use_ids(message) - answered)
+        if missing:
+            return (
+                f"messages.{index + 1}: `tool_use` ids were found without `tool_result` blocks immediately "
+                f"after: {', '.join(missing)}. Each `tool_use` block must have a corresponding "
+                "`tool_result` block in the next message."
+            )
+    return None
+
+
+def _tool_use_ids(message: Any) -> set[str]:
+    content = message.get("content") if isinstance(message, dict) else None
+    if not isinstance(content, list):
+        return set()
+    return {str(b.get("id")) for b in content if isinstance(b, dict) and b.get("type") == "tool_use"}
+
+
+def _tool_result_ids(message: Any) -> set[str]:
+    content = message.get("content") if isinstance(message, dict) else None
+    if not isinstance(content, list):
+        return set()
+    return {
+        str(b.get("tool_use_id")) for b in content if isinstance(b, dict) and b.get("type") == "tool_result"
+    }
+
+
+class OpenAIDialect(Dialect):
+    name = "openai"
+
+    def id_headers(self, number: int) -> list[tuple[str, str]]:
+        return [("x-request-id", f"req_fake{number:06d}")]
+
+    def render_message(self, reply: Reply, request: Any, number: int) -> dict[str, Any]:
+        message: dict[str, Any] = {
+            "role": "assistant",
+            "content": reply.said or None,
+            "refusal": None,
+            "annotations": [],
+        }
+        if reply.calls:
+            calls = []
+            for index, call in enumerate(reply.calls):
+                function: dict[str, Any] = {}
+                if call.name is not None:
+                    function["name"] = call.name
+                arguments = call.arguments
+                function["arguments"] = arguments if isinstance(arguments, str) else json.dumps(arguments)
+                entry: dict[str, Any] = {"type": "function", "function": function}
+                if not call.omit_id:
+                    entry["id"] = call.id or f"call_fake{number:04d}x{index:02d}"
+                calls.append(entry)
+            message["tool_calls"] = calls
+        stop = reply.stop_reason or ("tool_use" if reply.calls else "end_turn")
+        return {
+            "id": f"chatcmpl-fake{number:06d}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": reply.model or _requested_model(request, "gpt-fake"),
+            "choices": [
+                {
+                    "index": 0,
+                    "message": message,
+                    "logprobs": None,
+                    "finish_reason": _FINISH_REASONS.get(stop, stop),
+                }
+            ],
+            "usage": {
+                "prompt_tokens": reply.input_tokens,
+                "completion_tokens": reply.output_tokens,
+                "total_tokens": reply.input_tokens + reply.output_tokens,
+            },
+            "system_fingerprint": "fp_fake",
+        }
+
+    def render_error(self, reply: Reply, request: Any, number: int) -> Rendered:
+        default_type, code, default_message = _OPENAI_ERRORS.get(
+            reply.status, ("server_error" if reply.status >= 500 else "invalid_request_error", None, "Error")
+        )
+        message = reply.message or default_message
+        if reply.status == 404 and reply.message is None:
+            message = (
+                f"The model `{_requested_model(request, '?')}` does not exist or you do not have "
+                "access to it."
+            )
+        body = {
+            "error": {
+                "message": message,
+                "type": reply.error_type or default_type,
+                "param": None,
+                "code": code,
+            }
+        }
+        headers = [("content-type", "application/json"), *self.id_headers(number), *reply.headers]
+        return reply.status, headers, _json(body)
+
+    def validate(self, body: dict[str, Any]) -> str | None:
+        if not isinstance(body.get("model"), str) or not body["model"]:
+            return "you must provide a model parameter"
+        problem = _openai_tools(body.get("tools"))
+        if problem:
+            return problem
+        messages = body.get("messages")
+        if not isinstance(messages, list) or not messages:
+            return "[] is too short - 'messages'"
+        open_calls: list[str] = []  # ids of the last assistant tool calls not yet answered
+        answered: set[str] = set()
+        for index, message in enumerate(messages):
+            role = message.get("role") if isinstance(message, dict) else None
+            if role not in ("system", "developer", "user", "assistant", "tool"):
+                return f"Invalid value for 'messages[{index}].role'"
+            if role == "tool":
+                call_id = message.get("tool_call_id")
+                if call_id not in open_calls:
+                    return (
+                        f"Invalid parameter: messages[{index}] with role 'tool' must be a response to a "
+                        "preceeding message with 'tool_calls'."
+                    )
+                if not isinstance(message.get("content"), str | list):
+                    return f"Invalid type for 'messages[{index}].content': expected a string"
+                answered.add(call_id)
+                continue
+            missing = [call_id for call_id in open_calls if call_id not in answered]
+            if missing:
+                return (
+                    "An assistant message with 'tool_calls' must be followed by tool messages responding to "
+                    f"each 'tool_call_id'. The following tool_call_ids did not have response messages: "
+                    f"{', '.join(missing)}"
+                )
+            open_calls, answered = [], set()
+            if role == "assistant" and message.get("tool_calls"):
+                for position, call in enumerate(message["tool_calls"]):
+                    function = call.get("function") if isinstance(call, dict) else None
+                    if not isinstance(call.get("id"), str) or not isinstance(function, dict):
+                        return f"Missing required parameter: 'messages[{index}].tool_calls[{position}].id'"
+                    if not isinstance(function.get("arguments"), str):
+                        return (
+                            f"Invalid type for 'messages[{index}].tool_calls[{position}].function.arguments'"
+                        )
+                    open_calls.append(call["id"])
+            elif role != "assistant" and not isinstance(message.get("content"), str | list):
+                return f"Invalid type for 'messages[{index}].content': expected a string"
+        missing = [call_id for call_id in open_calls if call_id not in answered]
+        if missing:
+            return (
+                "An assistant message with 'tool_calls' must be followed by tool messages responding to each "
+                "'tool_call_id'. The following tool_call_ids did not have response messages: "
+                + ", ".join(missing)
+            )
+        return None
+
+
+def _openai_tools(tools: Any) -> str | None:
+    if tools is None:
+        return None
+    if not isinstance(tools, list):
+        return "Invalid type for 'tools': expected an array"
+    for index, tool in enumerate(tools):
+        function = tool.get("function") if isinstance(tool, dict) else None
+        if not isinstance(tool, dict) or tool.get("type") != "function" or not isinstance(function, dict):
+            return f"Missing required parameter: 'tools[{index}].function'"
+        if not isinstance(function.get("name"), str) or not function["name"]:
+            return f"Missing required parameter: 'tools[{index}].function.name'"
+        if "parameters" in function and not isinstance(function["parameters"], dict):
+            return f"Invalid type for 'tools[{index}].function.parameters': expected an object"
+    return None
+
+
+def _requested_model(request: Any, default: str) -> str:
+    model = request.get("model") if isinstance(request, dict) else None
+    return model if isinstance(model, str) and model else default
+
+
+def _json(value: Any) -> bytes:
+    return json.dumps(value).encode("utf-8")
+
+
+ANTHROPIC = AnthropicDialect()
+OPENAI = OpenAIDialect()
