@@ -96,7 +96,7 @@ def invoke(cmd: click.Command, args: Sequence[str] | None, prog_name: str | None
 
 
 class _OneLineErrors:
-    def main(  # type: ignore[override]
+    def main(
         self,
         args: Sequence[str] | None = None,
         prog_name: str | None = None,

@@ -1,16 +1,105 @@
-"""`bhrain behave`: the behavior engine as a Claude Code hook (issue 5). Being built; owned by the behavior helper."""
+"""`bhrain behave`: the behavior engine as a Claude Code command hook (issue 5).
+
+Wire it in ``.claude/settings.json`` for PreToolUse, PostToolUse, UserPromptSubmit and SessionEnd (see
+examples/claude-code-behavior/). It reads one hook event as JSON on stdin and answers with Claude Code's
+contract: exit 2 + stderr blocks a tool call; JSON ``hookSpecificOutput.additionalContext`` on stdout gives
+the model a warning, reminder or directive; exit 0 with no output lets everything through.
+
+Every failure of the hook itself (bad stdin, broken config, unknown flag) exits 1, which Claude Code
+treats as a non-blocking error: a broken behavior config shows an error but never stops the session.
+This runs on every tool call, so it imports only json/re/os here; pydantic and yaml load only when the
+config changed since the last call.
+"""
 
 from __future__ import annotations
+
+import sys
+from pathlib import Path
 
 import click
 
 from routedriver.cli._command import Command
-from routedriver.errors import Refused
+from routedriver.errors import Malfunction, UserError
+
+HOOK_CHOICES = ("pre_tool", "post_tool", "user_prompt", "session_end")
 
 
-@click.command("behave", cls=Command)
-@click.option("--config", "config_path", required=True, help="bhrain config file with a security.behavior block.")
-@click.option("--hook", type=click.Choice(["pre_tool", "post_tool"]), required=True)
-def behave_command(config_path: str, hook: str) -> int:
-    """Judge one Claude Code tool call against the behavior rules (reads hook JSON on stdin)."""
-    raise Refused("bhrain behave is not built yet", "see issue 5")
+@click.command(
+    "behave", cls=Command, context_settings={"ignore_unknown_options": True, "allow_extra_args": True}
+)
+@click.option(
+    "--config", "config_path", metavar="FILE", help="bhrain config file with a security.behavior block."
+)
+@click.option(
+    "--hook",
+    metavar="|".join(HOOK_CHOICES),
+    help="Which event this is (default: from the input's hook_event_name).",
+)
+@click.option(
+    "--state-dir",
+    metavar="DIR",
+    help="Where session state lives (default: ${XDG_STATE_HOME:-~/.local/state}/routedriver/behavior).",
+)
+@click.option(
+    "--ttl-days",
+    default="7",
+    metavar="DAYS",
+    show_default=True,
+    help="Session state untouched this long is removed (swept on prompts and session ends).",
+)
+@click.option("-v", "--verbose", is_flag=True, help="Log the engine's decisions on stderr.")
+@click.pass_context
+def behave_command(
+    ctx: click.Context,
+    config_path: str | None,
+    hook: str | None,
+    state_dir: str | None,
+    ttl_days: str,
+    verbose: bool,
+) -> int:
+    """Judge one Claude Code hook event against the behavior rules (reads the event JSON on stdin)."""
+    # Flag problems are exit 1 (not click's usage exit 2): exit 2 would BLOCK the tool call in Claude Code.
+    if ctx.args:
+        raise Malfunction(f"unexpected argument {ctx.args[0]!r}", "see bhrain behave --help")
+    if not config_path:
+        raise Malfunction("--config FILE is required", "point it at a config with a security.behavior block")
+    if hook is not None and hook not in HOOK_CHOICES:
+        raise Malfunction(f"--hook {hook!r} is not one of {', '.join(HOOK_CHOICES)}", "fix the hook command")
+    try:
+        ttl_s = float(ttl_days) * 86400
+    except ValueError:
+        raise Malfunction(f"--ttl-days {ttl_days!r} is not a number", "give a number of days") from None
+    if sys.stdin is None or sys.stdin.isatty():
+        raise Malfunction("no hook input on stdin", "Claude Code passes the event JSON on stdin")
+    _log_to_stderr(verbose)
+
+    from routedriver.brain.behavior.claude_code import default_state_dir, parse_payload, run_hook
+
+    try:
+        payload = parse_payload(sys.stdin.read())
+        answer = run_hook(
+            payload,
+            config_path=Path(config_path),
+            hook=hook,
+            state_dir=Path(state_dir) if state_dir else default_state_dir(),
+            ttl_s=ttl_s,
+        )
+    except UserError as exc:
+        raise Malfunction(exc.what, exc.fix) from None  # even a config error must not block the session
+    if answer.stdout:
+        click.echo(answer.stdout, nl=False)
+    if answer.stderr:
+        click.echo(answer.stderr, err=True, nl=False)
+    return answer.exit_code
+
+
+def _log_to_stderr(verbose: bool) -> None:
+    import logging
+
+    logger = logging.getLogger("routedriver.brain.behavior")
+    if not logger.handlers:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(message)s"))
+        logger.addHandler(handler)
+    logger.setLevel(logging.INFO if verbose else logging.WARNING)
+    logger.propagate = False

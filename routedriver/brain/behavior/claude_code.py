@@ -1,0 +1,274 @@
+"""The behavior engine as a Claude Code command hook (``bhrain behave``).
+
+Claude Code runs the hook once per event with one JSON object on stdin (``session_id``, ``transcript_path``,
+``cwd``, ``hook_event_name``, and per event ``tool_name``/``tool_input``/``tool_use_id`` (PreToolUse),
+``tool_response`` as well (PostToolUse), ``prompt`` (UserPromptSubmit), ``reason`` (SessionEnd)). The
+session's state lives in ``<state dir>/<session id>.json``; each call takes ``<session id>.lock``
+(``fsutil.FileLock``), loads, evaluates, writes atomically and releases, so concurrent hooks of one session
+never lose an update.
+
+Answers follow Claude Code's hook contract:
+- block (PreToolUse)         → exit 2, the message on stderr (Claude Code shows stderr to the model)
+- warn (PreToolUse)          → exit 0, ``{"hookSpecificOutput": {"hookEventName": "PreToolUse",
+                               "additionalContext": …}}`` on stdout (the tool runs; the model reads it)
+- remind/warn (PostToolUse)  → exit 0, the same shape with ``"hookEventName": "PostToolUse"``
+- directive (UserPromptSubmit) → exit 0, ``hookSpecificOutput.additionalContext`` for UserPromptSubmit
+- nothing to say             → exit 0, no output
+Bad input or a broken config is reported by the caller with exit 1: a NON-blocking error in Claude Code,
+so a mistake in the behavior config never stops every tool call of the user's session.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from routedriver.brain.behavior.cache import load_resolved
+from routedriver.brain.behavior.engine import BehaviorEngine
+from routedriver.brain.behavior.state import SessionState
+from routedriver.errors import Malfunction
+from routedriver.fsutil import FileLock, LockTimeout, atomic_write, is_temp
+
+log = logging.getLogger("routedriver.brain.behavior")
+EVENTS = {
+    "PreToolUse": "pre_tool",
+    "PostToolUse": "post_tool",
+    "PostToolUseFailure": "post_tool",
+    "UserPromptSubmit": "user_prompt",
+    "SessionEnd": "session_end",
+}
+HOOKS = ("pre_tool", "post_tool", "user_prompt", "session_end")
+EVENT_NAMES = {"pre_tool": "PreToolUse", "post_tool": "PostToolUse", "user_prompt": "UserPromptSubmit"}
+LOCK_TIMEOUT_S = 10.0
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
+
+
+class HookInputError(Malfunction):
+    """The hook's stdin is not a Claude Code hook payload."""
+
+
+@dataclass(frozen=True)
+class HookAnswer:
+    exit_code: int = 0
+    stdout: str = ""
+    stderr: str = ""
+
+
+def default_state_dir(environ: Mapping[str, str] | None = None) -> Path:
+    env = os.environ if environ is None else environ
+    base = env.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
+    return Path(base) / "routedriver" / "behavior"
+
+
+def session_file_stem(session_id: str) -> str:
+    """A file-name-safe, collision-free stem for a session id (path separators and dots can't escape)."""
+    safe = _UNSAFE.sub("_", session_id)[:100].strip(".") or "default"
+    if safe != session_id:
+        import hashlib
+
+        safe += "-" + hashlib.sha256(session_id.encode("utf-8")).hexdigest()[:10]
+    return safe
+
+
+def parse_payload(text: str) -> dict[str, Any]:
+    try:
+        payload = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise HookInputError(
+            f"hook input is not JSON ({exc.msg} at line {exc.lineno} column {exc.colno})",
+            "run bhrain behave as a Claude Code command hook (it reads the event JSON on stdin)",
+        ) from None
+    if not isinstance(payload, dict):
+        raise HookInputError("hook input is not a JSON object", "pass Claude Code's hook event JSON on stdin")
+    return payload
+
+
+def hook_kind(payload: Mapping[str, Any], hook: str | None) -> str:
+    if hook:
+        return hook
+    event = payload.get("hook_event_name")
+    if event in EVENTS:
+        return EVENTS[event]
+    raise HookInputError(
+        f"cannot tell which hook this is (hook_event_name: {event!r})", f"pass --hook {'|'.join(HOOKS)}"
+    )
+
+
+def run_hook(
+    payload: Mapping[str, Any],
+    *,
+    config_path: Path,
+    hook: str | None,
+    state_dir: Path,
+    ttl_s: float = 7 * 86400,
+) -> HookAnswer:
+    kind = hook_kind(payload, hook)
+    session_id = str(payload.get("session_id") or "default")
+    stem = session_file_stem(session_id)
+    state_path, lock_path = state_dir / f"{stem}.json", state_dir / f"{stem}.lock"
+    if kind == "session_end":
+        for path in (state_path, lock_path):
+            path.unlink(missing_ok=True)
+        sweep(state_dir, ttl_s)
+        return HookAnswer()
+    resolved = load_resolved(config_path, state_dir / "compiled")
+    cwd = str(payload.get("cwd") or os.getcwd())
+    engine = BehaviorEngine(resolved, cwd=cwd)
+    tool = str(payload.get("tool_name") or "")
+    tool_input = payload.get("tool_input")
+    params: dict[str, Any] = tool_input if isinstance(tool_input, dict) else {}
+    call_id = str(payload.get("tool_use_id") or "")
+    if kind in ("pre_tool", "post_tool") and not tool:
+        raise HookInputError(
+            f"{EVENT_NAMES[kind]} input has no tool_name", "pass Claude Code's hook event JSON"
+        )
+    classify: tuple[Any, str, str, list[list[str]]] | None = None
+    try:
+        with FileLock(lock_path, timeout=LOCK_TIMEOUT_S):
+            state = _load_state(state_path, engine, session_id)
+            if kind == "pre_tool":
+                decision = engine.pre_tool(state, call_id=call_id, tool=tool, params=params, cwd=cwd)
+                answer = (
+                    HookAnswer(2, stderr=decision.reason + "\n")
+                    if decision.block
+                    else _context("PreToolUse", decision.notes)
+                )
+            elif kind == "post_tool":
+                answer = _post_tool(
+                    engine, state, payload, tool=tool, params=params, call_id=call_id, cwd=cwd
+                )
+            else:
+                prompt = str(payload.get("prompt") or "")
+                engine.start_turn(state, prompt)
+                answer = HookAnswer()
+                classify = _plan_classification(resolved, engine, state, prompt, cwd)
+            state.updated_at = time.time()
+            atomic_write(state_path, json.dumps(state.to_json(), separators=(",", ":")), fsync=False)
+    except LockTimeout:
+        raise Malfunction(
+            f"behavior state of session {session_id} stayed locked for {LOCK_TIMEOUT_S:g} s",
+            f"remove {lock_path} if no hook is running",
+        ) from None
+    except OSError as exc:
+        raise Malfunction(
+            f"cannot keep behavior state in {state_dir}: {exc.strerror or exc}",
+            "point --state-dir (or XDG_STATE_HOME) at a writable directory",
+        ) from None
+    if kind == "user_prompt":
+        sweep(state_dir, ttl_s)
+        if classify is not None:
+            classifier, prompt, picture, history = classify
+            directive = classifier.classify(
+                prompt, picture, tools=sorted({item[0] for item in history}), cwd=cwd, history=history
+            )
+            if directive:
+                answer = _context("UserPromptSubmit", (directive,))
+    return answer
+
+
+def _post_tool(
+    engine: BehaviorEngine,
+    state: SessionState,
+    payload: Mapping[str, Any],
+    *,
+    tool: str,
+    params: Mapping[str, Any],
+    call_id: str,
+    cwd: str,
+) -> HookAnswer:
+    event = "PostToolUseFailure" if payload.get("hook_event_name") == "PostToolUseFailure" else "PostToolUse"
+    response = payload.get("tool_response")
+    data = response if isinstance(response, dict) else {}
+    failed = event == "PostToolUseFailure" or bool(data.get("is_error") or data.get("error"))
+    notes = engine.post_tool(
+        state,
+        call_id=call_id,
+        tool=tool,
+        params=params,
+        ok=not failed,
+        output=response if isinstance(response, str) else "",
+        data=data,
+        cwd=cwd,
+    )
+    return _context(event, notes)
+
+
+def _context(event: str, notes: tuple[str, ...]) -> HookAnswer:
+    if not notes:
+        return HookAnswer()
+    body = {"hookSpecificOutput": {"hookEventName": event, "additionalContext": "\n".join(notes)}}
+    return HookAnswer(0, stdout=json.dumps(body) + "\n")
+
+
+def _load_state(path: Path, engine: BehaviorEngine, session_id: str) -> SessionState:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        state = SessionState.from_json(data)
+    except FileNotFoundError:
+        return engine.new_state(session_id)
+    except (OSError, ValueError, TypeError, AttributeError) as exc:
+        log.warning(
+            "behavior: state file %s is unreadable (%s); starting the session's state afresh", path, exc
+        )
+        return engine.new_state(session_id)
+    engine.tracker.initialize(state)  # the config may have gained counters/flags since the state was saved
+    return state
+
+
+def _plan_classification(
+    resolved: Mapping[str, Any], engine: BehaviorEngine, state: SessionState, prompt: str, cwd: str
+) -> tuple[Any, str, str, list[list[str]]] | None:
+    """Decide under the lock whether to classify; the model call itself happens after the lock is released."""
+    if not resolved.get("classify_turns"):
+        return None
+    if not resolved.get("brain"):
+        log.info("behavior: classify_turns needs a brain block in hook mode (there is no agent model here)")
+        return None
+    from routedriver.brain.behavior import make_classifier
+    from routedriver.brain.behavior.brains import build_brain
+    from routedriver.brain.behavior.classifier import snapshot
+
+    brain = resolved["brain"]
+    timeout_s = float(resolved["classifier"]["timeout"])
+    classifier = make_classifier(resolved, lambda: build_brain(brain, timeout_s=timeout_s))
+    reason = classifier.skip_reason(state, prompt)
+    if reason is not None:
+        log.info("behavior: no classification this turn (%s)", reason)
+        return None
+    state.last_classified_message = prompt.strip()
+    state.classified_turns.append(state.turn)
+    return classifier, prompt, snapshot(state, engine.tracker, cwd), [list(item) for item in state.history]
+
+
+def sweep(state_dir: Path, ttl_s: float) -> int:
+    """Remove session state (and compiled configs) untouched for ``ttl_s``; returns how many files went."""
+    removed = 0
+    cutoff = time.time() - ttl_s
+    for folder in (state_dir, state_dir / "compiled"):
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for entry in entries:
+            if not entry.is_file() or not (entry.name.endswith((".json", ".lock")) or is_temp(entry.name)):
+                continue
+            try:
+                if entry.stat().st_mtime >= cutoff:
+                    continue
+                if entry.name.endswith(".lock"):
+                    # A lock file's mtime never moves; the session is alive while its state file is fresh.
+                    sibling = entry.path[: -len(".lock")] + ".json"
+                    if os.path.exists(sibling) and os.stat(sibling).st_mtime >= cutoff:
+                        continue
+                os.unlink(entry.path)
+                removed += 1
+            except OSError:
+                continue
+    return removed

@@ -1,0 +1,117 @@
+"""`bhrain run --config FILE` with a ``security.behavior`` block, end to end through the console script:
+the scripted atom, a custom toolbox by import path, and the engine blocking, warning and reminding."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import yaml
+
+from tests.brain.behavior.domain_toolboxes import DB_NAME, create_shop
+from tests.conftest import run_cli
+
+REPO_ROOT = Path(__file__).resolve().parents[3]
+UPDATE = "UPDATE products SET price = price * 2"
+SCRIPT = [
+    {
+        "text": "Doubling the prices.",
+        "tool_calls": [{"name": "database__execute", "arguments": {"query": UPDATE}}],
+    },
+    {
+        "choose": [
+            {
+                "if_contains": ["[BEHAVIOR BLOCKED] backup_before_modify"],
+                "text": "Backing up first.",
+                "tool_calls": [{"name": "database__backup", "arguments": {}}],
+            },
+            {"text": "The update ran without a backup: this must not happen."},
+        ]
+    },
+    {"text": "Again.", "tool_calls": [{"name": "database__execute", "arguments": {"query": UPDATE}}]},
+    {"text": "Prices doubled."},
+]
+CONFIG = {
+    "skill": "act",
+    "atom": "scripted",
+    "script": "script.yaml",
+    "tools": "none",
+    "toolboxes": ["tests.brain.behavior.domain_toolboxes:database"],
+    "security": {
+        "behavior": {
+            "rule_definitions": [
+                {
+                    "id": "backup_before_modify",
+                    "trigger": ["database.execute"],
+                    "action": "block",
+                    "description": "Back up the database before changing data.",
+                    "condition": {
+                        "all": [
+                            {"param_matches": {"param": "query", "pattern": "(UPDATE|DELETE)"}},
+                            {"flag_is": {"name": "backup_created", "value": False}},
+                        ]
+                    },
+                    "message": "Create a backup before running '{param:query}'.",
+                },
+                {
+                    "id": "verify_row_count",
+                    "trigger": "database.execute",
+                    "when": "post_tool",
+                    "action": "remind",
+                    "condition": {"param_matches": {"param": "query", "pattern": r"(UPDATE|DELETE)\s"}},
+                    "message": "Verify the affected row count.",
+                },
+            ],
+            "state_tracking": {"flags": {"backup_created": {"set_on": ["database.backup"]}}},
+        }
+    },
+}
+
+
+def setup(tmp_path: Path, config: dict) -> Path:  # type: ignore[type-arg]
+    create_shop(tmp_path)
+    (tmp_path / "script.yaml").write_text(yaml.safe_dump(SCRIPT), encoding="utf-8")
+    (tmp_path / "bhrain.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
+    return tmp_path / "bhrain.yaml"
+
+
+def test_bhrain_run_enforces_the_behavior_block(tmp_path: Path) -> None:
+    config = setup(tmp_path, CONFIG)
+    ran = run_cli(
+        ["bhrain", "run", "--config", str(config), "--input", "Double all prices", "--json"],
+        tmp_path,
+        env={"PYTHONPATH": str(REPO_ROOT)},
+    )
+    assert ran.code == 0, ran.err
+    result = json.loads(ran.out)
+    assert result["result"] == "Prices doubled."
+    assert [(call["name"], call["ok"]) for call in result["tool_calls"]] == [
+        ("database.execute", False),
+        ("database.backup", True),
+        ("database.execute", True),
+    ]
+    with sqlite3.connect(tmp_path / DB_NAME) as db:
+        assert [row[0] for row in db.execute("SELECT price FROM products ORDER BY id")] == [2.0, 20.0, 50.0]
+    assert (tmp_path / f"{DB_NAME}.bak").exists()
+
+
+def test_a_broken_behavior_block_is_refused_naming_file_and_key(tmp_path: Path) -> None:
+    broken = json.loads(json.dumps(CONFIG))
+    broken["security"]["behavior"]["rule_definitions"][0]["acton"] = "block"
+    config = setup(tmp_path, broken)
+    ran = run_cli(
+        ["bhrain", "run", "--config", str(config), "--input", "Double all prices"],
+        tmp_path,
+        env={"PYTHONPATH": str(REPO_ROOT)},
+    )
+    assert ran.code == 2
+    assert (
+        ran.err.strip()
+        .splitlines()[-1]
+        .startswith(
+            f"error: {config}: security.behavior.rule_definitions[0].acton: extra inputs are not permitted"
+        )
+    )
+    with sqlite3.connect(tmp_path / DB_NAME) as db:
+        assert [row[0] for row in db.execute("SELECT price FROM products ORDER BY id")] == [1.0, 10.0, 25.0]
