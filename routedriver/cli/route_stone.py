@@ -1,0 +1,346 @@
+"""``route.stone.get|set|del|judge``: parse flags, call one core function, render the result. No logic here.
+
+``route.stone.get`` runs every robot turn: this module imports click and the get path only; the other
+commands import their machinery when they run.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import click
+
+from routedriver.cli._command import Command
+from routedriver.errors import UserError
+
+if TYPE_CHECKING:
+    from routedriver.route.api import ApproveResult, DelResult, GetResult, SetResult
+    from routedriver.route.model import Verdict
+
+T = TypeVar("T")
+
+ROUTE_HELP = "The route directory (holds <name>.stone files)."
+
+
+def _json(payload: object) -> None:
+    import json
+
+    click.echo(json.dumps(payload, ensure_ascii=False, indent=2))
+
+
+def _call(as_json: bool, facts: dict[str, Any], operation: Callable[[], T]) -> T:
+    """Run ``operation``; with --json a refusal or malfunction still prints one JSON object on stdout."""
+    try:
+        return operation()
+    except UserError as exc:
+        if as_json:
+            _json(
+                {**facts, "outcome": "refused" if exc.exit_code == 2 else "malfunction", "error": exc.line()}
+            )
+        raise
+
+
+def _error(line: str) -> None:
+    click.echo(" ".join(line.split()), err=True)
+
+
+# ---------------------------------------------------------------- route.stone.get
+
+
+@click.command("route.stone.get", cls=Command)
+@click.option("--route", "route_option", metavar="DIR", help=ROUTE_HELP)
+@click.option(
+    "--stone",
+    "selector",
+    default="@next-one",
+    show_default=True,
+    metavar="SELECTOR",
+    help="@next-one (first incomplete stone), @next-all (its whole tier), or a stone name or glob.",
+)
+@click.option("--say", is_flag=True, help="Also print each stone's content (its instructions).")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+def get_command(route_option: str | None, selector: str, say: bool, as_json: bool) -> int:
+    """Which stone(s) to work on next, or the status of stones by name or glob."""
+    from routedriver.route import api
+
+    result = _call(as_json, {"route": route_option, "stones": []}, lambda: api.get(route_option, selector))
+    if as_json:
+        _json(_get_payload(result, say))
+    else:
+        _render_get(result, say)
+    return 0
+
+
+def _content(path: Any) -> str:
+    try:
+        return str(path.read_text(encoding="utf-8", errors="replace"))
+    except OSError as exc:
+        raise UserError(f"cannot read {path}: {exc.strerror}", "check the file's permissions") from None
+
+
+def _get_payload(result: GetResult, say: bool) -> dict[str, Any]:
+    stones = []
+    for item in result.selection.stones:
+        entry: dict[str, Any] = {
+            "name": item.stone.name,
+            "path": result.route.show(item.stone.path),
+            "status": item.status,
+            "prefix": ".".join(map(str, item.stone.prefix)),
+        }
+        if say:
+            entry["content"] = _content(item.stone.path)
+        stones.append(entry)
+    return {"route": result.route.display, "stones": stones, "all_passed": result.selection.all_passed}
+
+
+def _render_get(result: GetResult, say: bool) -> None:
+    selection = result.selection
+    if not selection.stones:
+        click.echo("all stones passed")
+        return
+    by_name = not result.selector.startswith("@")
+    out = sys.stdout
+    for index, item in enumerate(selection.stones):
+        if not say:
+            out.write(f"{item.stone.name}\t{item.status}\n" if by_name else f"{item.stone.name}\n")
+            continue
+        if index:
+            out.write("\n")
+        # One header per stone, like `head` does for several files, so a robot can split the output.
+        out.write(f"==> {result.route.show(item.stone.path)} ({item.status}) <==\n")
+        text = _content(item.stone.path)
+        out.write(text if text.endswith("\n") or not text else text + "\n")
+    out.flush()
+
+
+# ---------------------------------------------------------------- route.stone.set
+
+
+@click.command("route.stone.set", cls=Command)
+@click.option("--route", "route_option", metavar="DIR", help=ROUTE_HELP)
+@click.option("--stone", required=True, help="The stone's name.")
+@click.option(
+    "--as",
+    "as_",
+    type=click.Choice(["passed", "approved"]),
+    required=True,
+    help="passed: run the guard and mark the stone complete; approved: record a human's approval.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+def set_command(route_option: str | None, stone: str, as_: str, as_json: bool) -> int:
+    """Mark a stone passed (through its guard's reviews and judges) or approved."""
+    from routedriver.route import api
+
+    facts = {"route": route_option, "stone": stone}
+    if as_ == "approved":
+        approval = _call(as_json, facts, lambda: api.set_approved(route_option, stone))
+        _render_approved(approval, as_json)
+        return 0
+    result = _call(as_json, facts, lambda: api.set_passed(route_option, stone))
+    return _render_set(result, as_json)
+
+
+def _render_approved(result: ApproveResult, as_json: bool) -> None:
+    if as_json:
+        _json(
+            {
+                "route": result.route.display,
+                "stone": result.stone,
+                "outcome": "approved",
+                "marker": result.route.show(result.marker),
+                "review_input_hash": result.review_input_hash,
+            }
+        )
+        return
+    click.echo(f"stone approved: {result.stone}\n  marker {result.route.show(result.marker)}")
+
+
+def _set_payload(result: SetResult) -> dict[str, Any]:
+    evaluation, show = result.evaluation, result.route.show
+    return {
+        "route": result.route.display,
+        "stone": evaluation.stone,
+        "outcome": evaluation.outcome,
+        "review_input_hash": evaluation.review_input_hash,
+        "judge_input_hash": evaluation.judge_input_hash,
+        "artifacts": list(evaluation.artifacts),
+        "reviews": [
+            {
+                "position": r.record.position,
+                "command": r.record.command,
+                "path": show(r.record.path),
+                "reused": r.reused,
+                "status": r.record.status,
+                "exit_code": r.record.exit_code,
+                "duration_s": r.record.duration_s,
+            }
+            for r in evaluation.reviews
+        ],
+        "judges": [
+            {
+                "position": j.record.position,
+                "command": j.record.command,
+                "path": show(j.record.path),
+                "reused": j.reused,
+                "status": j.record.status,
+                "reason": j.record.reason,
+                "exit_code": j.record.exit_code,
+                "duration_s": j.record.duration_s,
+            }
+            for j in evaluation.judges
+        ],
+        "marker": show(evaluation.marker) if evaluation.marker else None,
+        "problem": evaluation.problem or None,
+    }
+
+
+def _feedback(output: str) -> list[str]:
+    """A failing judge's output without its verdict lines (already shown), last 40 lines."""
+    lines = [
+        line
+        for line in output.splitlines()
+        if not line.lower().startswith(("passed:", "reason:")) and line.strip()
+    ]
+    return lines[-40:]
+
+
+def _render_set(result: SetResult, as_json: bool) -> int:
+    evaluation, show = result.evaluation, result.route.show
+    failing = evaluation.failing
+    if as_json:
+        _json(_set_payload(result))
+    else:
+        lines: list[str] = []
+        if evaluation.outcome == "passed":
+            lines.append(f"stone passed: {evaluation.stone}")
+        elif evaluation.outcome == "rejected":
+            lines.append(
+                f"stone rejected: {evaluation.stone} ({len(failing)} of {len(evaluation.judges)} "
+                "judges said no)"
+            )
+        else:
+            lines.append(f"stone not evaluated: {evaluation.stone} (malfunction)")
+            lines.append(f"  {evaluation.problem}")
+        for judge in failing:
+            lines += [
+                "",
+                f"j{judge.record.position} {judge.record.command}: {judge.record.status}",
+                f"  reason: {judge.record.reason}",
+            ]
+            lines += [f"  {line}" for line in _feedback(judge.record.stdout)]
+        lines += ["", "files:"]
+        for review in evaluation.reviews:
+            state = "reused" if review.reused else "fresh"
+            lines.append(
+                f"  review r{review.record.position} {state} {review.record.status}: "
+                f"{show(review.record.path)}"
+            )
+        for judge in evaluation.judges:
+            state = "reused" if judge.reused else "fresh"
+            lines.append(
+                f"  judge j{judge.record.position} {state} {judge.record.status}: {show(judge.record.path)}"
+            )
+        if evaluation.marker is not None:
+            lines.append(f"  marker: {show(evaluation.marker)}")
+        click.echo("\n".join(lines))
+    if evaluation.outcome == "passed":
+        return 0
+    if evaluation.outcome == "rejected":
+        reasons = "; ".join(
+            f"j{judge.record.position} {judge.record.command.split()[0]}: {judge.record.reason[:160]}"
+            for judge in failing
+        )
+        _error(
+            f"error: {evaluation.stone} rejected by {len(failing)} of {len(evaluation.judges)} judges "
+            f"({reasons}); read the feedback on stdout, then fix and run route.stone.set again"
+        )
+        return 2
+    _error(f"error: {evaluation.problem}")
+    return 1
+
+
+# ---------------------------------------------------------------- route.stone.del
+
+
+@click.command("route.stone.del", cls=Command)
+@click.option("--route", "route_option", metavar="DIR", help=ROUTE_HELP)
+@click.option("--stone", "pattern", required=True, metavar="GLOB", help="A stone name or a glob of names.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+def del_command(route_option: str | None, pattern: str, as_json: bool) -> int:
+    """Remove stones (and their guards) that have no artifact yet."""
+    from routedriver.route import api
+
+    result = _call(
+        as_json, {"route": route_option, "stone": pattern}, lambda: api.delete(route_option, pattern)
+    )
+    _render_del(result, as_json)
+    return 0
+
+
+def _render_del(result: DelResult, as_json: bool) -> None:
+    show = result.route.show
+    if as_json:
+        _json(
+            {
+                "route": result.route.display,
+                "outcome": "deleted",
+                "deleted": [
+                    {"stone": name, "removed": [show(path) for path in paths]}
+                    for name, paths in result.deleted
+                ],
+                "kept": [{"stone": name, "artifact": artifact} for name, artifact in result.kept],
+            }
+        )
+    else:
+        for name, _ in result.deleted:
+            click.echo(name)
+    for name, artifact in result.kept:
+        click.echo(f"notice: kept {name}: artifact exists ({artifact})", err=True)
+
+
+# ---------------------------------------------------------------- route.stone.judge
+
+
+@click.command("route.stone.judge", cls=Command)
+@click.option(
+    "--mechanism",
+    type=click.Choice(["reviewed?", "approved?"]),
+    required=True,
+    help="The built-in judge to run.",
+)
+@click.option("--route", "route_option", metavar="DIR", help=ROUTE_HELP)
+@click.option("--stone", required=True, help="The stone's name.")
+@click.option(
+    "--allow-blockers", type=click.IntRange(min=0), default=None, help="reviewed?: blockers allowed (0)."
+)
+@click.option(
+    "--allow-nitpicks",
+    type=click.IntRange(min=0),
+    default=None,
+    help="reviewed?: nitpicks allowed (default: any number).",
+)
+def judge_command(
+    mechanism: str,
+    route_option: str | None,
+    stone: str,
+    allow_blockers: int | None,
+    allow_nitpicks: int | None,
+) -> int:
+    """A built-in judge: prints 'passed: true|false' and 'reason: …' (exit 0 passed, 2 failed, 1 broke)."""
+    from routedriver.route import api
+
+    verdict = api.judge(route_option, stone, mechanism, allow_blockers, allow_nitpicks)
+    return _render_verdict(stone, mechanism, verdict)
+
+
+def _render_verdict(stone: str, mechanism: str, verdict: Verdict) -> int:
+    click.echo(verdict.output, nl=False)
+    if verdict.passed:
+        return 0
+    if verdict.status == "failed":
+        _error(f"error: {stone}: {mechanism} did not pass: {verdict.reason[:300]}")
+        return 2
+    _error(f"error: {stone}: {mechanism} malfunctioned: {verdict.reason[:300]}")
+    return 1

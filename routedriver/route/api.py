@@ -1,0 +1,201 @@
+"""The operations behind the ``route.stone.*`` commands. They return results; the CLI renders them.
+
+``get`` runs every robot turn, so this module imports only what ``get`` needs; the other operations import
+their machinery (yaml, git, subprocesses, threads) when called.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shlex
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from routedriver.errors import Malfunction, Refused
+from routedriver.route.load import load_route, resolve_route
+from routedriver.route.model import Route, Stone, Verdict
+from routedriver.route.select import Selection, has_glob, match_names, select
+
+if TYPE_CHECKING:
+    from routedriver.route.guard import Evaluation
+
+
+@dataclass(frozen=True)
+class GetResult:
+    route: Route
+    selector: str
+    selection: Selection
+
+
+@dataclass(frozen=True)
+class SetResult:
+    route: Route
+    evaluation: Evaluation
+
+
+@dataclass(frozen=True)
+class ApproveResult:
+    route: Route
+    stone: str
+    marker: Path
+    review_input_hash: str
+
+
+@dataclass(frozen=True)
+class DelResult:
+    route: Route
+    deleted: tuple[tuple[str, tuple[Path, ...]], ...]  # stone name, the files removed
+    kept: tuple[tuple[str, str], ...]  # stone name, one of its artifacts (as shown to the user)
+
+
+def open_route(route_option: str | None) -> Route:
+    route = load_route(resolve_route(route_option))
+    if not route.stones:
+        raise Refused(
+            f"route has no stones: {route.display}", "add files like 1.vision.stone (or check --route)"
+        )
+    return route
+
+
+def get(route_option: str | None, selector: str) -> GetResult:
+    route = open_route(route_option)
+    return GetResult(route, selector, select(route, selector))
+
+
+def set_passed(route_option: str | None, stone: str) -> SetResult:
+    """Evaluate the stone's guard under its lock and record the outcome (see ``guard.evaluate``)."""
+    from routedriver.route import inputs, store
+    from routedriver.route.guard import evaluate
+
+    route = open_route(route_option)
+    context = inputs.stone_context(route, stone)
+    artifacts = inputs.artifacts_or_refuse(context)  # refuse before creating anything under .route/
+    with _writing(route):
+        store.ensure_state_dir(route)
+        lock, waited = store.acquire_stone_lock(route, context.stone.name)
+        try:
+            # After waiting for another run the artifacts may have changed: look again.
+            return SetResult(route, evaluate(context, None if waited else artifacts))
+        finally:
+            lock.release()
+
+
+def set_approved(route_option: str | None, stone: str) -> ApproveResult:
+    """Record a human's approval of the stone's current artifacts (issue 3 adds who, and a git commit)."""
+    from routedriver.route import inputs, store
+
+    route = open_route(route_option)
+    context = inputs.stone_context(route, stone)
+    review_input_hash = inputs.review_input(context)[0]
+    with _writing(route):
+        store.ensure_state_dir(route)
+        marker = store.write_approved(route, context.stone.name, review_input_hash)
+    return ApproveResult(route, context.stone.name, marker, review_input_hash)
+
+
+def judge(
+    route_option: str | None,
+    stone: str,
+    mechanism: str,
+    allow_blockers: int | None = None,
+    allow_nitpicks: int | None = None,
+) -> Verdict:
+    """A built-in judge as a command: ``reviewed?`` or ``approved?`` on the stone as it is now."""
+    from routedriver.route import inputs, judges
+
+    if mechanism not in judges.BUILTINS:
+        raise Refused(f"unknown judge mechanism {mechanism!r}", f"built-ins: {', '.join(judges.BUILTINS)}")
+    if mechanism != "reviewed?" and (allow_blockers is not None or allow_nitpicks is not None):
+        raise Refused("--allow-blockers and --allow-nitpicks apply only to reviewed?", "drop them")
+    route = open_route(route_option)
+    context = inputs.stone_context(route, stone)
+    if mechanism == "approved?":
+        state = inputs.approval_state(route, context.stone.name)
+        current = inputs.review_input(context)[0] if judges.APPROVAL_MUST_MATCH_ARTIFACTS else None
+        return judges.approved(
+            state.marker,
+            state.exists,
+            current,
+            context.show,
+            context.command_hint("set", portable=True) + " --as approved",
+        )
+    review_input_hash = inputs.review_input(context)[0]
+    found = inputs.reviews_in_use(context, review_input_hash)
+    commands = context.guard.reviews if context.guard else ()
+    missing = [position for position in range(1, len(commands) + 1) if position not in found]
+    if missing and found:
+        reason = (
+            f"review r{missing[0]} has no successful result for the current artifacts; "
+            f"run {context.command_hint('set')} --as passed"
+        )
+        return Verdict("failed", reason, f"passed: false\nreason: {reason}\n")
+    return judges.reviewed(
+        [found[position] for position in sorted(found)],
+        context.show,
+        0 if allow_blockers is None else allow_blockers,
+        allow_nitpicks,
+    )
+
+
+def delete(route_option: str | None, pattern: str) -> DelResult:
+    """Remove the ``.stone`` and ``.guard`` of matched stones that have no artifact (see docs/route.md)."""
+    from routedriver.gitops import find_repo
+    from routedriver.route.artifacts import find_artifacts
+    from routedriver.route.guardfile import load_guard
+
+    route = open_route(route_option)
+    matched = match_names(route, pattern)
+    if not matched:
+        raise Refused(
+            f"no stone matches {pattern!r} in {route.display}",
+            f"run route.stone.get --route {shlex.quote(route.display)} --stone '*' to list stones",
+        )
+    repo = find_repo(route.path)
+    base = repo.toplevel if repo is not None else Path.cwd()
+    # Look at every matched stone before removing anything: a malformed guard refuses the whole batch.
+    plan: list[tuple[Stone, list[Path]]] = [
+        (stone, find_artifacts(route, stone, load_guard(route, stone), base)) for stone in matched
+    ]
+    single = not has_glob(pattern) or len(matched) == 1
+    if single and plan[0][1]:
+        stone, artifacts = plan[0]
+        raise Refused("cannot del", f"artifact exists; {stone.name}: {_show(route, base, artifacts[0])}")
+    deleted: list[tuple[str, tuple[Path, ...]]] = []
+    kept: list[tuple[str, str]] = []
+    for stone, artifacts in plan:
+        if artifacts:
+            kept.append((stone.name, _show(route, base, artifacts[0])))
+            continue
+        # The stone first: killed in between, an orphan guard is harmless; an unguarded stone is not.
+        removed = [path for path in (stone.path, stone.guard_path) if path is not None and _unlink(path)]
+        deleted.append((stone.name, tuple(removed)))
+    return DelResult(route, tuple(deleted), tuple(kept))
+
+
+@contextlib.contextmanager
+def _writing(route: Route) -> Iterator[None]:
+    """A file the driver cannot write under .route/ (permissions, full disk) is a malfunction, in one line."""
+    try:
+        yield
+    except OSError as exc:
+        where = exc.filename or route.show(route.state_dir)
+        raise Malfunction(
+            f"cannot write {where}: {exc.strerror or exc}", "check permissions and free space"
+        ) from None
+
+
+def _unlink(path: Path) -> bool:
+    try:
+        path.unlink()
+    except FileNotFoundError:
+        return False
+    return True
+
+
+def _show(route: Route, base: Path, path: Path) -> str:
+    if route.path in path.parents:
+        return route.show(path)
+    return os.path.relpath(path, base)

@@ -1,0 +1,87 @@
+"""The format of every file under ``.route/``: ``---`` front matter of ``key: value`` lines, then a body.
+
+Values that are not plain one-line text are written as JSON strings, so commands with quotes, newlines or
+leading spaces round-trip exactly, and the file stays readable. Parsing is strict about shape (a truncated
+or mangled file is None) so callers can treat anything odd as a cache miss.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+FENCE = "---"
+
+Value = str | int | float | None
+Fields = dict[str, list[str]]  # a key may repeat (e.g. ``file:`` in a .passed marker)
+
+
+def _render_value(value: Value) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return repr(value)
+    plain = value and value == value.strip() and value != "null" and value[0] != '"' and value.isprintable()
+    if plain:
+        return value
+    import json
+
+    return json.dumps(value, ensure_ascii=False)
+
+
+def render_document(fields: Sequence[tuple[str, Value]], body: str = "") -> str:
+    """Front matter then ``body`` verbatim."""
+    lines = [FENCE, *(f"{key}: {_render_value(value)}" for key, value in fields), FENCE]
+    return "\n".join(lines) + "\n" + body
+
+
+def parse_document(text: str) -> tuple[Fields, str] | None:
+    """``(fields, body)``, or None when ``text`` is not one whole front-matter document."""
+    if not text.startswith(FENCE + "\n"):
+        return None
+    fields: Fields = {}
+    position = len(FENCE) + 1
+    while True:
+        end = text.find("\n", position)
+        if end < 0:
+            return None  # no closing fence: truncated
+        line = text[position:end]
+        position = end + 1
+        if line == FENCE:
+            return fields, text[position:]
+        key, colon, value = line.partition(":")
+        if not colon or not key or key != key.strip():
+            return None
+        value = value.strip()
+        if value.startswith('"'):
+            import json
+
+            try:
+                value = json.loads(value)
+            except ValueError:
+                return None
+            if not isinstance(value, str):
+                return None
+        fields.setdefault(key, []).append(value)
+
+
+def one(fields: Fields, key: str) -> str | None:
+    values = fields.get(key)
+    return values[-1] if values else None
+
+
+def integer(fields: Fields, key: str) -> int | None:
+    value = one(fields, key)
+    try:
+        return int(value) if value is not None else None
+    except ValueError:
+        return None
+
+
+def number(fields: Fields, key: str) -> float | None:
+    value = one(fields, key)
+    try:
+        return float(value) if value is not None else None
+    except ValueError:
+        return None

@@ -1,0 +1,138 @@
+"""Content ids and the two input hashes.
+
+- A file's content id is its git blob id (``sha1("blob <size>\\0" + bytes)``, or sha256 in a sha256 repo),
+  so a file git already knows is not read at all: its id comes from the index.
+- review-input hash = sha256 of canonical JSON of the sorted ``[path, content id]`` pairs of the artifacts.
+- judge-input hash = sha256 of canonical JSON of the review-input hash, the reviews used (position, command,
+  sha256 of stdout) and the approval state (sha256 of the approval marker, or null).
+
+Paths are relative to the git top-level (the cwd outside git) with ``/`` separators, so a clone elsewhere
+computes the same hashes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from routedriver.errors import Refused
+
+CHUNK = 1 << 20  # large reads: hashlib releases the GIL on big buffers, so threads hash files in parallel
+PARALLEL_MIN_BYTES = 8 << 20  # below this, starting threads costs more than it saves
+_RETRIES = 3
+
+
+@dataclass(frozen=True)
+class ContentIds:
+    ids: dict[str, str]  # relative POSIX path → content id
+    read_from_disk: frozenset[str]  # the paths we had to read (the rest came from git's index)
+
+
+def canonical_json(value: object) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def sha256_hex(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def blob_id(
+    path: str | os.PathLike[str], object_format: str = "sha1", buffer: bytearray | None = None
+) -> str:
+    """The git blob id of the file's bytes, read in large chunks into a reusable buffer."""
+    buffer = buffer if buffer is not None else bytearray(CHUNK)
+    view = memoryview(buffer)
+    for _ in range(_RETRIES):
+        with open(path, "rb", buffering=0) as handle:
+            size = os.fstat(handle.fileno()).st_size
+            digest = hashlib.new(object_format, b"blob %d\0" % size)
+            total = 0
+            while count := handle.readinto(view):
+                digest.update(view[:count])
+                total += count
+        if total == size:
+            return digest.hexdigest()
+    raise Refused(
+        f"artifact keeps changing while it is hashed: {os.fspath(path)}",
+        "wait until whatever writes it has finished, then run the command again",
+    )
+
+
+def _hash_many(paths: Sequence[Path], object_format: str) -> list[str]:
+    sizes = 0
+    for path in paths:
+        with contextlib.suppress(OSError):  # a vanished file fails properly when it is opened below
+            sizes += path.stat().st_size
+    if len(paths) < 2 or sizes < PARALLEL_MIN_BYTES:
+        buffer = bytearray(CHUNK)
+        return [blob_id(path, object_format, buffer) for path in paths]
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    local = threading.local()
+
+    def one(path: Path) -> str:
+        if not hasattr(local, "buffer"):
+            local.buffer = bytearray(CHUNK)
+        return blob_id(path, object_format, local.buffer)
+
+    workers = min(len(paths), os.cpu_count() or 2, 8)
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="hash") as pool:
+        return list(pool.map(one, paths))
+
+
+def relative_posix(path: Path, base: Path) -> str:
+    return Path(os.path.relpath(path, base)).as_posix()
+
+
+def content_ids(paths: Iterable[Path], base: Path, repo: object | None = None) -> ContentIds:
+    """Content ids of ``paths`` (absolute), keyed by path relative to ``base``.
+
+    With ``repo`` (a ``routedriver.gitops.Repo`` whose top-level is ``base``), tracked files unmodified in the
+    work tree take their id from git's index without being opened; everything else is read and hashed.
+    """
+    by_relative = {relative_posix(path, base): path for path in paths}
+    object_format = "sha1"
+    known: dict[str, str] = {}
+    if repo is not None:
+        from routedriver import gitops
+
+        assert isinstance(repo, gitops.Repo)
+        object_format = repo.object_format
+        known = gitops.clean_blob_ids(repo, sorted(by_relative))
+    to_read = sorted(rel for rel in by_relative if rel not in known)
+    try:
+        hashed = _hash_many([by_relative[rel] for rel in to_read], object_format)
+    except OSError as exc:
+        raise Refused(
+            f"cannot read artifact {exc.filename}: {exc.strerror}", "check that it is a readable file"
+        ) from None
+    ids = dict(known)
+    ids.update(zip(to_read, hashed, strict=True))
+    return ContentIds(ids=ids, read_from_disk=frozenset(to_read))
+
+
+def review_input_hash(ids: dict[str, str]) -> str:
+    """sha256 of canonical JSON of the sorted ``[relative_path, content_id]`` pairs."""
+    return sha256_hex(canonical_json(sorted([path, content_id] for path, content_id in ids.items())))
+
+
+def judge_input_hash(
+    review_input: str, reviews: Iterable[tuple[int, str, str]], approval_sha256: str | None
+) -> str:
+    """sha256 of canonical JSON of the review-input hash, the ``(position, command, stdout sha256)`` of each
+    review used, and the approval state."""
+    payload = {
+        "review_input_hash": review_input,
+        "reviews": [
+            {"position": position, "command": command, "stdout_sha256": stdout_sha256}
+            for position, command, stdout_sha256 in sorted(reviews)
+        ],
+        "approval_sha256": approval_sha256,
+    }
+    return sha256_hex(canonical_json(payload))

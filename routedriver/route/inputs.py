@@ -1,0 +1,190 @@
+"""Each component hashes its inputs: reviews are keyed by their artifacts, judges by reviews and approvals.
+
+This module gathers those inputs for one stone (guard, git repo, artifacts, the reviews in use, the approval
+state) and computes the two public hashes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shlex
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from routedriver.errors import Refused
+from routedriver.gitops import Repo, find_repo
+from routedriver.route import hashing, records, store
+from routedriver.route.artifacts import find_artifacts
+from routedriver.route.guardfile import load_guard
+from routedriver.route.load import load_route
+from routedriver.route.model import Guard, Marker, ReviewRecord, Route, Stone
+
+
+@dataclass(frozen=True)
+class StoneContext:
+    route: Route
+    stone: Stone
+    guard: Guard | None
+    repo: Repo | None
+    base: (
+        Path  # the git top-level, or the cwd outside git: commands run here, hashed paths are relative to it
+    )
+
+    @property
+    def route_arg(self) -> str:
+        """``$route`` / ``ROUTE`` as the commands see it: relative to where they run."""
+        relative = hashing.relative_posix(self.route.path, self.base)
+        return f"./{relative}" if relative.startswith("-") else relative
+
+    def show(self, path: Path) -> str:
+        """``path`` relative to where commands run: how files are named inside the files we write."""
+        return hashing.relative_posix(path, self.base)
+
+    def command_hint(self, action: str, portable: bool = False) -> str:
+        """A ``route.stone.<action>`` command line for this stone; ``portable`` names the route relative to
+        the git top-level (for text written into files) instead of as the user named it."""
+        route = self.route_arg if portable else self.route.display
+        return f"route.stone.{action} --route {shlex.quote(route)} --stone {shlex.quote(self.stone.name)}"
+
+
+@dataclass(frozen=True)
+class ApprovalState:
+    marker: Marker | None
+    exists: bool
+    sha256: str | None  # of the marker file's bytes; None when there is no marker
+
+
+def find_stone(route: Route, name: str) -> Stone:
+    """The stone called ``name`` (also accepts ``<name>.stone`` or its path); refuses unknown names."""
+    stone = route.stone(name)
+    if stone is None and name.endswith(".stone"):
+        stone = route.stone(os.path.basename(name)[: -len(".stone")])
+    if stone is None:
+        raise Refused(
+            f"no stone named {name!r} in {route.display}",
+            f"run route.stone.get --route {shlex.quote(route.display)} --stone '*' to list stones",
+        )
+    return stone
+
+
+def stone_context(route: Route | str | os.PathLike[str], stone: Stone | str) -> StoneContext:
+    loaded = route if isinstance(route, Route) else load_route(route)
+    found = stone if isinstance(stone, Stone) else find_stone(loaded, stone)
+    repo = find_repo(loaded.path)
+    base = repo.toplevel if repo is not None else Path.cwd()
+    return StoneContext(route=loaded, stone=found, guard=load_guard(loaded, found), repo=repo, base=base)
+
+
+def artifacts_required(context: StoneContext) -> bool:
+    return context.guard is None or bool(context.guard.artifacts)
+
+
+def artifacts_or_refuse(context: StoneContext) -> list[Path]:
+    artifacts = find_artifacts(context.route, context.stone, context.guard, context.base)
+    if not artifacts and artifacts_required(context):
+        raise Refused(
+            "artifact not found",
+            f"run route.stone.get --stone {shlex.quote(context.stone.name)} --say to see instructions",
+        )
+    return artifacts
+
+
+def review_input(
+    context: StoneContext, artifacts: Iterable[Path] | None = None
+) -> tuple[str, hashing.ContentIds]:
+    """The review-input hash and the content ids it was made from."""
+    paths = artifacts_or_refuse(context) if artifacts is None else list(artifacts)
+    ids = hashing.content_ids(paths, context.base, context.repo)
+    return hashing.review_input_hash(ids.ids), ids
+
+
+def reusable_review(
+    route: Route, stone: str, names: Iterable[str], review_input_hash: str, position: int, command: str
+) -> ReviewRecord | None:
+    """The latest successful review for exactly this input, position and command, if one exists."""
+    candidates = [
+        entry
+        for entry in store.review_files(names, stone)
+        if entry[1] == review_input_hash[: store.SHORT] and entry[2] == position
+    ]
+    for _iteration, _short, _position, filename in sorted(candidates, reverse=True):
+        record = records.read_review(route.state_dir / filename, stone)
+        if (
+            record is not None
+            and record.ok
+            and record.review_input_hash == review_input_hash
+            and record.command == command
+        ):
+            return record
+    return None
+
+
+def reviews_in_use(
+    context: StoneContext, review_input_hash: str, names: Iterable[str] | None = None
+) -> dict[int, ReviewRecord]:
+    """For each of the guard's reviews, the record a judge would read now (missing positions left out)."""
+    listing = store.list_state(context.route) if names is None else frozenset(names)
+    found: dict[int, ReviewRecord] = {}
+    for position, command in enumerate(context.guard.reviews if context.guard else (), start=1):
+        record = reusable_review(
+            context.route, context.stone.name, listing, review_input_hash, position, command
+        )
+        if record is not None:
+            found[position] = record
+    return found
+
+
+def approval_state(route: Route, stone: str) -> ApprovalState:
+    """The approval marker as it is now; its bytes' sha256 is part of the judge-input hash."""
+    path = store.approved_path(route, stone)
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return ApprovalState(None, False, None)
+    except OSError:
+        return ApprovalState(None, True, None)
+    return ApprovalState(store.read_marker(path, stone), True, hashlib.sha256(raw).hexdigest())
+
+
+def judge_input_hash(review_input_hash: str, reviews: Sequence[ReviewRecord], approval: ApprovalState) -> str:
+    return hashing.judge_input_hash(
+        review_input_hash,
+        [(review.position, review.command, review.stdout_sha256) for review in reviews],
+        approval.sha256,
+    )
+
+
+def compute_stone_review_input_hash(route: Route | str | os.PathLike[str], stone: Stone | str) -> str:
+    """The review-input hash of ``stone``: sha256 over its artifacts' paths and content ids (64 hex).
+
+    Refuses (``routedriver.errors.Refused``) when the stone is unknown, its guard is malformed or it has no
+    artifact.
+    """
+    return review_input(stone_context(route, stone))[0]
+
+
+def compute_stone_judge_input_hash(
+    route: Route | str | os.PathLike[str], stone: Stone | str, review_input_hash: str | None = None
+) -> str:
+    """The judge-input hash of ``stone``: its review-input hash, the reviews that hash selects and the
+    approval state (64 hex). Pass ``review_input_hash`` to skip recomputing it.
+
+    Refuses when one of the guard's reviews has no successful result for the current artifacts yet.
+    """
+    context = stone_context(route, stone)
+    current = review_input_hash or review_input(context)[0]
+    found = reviews_in_use(context, current)
+    commands = context.guard.reviews if context.guard else ()
+    missing = [position for position in range(1, len(commands) + 1) if position not in found]
+    if missing:
+        raise Refused(
+            f"{context.stone.name}: review r{missing[0]} has no successful result for the current artifacts",
+            f"run {context.command_hint('set')} --as passed",
+        )
+    return judge_input_hash(
+        current,
+        [found[position] for position in sorted(found)],
+        approval_state(context.route, context.stone.name),
+    )

@@ -1,0 +1,236 @@
+"""Reading judges: the verdict of any judge command, and the built-in judges ``reviewed?`` and ``approved?``.
+
+A judge prints ``passed: true|false`` and ``reason: …`` (the last of each wins, at the start of a line);
+without a printed verdict its exit code decides: 0 passed, 2 failed, anything else malfunction.
+The built-ins produce exactly what ``route.stone.judge`` prints, and that output reads back the same way.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from routedriver.route.model import Marker, ReviewRecord, Verdict
+
+BUILTINS = ("approved?", "reviewed?")
+# Issue 3 turns this on: an approval then counts only for the artifacts it was given for.
+APPROVAL_MUST_MATCH_ARTIFACTS = False
+
+_PASSED = re.compile(r"^passed:[ \t]*(true|false)[ \t\r]*$", re.IGNORECASE | re.MULTILINE)
+_REASON = re.compile(r"^reason:[ \t]*(.*?)[ \t\r]*$", re.IGNORECASE | re.MULTILINE)
+_DECOR = r"[*_`]*"  # markdown emphasis around a count: **blockers**: 1
+_COUNT_PATTERNS = {
+    kind: re.compile(
+        rf"(?P<before>\d+){_DECOR}[ \t]+{_DECOR}{kind}s?\b"
+        rf"|\b{kind}s?{_DECOR}[ \t]*:[ \t]*{_DECOR}[ \t]*(?P<after>\d+)",
+        re.IGNORECASE,
+    )
+    for kind in ("blocker", "nitpick")
+}
+_LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
+
+
+class JudgeSpecError(ValueError):
+    """A guard's built-in judge is written wrong; the message says what to fix."""
+
+
+@dataclass(frozen=True)
+class BuiltinJudge:
+    mechanism: str  # "reviewed?" or "approved?"
+    allow_blockers: int = 0
+    allow_nitpicks: int | None = None  # None: any number of nitpicks is fine
+
+
+def first_word(command: str) -> str:
+    parts = command.split(None, 1)
+    return parts[0] if parts else ""
+
+
+def parse_builtin(command: str) -> BuiltinJudge | None:
+    """The built-in judge ``command`` names, None for a shell command; JudgeSpecError when misspelled."""
+    mechanism = first_word(command)
+    if not mechanism.endswith("?"):
+        return None
+    if mechanism not in BUILTINS:
+        raise JudgeSpecError(f"unknown judge mechanism {mechanism!r}; built-ins: {', '.join(BUILTINS)}")
+    try:
+        words = shlex.split(command)[1:]
+    except ValueError as exc:
+        raise JudgeSpecError(f"{mechanism}: {exc}; fix the quoting") from None
+    limits: dict[str, int] = {}
+    allowed = ("--allow-blockers", "--allow-nitpicks") if mechanism == "reviewed?" else ()
+    while words:
+        word = words.pop(0)
+        flag, equals, value = word.partition("=")
+        if flag not in allowed:
+            usage = "--allow-blockers N, --allow-nitpicks N" if allowed else "no flags"
+            raise JudgeSpecError(f"{mechanism}: unknown flag {word!r}; allowed: {usage}")
+        if not equals:
+            if not words:
+                raise JudgeSpecError(f"{mechanism}: {flag} needs a number; write {flag} 0")
+            value = words.pop(0)
+        if not (value.isascii() and value.isdigit()):
+            raise JudgeSpecError(f"{mechanism}: {flag} {value!r} is not a whole number ≥ 0; write {flag} 0")
+        limits[flag] = int(value)
+    return BuiltinJudge(mechanism, limits.get("--allow-blockers", 0), limits.get("--allow-nitpicks"))
+
+
+def _last_line(*texts: str) -> str:
+    for text in texts:
+        lines = [line.strip() for line in text.splitlines() if line.strip()]
+        if lines:
+            return lines[-1][:200]
+    return ""
+
+
+def parse_verdict(
+    stdout: str, exit_code: int, timed_out: bool = False, stderr: str = "", timeout_s: float | None = None
+) -> Verdict:
+    """A judge command's verdict from its stdout, else from its exit code."""
+    if timed_out:
+        limit = f" after {timeout_s:g}s" if timeout_s is not None else ""
+        return Verdict("malfunction", f"timed out{limit}; its process group was killed", stdout)
+    verdicts = _PASSED.findall(stdout)
+    reasons = _REASON.findall(stdout)
+    reason = reasons[-1] if reasons else ""
+    if verdicts:
+        passed = verdicts[-1].lower() == "true"
+        return Verdict(
+            "passed" if passed else "failed", reason or f"printed passed: {verdicts[-1].lower()}", stdout
+        )
+    if exit_code in (0, 2):
+        detail = reason or _last_line(stdout, stderr)
+        return Verdict(
+            "passed" if exit_code == 0 else "failed",
+            f"exit {exit_code}" + (f": {detail}" if detail else ""),
+            stdout,
+        )
+    detail = _last_line(stderr, stdout)
+    return Verdict("malfunction", f"exit {exit_code}" + (f": {detail}" if detail else ""), stdout)
+
+
+def count_issues(text: str) -> tuple[int | None, int | None]:
+    """``(blockers, nitpicks)`` a review reports (the last mention of each wins); None where unreadable."""
+    counts: list[int | None] = []
+    for kind in ("blocker", "nitpick"):
+        found = list(_COUNT_PATTERNS[kind].finditer(text))
+        counts.append(int(found[-1]["before"] or found[-1]["after"]) if found else None)
+    return counts[0], counts[1]
+
+
+def feedback_lines(text: str, kind: str) -> list[str]:
+    """The lines of a review about ``kind`` (blocker or nitpick): those naming it, and list items under a
+    heading or label that names it."""
+    picked: list[str] = []
+    under_heading = False
+    for line in text.splitlines():
+        stripped = line.strip()
+        if kind in stripped.lower():
+            if not _only_counts(stripped) and not stripped.startswith("#"):  # a heading is not feedback
+                picked.append(stripped)
+            under_heading = not _LIST_ITEM.match(line)
+        elif under_heading and _LIST_ITEM.match(line):
+            picked.append(stripped)
+        elif not stripped or stripped.startswith("#") or not _LIST_ITEM.match(line):
+            under_heading = False
+    return picked
+
+
+def _only_counts(line: str) -> bool:
+    """A summary line such as ``**Blockers:** 1`` or ``Summary: 1 blocker, 2 nitpicks``: no feedback in it."""
+    rest = line
+    for pattern in _COUNT_PATTERNS.values():
+        rest = pattern.sub(" ", rest)
+    rest = re.sub(r"(?i)\b(summary|total|totals|counts?|found|and|with)\b", " ", rest)
+    return not re.search(r"[^\W\d_]", rest)
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}" + ("" if count == 1 else "s")
+
+
+def reviewed(
+    reviews: Sequence[ReviewRecord],
+    show: Callable[[Path], str],
+    allow_blockers: int = 0,
+    allow_nitpicks: int | None = None,
+) -> Verdict:
+    """Sum the blockers and nitpicks of the reviews and hold them to the thresholds."""
+    if not reviews:
+        reason = "no reviews to read for the current artifacts; run route.stone.set --as passed to run them"
+        return Verdict("failed", reason, f"passed: false\nreason: {reason}\n")
+    per_review: list[tuple[ReviewRecord, int, int]] = []
+    for review in reviews:
+        blockers, nitpicks = count_issues(review.stdout)
+        if blockers is None or nitpicks is None:
+            missing = "blocker" if blockers is None else "nitpick"
+            reason = (
+                f"review r{review.position} has no readable {missing} count ({show(review.path)}); "
+                f"its command must print '{missing}s: N'"
+            )
+            return Verdict("malfunction", reason, f"reason: {reason}\n")
+        per_review.append((review, blockers, nitpicks))
+    total_blockers = sum(blockers for _, blockers, _ in per_review)
+    total_nitpicks = sum(nitpicks for _, _, nitpicks in per_review)
+    problems: list[str] = []
+    if total_blockers > allow_blockers:
+        problems.append(f"blockers exceed threshold ({total_blockers} > {allow_blockers})")
+    if allow_nitpicks is not None and total_nitpicks > allow_nitpicks:
+        problems.append(f"nitpicks exceed threshold ({total_nitpicks} > {allow_nitpicks})")
+    blockers_over = total_blockers > allow_blockers
+    nitpicks_over = allow_nitpicks is not None and total_nitpicks > allow_nitpicks
+    details: list[str] = []
+    feedback: list[str] = []
+    for review, blockers, nitpicks in per_review:
+        details.append(
+            f"  r{review.position}: {_plural(blockers, 'blocker')}, {_plural(nitpicks, 'nitpick')}"
+            f" ({show(review.path)})"
+        )
+        for kind, count, over in (("blocker", blockers, blockers_over), ("nitpick", nitpicks, nitpicks_over)):
+            if not (count and over):
+                continue
+            for line in feedback_lines(review.stdout, kind):
+                details.append(f"    {line}")
+                if kind == "blocker":
+                    feedback.append(f"r{review.position}: {line}")
+    if problems:
+        reason = "; ".join(problems)
+        if feedback:
+            reason += " — " + " | ".join(feedback)[:600]
+        status = "failed"
+    else:
+        limit = "any" if allow_nitpicks is None else str(allow_nitpicks)
+        reason = (
+            f"within thresholds (blockers {total_blockers} ≤ {allow_blockers}, "
+            f"nitpicks {total_nitpicks} ≤ {limit})"
+        )
+        status = "passed"
+    output = (
+        f"passed: {'true' if status == 'passed' else 'false'}\nreason: {reason}\n" + "\n".join(details) + "\n"
+    )
+    return Verdict(status, reason, output)
+
+
+def approved(
+    marker: Marker | None,
+    marker_exists: bool,
+    review_input_hash: str | None,
+    show: Callable[[Path], str],
+    approve_hint: str,
+    require_current: bool = APPROVAL_MUST_MATCH_ARTIFACTS,
+) -> Verdict:
+    """Pass when a human approved the stone (``$stone.approved``)."""
+    if marker is None:
+        reason = "wait for human approval"
+        hint = f"  a human approves with: {approve_hint}"
+        if marker_exists:
+            hint = f"  the approval marker does not parse; a human approves again with: {approve_hint}"
+        return Verdict("failed", reason, f"passed: false\nreason: {reason}\n{hint}\n")
+    if require_current and review_input_hash is not None and marker.review_input_hash != review_input_hash:
+        reason = "wait for human approval (the approval was for other artifact content)"
+        return Verdict("failed", reason, f"passed: false\nreason: {reason}\n  {show(marker.path)}\n")
+    reason = f"approved at {marker.at}"
+    return Verdict("passed", reason, f"passed: true\nreason: {reason}\n  {show(marker.path)}\n")

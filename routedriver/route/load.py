@@ -1,0 +1,68 @@
+"""Find the route and its stones. Runs every robot turn, so it imports nothing heavy (no yaml, no git).
+
+Guards are parsed separately (``routedriver.route.guardfile``) by the commands that need them.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from routedriver.errors import Refused
+from routedriver.route.model import Route, Stone
+
+STONE_SUFFIX = ".stone"
+GUARD_SUFFIX = ".guard"
+
+
+def resolve_route(option_value: str | None) -> Path:
+    """The route directory a command works on. The ONE place that decides it (issue 3 adds branch binding)."""
+    if option_value is None or not option_value.strip():
+        raise Refused("no route given", "use --route")
+    return Path(option_value)
+
+
+def numeric_prefix(name: str) -> tuple[int, ...]:
+    """The leading dot-separated all-digit components: ``3.1.a`` → ``(3, 1)``, ``10.ship`` → ``(10,)``."""
+    numbers: list[int] = []
+    for part in name.split("."):
+        if not (part and part.isascii() and part.isdigit()):
+            break
+        numbers.append(int(part))
+    return tuple(numbers)
+
+
+def check_stone_name(name: str, filename: str) -> tuple[int, ...]:
+    """The stone's numeric prefix; refuses names the driver cannot order or write safely."""
+    if not name.isprintable():
+        raise Refused(f"stone name has an unprintable character: {filename!r}", "rename it without it")
+    prefix = numeric_prefix(name)
+    if not prefix:
+        raise Refused(f"stone name has no numeric prefix: {filename}", f"rename it like 1.{filename}")
+    return prefix
+
+
+def load_route(path: str | os.PathLike[str]) -> Route:
+    """Read a route directory: every top-level ``*.stone`` file, in driving order. Pure: writes nothing."""
+    display = os.fspath(path)
+    root = Path(path).resolve()
+    if not root.is_dir():
+        what = "route not found" if not root.exists() else "route is not a directory"
+        raise Refused(f"{what}: {display}", "check --route (a directory holding <name>.stone files)")
+    try:
+        entries = list(os.scandir(root))
+    except OSError as exc:
+        raise Refused(f"cannot read route {display}: {exc.strerror}", "check its permissions") from None
+    guards = {entry.name for entry in entries if entry.name.endswith(GUARD_SUFFIX)}
+    stones: list[Stone] = []
+    for entry in entries:
+        filename = entry.name
+        # Hidden files include atomic-write leftovers; directories named *.stone are not stones.
+        if not filename.endswith(STONE_SUFFIX) or filename.startswith(".") or not entry.is_file():
+            continue
+        name = filename[: -len(STONE_SUFFIX)]
+        prefix = check_stone_name(name, filename)
+        has_guard = name + GUARD_SUFFIX in guards
+        stones.append(Stone(name=name, directory=root, prefix=prefix, has_guard=has_guard))
+    stones.sort(key=lambda stone: stone.sort_key)
+    return Route(path=root, display=display, stones=tuple(stones))

@@ -1,0 +1,148 @@
+"""The route driver's data: what a route, a stone and a guard are, and what an evaluation produced.
+
+Everything here is a frozen dataclass built by the loaders and the store; nothing here reads files.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+# Guard defaults (decisions in docs/route.md).
+DEFAULT_TIMEOUT_S = 1200.0
+STATE_DIR = ".route"  # the driver's own files live in $route/.route/, never next to the stones
+
+
+@dataclass(frozen=True)
+class Stone:
+    """One ``<name>.stone`` file; ``prefix`` is its dotted numeric prefix (``3.1.a`` → ``(3, 1)``)."""
+
+    name: str
+    directory: Path  # the route directory (absolute)
+    prefix: tuple[int, ...]
+    has_guard: bool
+
+    # Paths are derived on demand: building thousands of Path objects up front is what made listing slow.
+    @property
+    def path(self) -> Path:
+        return self.directory / f"{self.name}.stone"
+
+    @property
+    def guard_path(self) -> Path | None:
+        return self.directory / f"{self.name}.guard" if self.has_guard else None
+
+    @property
+    def sort_key(self) -> tuple[tuple[int, ...], str]:
+        return (self.prefix, self.name)
+
+
+@dataclass(frozen=True)
+class Route:
+    """A route directory and its stones in driving order."""
+
+    path: Path  # absolute and resolved; used for every file operation
+    display: str  # the route as the user named it; used in every path we print
+    stones: tuple[Stone, ...]
+
+    @property
+    def state_dir(self) -> Path:
+        return self.path / STATE_DIR
+
+    def stone(self, name: str) -> Stone | None:
+        for stone in self.stones:
+            if stone.name == name:
+                return stone
+        return None
+
+    def show(self, path: Path) -> str:
+        """``path`` (inside the route) as the user would write it: under the route as they named it."""
+        try:
+            relative = path.relative_to(self.path)
+        except ValueError:
+            return str(path)
+        if self.display in ("", "."):
+            return relative.as_posix()
+        return f"{self.display.rstrip('/')}/{relative.as_posix()}"
+
+
+@dataclass(frozen=True)
+class Guard:
+    """A parsed ``<name>.guard``: commands are kept exactly as written (substitution happens at run time)."""
+
+    path: Path
+    artifacts: tuple[str, ...]  # globs; the default ``$route/<name>*.md`` is filled in by the loader
+    reviews: tuple[str, ...]
+    judges: tuple[str, ...]
+    timeout_s: float = DEFAULT_TIMEOUT_S
+    protect: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ReviewRecord:
+    """A review file under ``.route/``: one review command's stdout for one review-input hash."""
+
+    path: Path
+    stone: str
+    iteration: int
+    position: int  # 1-based place in the guard's ``reviews:`` list
+    command: str  # as written in the guard, before substitution
+    review_input_hash: str
+    status: str  # ok | failed | timeout
+    exit_code: int
+    duration_s: float
+    stdout: str
+    stdout_sha256: str
+    stderr_tail: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok" and self.exit_code == 0
+
+
+@dataclass(frozen=True)
+class JudgeRecord:
+    """A judge file under ``.route/``: one judge's verdict for one (review-input, judge-input) hash pair."""
+
+    path: Path
+    stone: str
+    iteration: int
+    pass_number: int
+    position: int
+    command: str
+    review_input_hash: str
+    judge_input_hash: str
+    status: str  # passed | failed | malfunction
+    exit_code: int
+    reason: str
+    duration_s: float
+    stdout: str
+
+    @property
+    def passed(self) -> bool:
+        return self.status == "passed"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What a judge decided: ``passed``, ``failed`` (the caller can fix it) or ``malfunction``."""
+
+    status: str
+    reason: str
+    output: str = ""  # the judge's full stdout (for built-ins: exactly what route.stone.judge prints)
+
+    @property
+    def passed(self) -> bool:
+        return self.status == "passed"
+
+
+@dataclass(frozen=True)
+class Marker:
+    """``$stone.passed`` or ``$stone.approved``: what was passed or approved, and when."""
+
+    path: Path
+    stone: str
+    review_input_hash: str
+    judge_input_hash: str | None
+    at: str  # UTC, ISO 8601
+    files: tuple[str, ...] = field(default=())  # the judge (and review) files the pass relied on
+    raw: str = ""  # the file's exact text (the approval state hashes it)

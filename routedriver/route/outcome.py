@@ -1,0 +1,14 @@
+"""What one review or judge command produced, as the store records it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class CommandOutcome:
+    status: str  # reviews: ok | failed | timeout; judges: passed | failed | malfunction
+    exit_code: int
+    duration_s: float
+    stdout: str
+    stderr: str = ""

@@ -1,0 +1,215 @@
+"""``$route/.route/``: file names, listing, the ``.passed``/``.approved`` markers, the lock, atomic writes.
+
+Every file there is front matter then a body (``routedriver.route.frontmatter``); review and judge files
+are read and written by ``routedriver.route.records``. Readers are tolerant: a file that is missing,
+unreadable, truncated, hand-edited or named oddly is a miss (``None``), never a crash. Writes go through
+``fsutil.atomic_write``, so a killed run leaves either nothing or a whole file. This module is on
+``route.stone.get``'s path: keep its imports light.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from routedriver.route import frontmatter as fm
+from routedriver.route.model import Marker, Route
+
+if TYPE_CHECKING:
+    from routedriver.fsutil import FileLock
+
+SHORT = 16  # hex chars of a hash used in file names; the full hash is recorded inside the file
+GITIGNORE = (
+    "# routedriver: locks and interrupted writes stay local; everything else here may be committed\n"
+    "*.lock\n.*.tmp-*\n"
+)
+
+_HEX64 = re.compile(r"[0-9a-f]{64}")
+_REVIEW_TAIL = re.compile(r"i(\d+)\.([0-9a-f]{16})\.r(\d+)\.md")
+_JUDGE_TAIL = re.compile(r"i(\d+)p(\d+)\.([0-9a-f]{16})\.([0-9a-f]{16})\.j(\d+)\.md")
+
+
+# ---------------------------------------------------------------- names
+
+
+def review_name(stone: str, iteration: int, review_input_hash: str, position: int) -> str:
+    return f"{stone}.guard.review.i{iteration}.{review_input_hash[:SHORT]}.r{position}.md"
+
+
+def judge_name(
+    stone: str, iteration: int, pass_number: int, review_input_hash: str, judge_input_hash: str, position: int
+) -> str:
+    return (
+        f"{stone}.guard.judge.i{iteration}p{pass_number}."
+        f"{review_input_hash[:SHORT]}.{judge_input_hash[:SHORT]}.j{position}.md"
+    )
+
+
+def passed_path(route: Route, stone: str) -> Path:
+    return route.state_dir / f"{stone}.passed"
+
+
+def approved_path(route: Route, stone: str) -> Path:
+    return route.state_dir / f"{stone}.approved"
+
+
+def lock_path(route: Route, stone: str) -> Path:
+    return route.state_dir / f"{stone}.lock"
+
+
+def list_state(route: Route) -> frozenset[str]:
+    """The names of the files under ``.route/``, without temp leftovers of killed writes."""
+    try:
+        with os.scandir(route.state_dir) as entries:
+            return frozenset(entry.name for entry in entries if not _is_temp(entry.name))
+    except OSError:
+        return frozenset()
+
+
+def review_files(names: Iterable[str], stone: str) -> list[tuple[int, str, int, str]]:
+    """``(iteration, short hash, position, filename)`` of the stone's review files, by name only."""
+    head = f"{stone}.guard.review."
+    found = []
+    for name in names:
+        if name.startswith(head) and (match := _REVIEW_TAIL.fullmatch(name, len(head))):
+            found.append((int(match[1]), match[2], int(match[3]), name))
+    return found
+
+
+def judge_files(names: Iterable[str], stone: str) -> list[tuple[int, int, str, str, int, str]]:
+    """``(iteration, pass, short review hash, short judge hash, position, filename)`` of its judges."""
+    head = f"{stone}.guard.judge."
+    found = []
+    for name in names:
+        if name.startswith(head) and (match := _JUDGE_TAIL.fullmatch(name, len(head))):
+            found.append((int(match[1]), int(match[2]), match[3], match[4], int(match[5]), name))
+    return found
+
+
+def _is_temp(name: str) -> bool:
+    return name.startswith(".") and ".tmp-" in name  # fsutil.is_temp, without importing fsutil here
+
+
+def read_text(path: Path) -> str | None:
+    try:
+        with open(path, "rb") as handle:  # bytes then decode: cheaper than a text wrapper per marker
+            return handle.read().decode("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def read_hash(fields: fm.Fields, key: str) -> str | None:
+    value = fm.one(fields, key)
+    return value if value is not None and _HEX64.fullmatch(value) else None
+
+
+# ---------------------------------------------------------------- readers
+
+
+def read_marker(path: Path, stone: str) -> Marker | None:
+    """A ``.passed`` or ``.approved`` marker, or None when it is absent or does not parse."""
+    text = read_text(path)
+    parsed = fm.parse_document(text) if text is not None else None
+    if parsed is None:
+        return None
+    fields, _ = parsed
+    review_input_hash = read_hash(fields, "review_input_hash")
+    at = fm.one(fields, "passed_at") or fm.one(fields, "approved_at")
+    if review_input_hash is None or at is None or fm.one(fields, "stone") != stone:
+        return None
+    return Marker(
+        path=path,
+        stone=stone,
+        review_input_hash=review_input_hash,
+        judge_input_hash=read_hash(fields, "judge_input_hash"),
+        at=at,
+        files=tuple(fields.get("file", ())),
+        raw=text or "",
+    )
+
+
+def is_passed(route: Route, stone: str, names: frozenset[str] | None = None) -> bool:
+    """Completion: the ``.passed`` marker exists and parses. Hashes are not recomputed (route.verify does)."""
+    if names is not None and f"{stone}.passed" not in names:
+        return False
+    return read_marker(passed_path(route, stone), stone) is not None
+
+
+# ---------------------------------------------------------------- writers
+
+
+def utc_now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+def write_text(path: Path, text: str) -> None:
+    """Write atomically (fsutil is imported only by the commands that write)."""
+    from routedriver.fsutil import atomic_write
+
+    atomic_write(path, text)
+
+
+def ensure_state_dir(route: Route) -> None:
+    """Create ``.route/`` and, once, its ``.gitignore`` (locks and temp files are never committed)."""
+    ignore = route.state_dir / ".gitignore"
+    if not ignore.exists():
+        write_text(ignore, GITIGNORE)
+
+
+def write_passed(
+    route: Route, stone: str, review_input_hash: str, judge_input_hash: str, files: Sequence[str]
+) -> Path:
+    path = passed_path(route, stone)
+    fields: list[tuple[str, fm.Value]] = [
+        ("stone", stone),
+        ("review_input_hash", review_input_hash),
+        ("judge_input_hash", judge_input_hash),
+        *(("file", name) for name in files),
+        ("passed_at", utc_now()),
+    ]
+    write_text(path, fm.render_document(fields))
+    return path
+
+
+def write_approved(route: Route, stone: str, review_input_hash: str) -> Path:
+    path = approved_path(route, stone)
+    fields: list[tuple[str, fm.Value]] = [
+        ("stone", stone),
+        ("review_input_hash", review_input_hash),
+        ("approved_at", utc_now()),
+    ]
+    write_text(path, fm.render_document(fields))
+    return path
+
+
+def remove_passed(route: Route, stone: str) -> bool:
+    try:
+        passed_path(route, stone).unlink()
+    except FileNotFoundError:
+        return False
+    return True
+
+
+def stone_lock(route: Route, stone: str) -> FileLock:
+    """The per-stone lock held for a whole evaluation (a context manager)."""
+    from routedriver.fsutil import FileLock
+
+    return FileLock(lock_path(route, stone))
+
+
+def acquire_stone_lock(route: Route, stone: str) -> tuple[FileLock, bool]:
+    """Take the stone's lock; also says whether another run held it (then what it saw may have changed)."""
+    from routedriver.fsutil import FileLock, LockTimeout
+
+    try:
+        lock = FileLock(lock_path(route, stone), timeout=0)
+        lock.acquire()
+        return lock, False
+    except LockTimeout:
+        lock = FileLock(lock_path(route, stone))
+        lock.acquire()
+        return lock, True

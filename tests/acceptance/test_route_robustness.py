@@ -1,0 +1,179 @@
+"""What must hold under stress: timeouts, concurrent runs, kills, hostile names, and untouched definitions."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+from pathlib import Path
+
+from tests.conftest import run_cli
+from tests.route.routes import (
+    alive,
+    definition_digest,
+    make_route,
+    review,
+    route_cmd,
+    runs,
+    state_files,
+    stone_get,
+    stone_set,
+    wait_for,
+    write,
+)
+
+BARRIER = """\
+import pathlib, sys, time
+control, me, expected = pathlib.Path(sys.argv[1]), sys.argv[2], int(sys.argv[3])
+control.mkdir(exist_ok=True)
+(control / f"arrived.{me}").write_text("")
+deadline = time.monotonic() + 20
+while len(list(control.glob("arrived.*"))) < expected:
+    if time.monotonic() > deadline:
+        print("not all reviews ran at once")
+        sys.exit(1)
+    time.sleep(0.01)
+print("blockers: 0\\nnitpicks: 0")
+"""
+
+
+def test_a_timed_out_review_has_its_process_group_killed_and_is_a_malfunction(git_repo: Path) -> None:
+    route = make_route(
+        git_repo,
+        {"1.x": "x\n"},
+        {
+            "1.x": (
+                "timeout: 1\nreviews:\n"
+                "  - 'mkdir -p .ctl; sleep 60 & echo $! > .ctl/child.pid; echo started; wait'\n"
+                "judges: ['reviewed?']\n"
+            )
+        },
+    )
+    write(route / "1.x.md", "x\n")
+    result = stone_set(git_repo, route, "1.x")
+    assert result.code == 1
+    assert result.err.startswith("error: 1.x: review r1 timed out after 1s (")
+    child = int((git_repo / ".ctl" / "child.pid").read_text())
+    wait_for(lambda: not alive(child), 10, "the review's background child to die")
+    files = state_files(route)
+    review_file = next(name for name in files if ".guard.review." in name)
+    text = (route / ".route" / review_file).read_text()
+    assert "status: timeout\n" in text and text.endswith("---\nstarted\n")  # partial output kept
+    assert not any(".guard.judge." in name for name in files)
+
+
+def test_reviews_run_in_parallel(git_repo: Path) -> None:
+    write(git_repo / "tools" / "barrier.py", BARRIER)
+    reviews = "".join(f"  - python3 tools/barrier.py .ctl r{index} 8\n" for index in range(1, 9))
+    route = make_route(git_repo, {"1.x": "x\n"}, {"1.x": f"timeout: 60\nreviews:\n{reviews}"})
+    write(route / "1.x.md", "x\n")
+    result = stone_set(git_repo, route, "1.x", "--json")
+    assert result.code == 0, result.out
+    assert [r["status"] for r in json.loads(result.out)["reviews"]] == ["ok"] * 8
+
+
+def test_concurrent_sets_on_one_stone_run_each_review_once(git_repo: Path) -> None:
+    route = make_route(
+        git_repo, {"1.x": "x\n"}, {"1.x": f"reviews: ['{review('r1')}']\njudges: ['reviewed?']\n"}
+    )
+    write(route / "1.x.md", "x\n")
+    write(git_repo / ".ctl" / "r1.sleep", "1.5")
+    argv = route_cmd("set", route, "--stone", "1.x", "--as", "passed", "--json")
+    first = subprocess.Popen(argv, cwd=git_repo, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    wait_for(lambda: (git_repo / ".ctl" / "r1.count").exists(), 30, "the first run's review to start")
+    second = subprocess.Popen(argv, cwd=git_repo, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    outputs = [first.communicate(timeout=60), second.communicate(timeout=60)]
+    assert first.returncode == second.returncode == 0, outputs
+    assert runs(git_repo, "r1") == 1
+    payloads = [json.loads(out) for out, _ in outputs]
+    assert [p["reviews"][0]["reused"] for p in payloads] == [False, True]
+    assert payloads[0]["reviews"][0]["path"] == payloads[1]["reviews"][0]["path"]
+
+
+def test_a_run_killed_mid_review_leaves_nothing_trusted_and_the_rerun_resumes(git_repo: Path) -> None:
+    route = make_route(
+        git_repo,
+        {"1.x": "x\n"},
+        {"1.x": (f"reviews:\n  - {review('r1')}\n  - {review('r2')}\njudges: ['reviewed?']\n")},
+    )
+    write(route / "1.x.md", "x\n")
+    write(git_repo / ".ctl" / "r2.sleep", "60")
+    argv = route_cmd("set", route, "--stone", "1.x", "--as", "passed")
+    victim = subprocess.Popen(argv, cwd=git_repo, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    wait_for(lambda: any(name.endswith(".r1.md") for name in state_files(route)), 30, "review r1's file")
+    wait_for(lambda: (git_repo / ".ctl" / "r2.pid").exists(), 30, "review r2 to start")
+    victim.send_signal(signal.SIGKILL)
+    victim.wait(timeout=10)
+    os.killpg(int((git_repo / ".ctl" / "r2.pid").read_text()), signal.SIGKILL)  # the orphaned review
+    assert not any(name.endswith(".r2.md") for name in state_files(route))
+    assert "1.x.passed" not in state_files(route)
+
+    (git_repo / ".ctl" / "r2.sleep").unlink()
+    rerun = stone_set(git_repo, route, "1.x", "--json")
+    assert rerun.code == 0, rerun.out
+    payload = json.loads(rerun.out)
+    assert [r["reused"] for r in payload["reviews"]] == [True, False]
+    assert (runs(git_repo, "r1"), runs(git_repo, "r2")) == (1, 2)
+
+
+HOSTILE = '1.it\'s "odd" $(touch pwned) `touch pwned` ünï ✓'
+
+
+def test_hostile_stone_and_route_names_round_trip_and_never_execute(git_repo: Path) -> None:
+    route = make_route(
+        git_repo,
+        {HOSTILE: "Do the odd thing.\n", "2.next": "n\n"},
+        {
+            HOSTILE: (
+                'reviews:\n  - \'printf "%s\\n%s\\nblockers: 0\\nnitpicks: 0\\n" $stone "$route"\'\n'
+                "  - \"printf '%s\\\\n' '$stone' \\\"$STONE\\\"; echo 'blockers: 0'; echo 'nitpicks: 0'\"\n"
+                "judges:\n  - reviewed?\n  - 'test \"$(cat $route/$stone.md)\" = ok'\n"
+            )
+        },
+        name="a route $(touch pwned) 'q'",
+    )
+    write(route / f"{HOSTILE}.md", "ok")
+    assert stone_get(git_repo, route).out == f"{HOSTILE}\n"
+    result = stone_set(git_repo, route, HOSTILE, "--json")
+    assert result.code == 0, (result.out, result.err)
+    payload = json.loads(result.out)
+    first = (route / ".route" / Path(payload["reviews"][0]["path"]).name).read_text().split("---\n", 2)[2]
+    assert first.splitlines()[:2] == [HOSTILE, route.name]
+    second = (route / ".route" / Path(payload["reviews"][1]["path"]).name).read_text().split("---\n", 2)[2]
+    assert second.splitlines()[:2] == [HOSTILE, HOSTILE]
+    assert not list(git_repo.rglob("pwned")) and not (Path.cwd() / "pwned").exists()
+    assert stone_get(git_repo, route).out == "2.next\n"
+    approved = stone_set(git_repo, route, HOSTILE, as_="approved")
+    assert approved.code == 0
+    deleted = run_cli(route_cmd("del", route, "--stone", "2.next"), git_repo)
+    assert deleted.out == "2.next\n"
+    assert not list(git_repo.rglob("pwned"))
+
+
+def test_only_del_ever_changes_stones_and_guards(git_repo: Path) -> None:
+    route = make_route(
+        git_repo,
+        {"1.a": "a\n", "2.b": "b\n"},
+        {"1.a": f"reviews: ['{review('r1')}']\njudges: ['reviewed?', 'approved?']\n"},
+    )
+    write(route / "1.a.md", "a\n")
+    before = definition_digest(route)
+    commands = [
+        (route_cmd("get", route, "--say"), 0),
+        (route_cmd("get", route, "--stone", "*", "--json"), 0),
+        (route_cmd("set", route, "--stone", "1.a", "--as", "passed"), 2),
+        (route_cmd("set", route, "--stone", "1.a", "--as", "approved"), 0),
+        (route_cmd("set", route, "--stone", "1.a", "--as", "passed"), 0),
+        (route_cmd("set", route, "--stone", "2.b", "--as", "passed"), 2),
+        (route_cmd("judge", route, "--stone", "1.a", "--mechanism", "reviewed?"), 0),
+        (route_cmd("judge", route, "--stone", "1.a", "--mechanism", "approved?"), 0),
+        (route_cmd("get", route, "--stone", "@next-all", "--say"), 0),
+    ]
+    for argv, code in commands:
+        assert run_cli(argv, git_repo).code == code, argv
+        assert definition_digest(route) == before, argv
+    assert run_cli(route_cmd("del", route, "--stone", "2.b"), git_repo).code == 0
+    assert definition_digest(route) == {
+        name: digest for name, digest in before.items() if name != "2.b.stone"
+    }

@@ -1,0 +1,228 @@
+"""Speed targets of the route driver core (issue 2). Run with `make bench` (or this file directly).
+
+- route.stone.get --stone @next-one --say on a 1,000-stone route: ≤ 6× bare python
+- route.stone.set --as passed on an unchanged, passed, guarded stone with 200 artifacts: no review or judge
+  process starts, ≤ 8× bare python
+- hashing 1 GiB of artifacts: ≥ 70% of sha256sum's throughput on the same (warm) files; committed files
+  git already knows are not read at all
+- 8 reviews that each sleep 1 s: ≤ 2 s wall
+"""
+
+from __future__ import annotations
+
+import compileall
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent.parent))
+sys.path.insert(0, str(HERE))
+
+import _harness as harness  # noqa: E402
+
+from routedriver.gitops import find_repo  # noqa: E402
+from routedriver.route import hashing, store  # noqa: E402
+from routedriver.route.load import load_route  # noqa: E402
+
+COUNTER_REVIEW = "printf 'run\\n' >> .counts; printf 'blockers: 0\\nnitpicks: 0\\n'"
+COUNTER_JUDGE = "printf 'judge\\n' >> .counts; printf 'passed: true\\n'"
+
+
+def git(repo: Path, *args: str) -> None:
+    subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True)
+
+
+def new_repo(parent: Path, name: str) -> Path:
+    repo = parent / name
+    repo.mkdir()
+    git(repo, "init", "-q")
+    git(
+        repo,
+        "-c",
+        "user.name=bench",
+        "-c",
+        "user.email=bench@example.com",
+        "commit",
+        "-q",
+        "--allow-empty",
+        "-m",
+        "init",
+    )
+    return repo
+
+
+def commit_all(repo: Path) -> None:
+    git(repo, "add", "-A")
+    git(repo, "-c", "user.name=bench", "-c", "user.email=bench@example.com", "commit", "-q", "-m", "work")
+
+
+def bench_get(workdir: Path, bare: float) -> None:
+    repo = new_repo(workdir, "get")
+    route_dir = repo / "route"
+    route_dir.mkdir()
+    for index in range(1, 1001):
+        (route_dir / f"{index}.stone-{index}.stone").write_text(f"Stone {index}.\n" * 30)
+        if index % 3 == 0:
+            (route_dir / f"{index}.stone-{index}.guard").write_text("reviews: []\n")
+    route = load_route(route_dir)
+    # The worst case for @next-one: 999 stones passed, so every marker is read before the last stone.
+    for stone in route.stones[:-1]:
+        store.write_passed(route, stone.name, "a" * 64, "b" * 64, [])
+    argv = [str(harness.BIN_DIR / "route.stone.get"), "--route", "route", "--stone", "@next-one", "--say"]
+    out = subprocess.run(argv, cwd=repo, capture_output=True, text=True, check=True).stdout
+    assert out.startswith("==> route/1000.stone-1000.stone (incomplete) <=="), out[:200]
+    wall = harness.median_wall(harness.command(argv, cwd=repo), repeat=21)
+    harness.report("route.stone.get @next-one --say, 1,000 stones (999 passed)", wall, bare, max_ratio=6)
+
+
+def bench_set_unchanged(workdir: Path, bare: float) -> None:
+    repo = new_repo(workdir, "set")
+    route_dir = repo / "route"
+    (route_dir / "docs").mkdir(parents=True)
+    (route_dir / "1.big.stone").write_text("Write 200 files.\n")
+    (route_dir / "1.big.guard").write_text(
+        "artifacts: ['$route/docs/*.md']\n"
+        f'reviews:\n  - "{COUNTER_REVIEW}"\n'
+        f"judges:\n  - 'reviewed? --allow-nitpicks 0'\n  - \"{COUNTER_JUDGE}\"\n"
+    )
+    for index in range(200):
+        (route_dir / "docs" / f"{index:03}.md").write_text(f"# Doc {index}\n" + "text line\n" * 200)
+    argv = [
+        str(harness.BIN_DIR / "route.stone.set"),
+        "--route",
+        "route",
+        "--stone",
+        "1.big",
+        "--as",
+        "passed",
+    ]
+    subprocess.run(argv, cwd=repo, check=True, capture_output=True)
+    commit_all(repo)
+    counts = (repo / ".counts").read_text()
+    wall = harness.median_wall(harness.command(argv, cwd=repo), repeat=15)
+    assert (repo / ".counts").read_text() == counts == "run\njudge\n", "a review or judge ran again"
+    harness.report(
+        "route.stone.set --as passed, unchanged, 200 committed artifacts (0 processes)",
+        wall,
+        bare,
+        max_ratio=8,
+    )
+    # The same with the artifacts uncommitted (every file read and hashed): shown, not a target.
+    for path in (route_dir / "docs").iterdir():
+        path.touch()
+    git(repo, "rm", "-q", "--cached", "-r", "route/docs")
+    wall_untracked = harness.median_wall(harness.command(argv, cwd=repo), repeat=9)
+    assert (repo / ".counts").read_text() == counts, "a review or judge ran again"
+    print(
+        f"info   same, 200 untracked artifacts: {wall_untracked * 1000:.1f} ms "
+        f"({wall_untracked / bare:.2f}×)",
+        flush=True,
+    )
+
+
+def _median_seconds(run: Callable[[], object], repeat: int = 3) -> float:
+    samples = []
+    for _ in range(repeat):
+        started = time.perf_counter()
+        run()
+        samples.append(time.perf_counter() - started)
+    return sorted(samples)[len(samples) // 2]
+
+
+def bench_hashing(workdir: Path) -> None:
+    files_dir = workdir / "gib"
+    files_dir.mkdir()
+    block = os.urandom(16 << 20)
+    paths = []
+    for index in range(64):
+        path = files_dir / f"{index:02}.bin"
+        path.write_bytes(block[index:] + block[:index])  # 64 distinct 16 MiB files
+        paths.append(path)
+    total = 64 * (16 << 20)
+
+    def sha256sum() -> None:
+        subprocess.run(["sha256sum", *map(str, paths)], check=True, stdout=subprocess.DEVNULL)
+
+    def ours() -> None:
+        hashing.content_ids(paths, files_dir, None)
+
+    sha256sum()  # warm the page cache for both
+    ours()
+    theirs_s = _median_seconds(sha256sum)
+    ours_s = _median_seconds(ours)
+    harness.report(
+        "hashing 1 GiB (64 × 16 MiB), throughput vs sha256sum",
+        total / ours_s / 1e6,
+        total / theirs_s / 1e6,
+        min_ratio=0.7,
+        unit="MB/s",
+    )
+    # For the record: git blob ids are sha1 (cheaper than sha256) and large files hash on several threads.
+    buffer = bytearray(hashing.CHUNK)
+    single_s = _median_seconds(lambda: [hashing.blob_id(path, "sha1", buffer) for path in paths])
+    print(f"info   same files on one thread: {total / single_s / 1e6:.0f} MB/s", flush=True)
+
+    # Committed, unchanged files: git already knows their blob ids, so they are never opened.
+    repo = new_repo(workdir, "known")
+    known = []
+    for index in range(8):
+        path = repo / f"{index}.bin"
+        path.write_bytes(block[index * 7 :] + block[: index * 7])
+        known.append(path)
+    commit_all(repo)
+    found = find_repo(repo)
+    fast = hashing.content_ids(known, repo, found)
+    slow = hashing.content_ids(known, repo, None)
+    assert fast.ids == slow.ids and not fast.read_from_disk and len(slow.read_from_disk) == 8
+    fast_s = _median_seconds(lambda: hashing.content_ids(known, repo, found), 5)
+    slow_s = _median_seconds(lambda: hashing.content_ids(known, repo, None), 5)
+    print(
+        f"info   8 × 16 MiB committed files: 0 files read, {fast_s * 1000:.1f} ms (reading them: "
+        f"{slow_s * 1000:.1f} ms)",
+        flush=True,
+    )
+
+
+def bench_parallel_reviews(workdir: Path) -> None:
+    repo = new_repo(workdir, "parallel")
+    route_dir = repo / "route"
+    route_dir.mkdir()
+    (route_dir / "1.x.stone").write_text("x\n")
+    (route_dir / "1.x.md").write_text("x\n")
+    reviews = "".join(
+        f"  - 'sleep 1; echo review {index}; echo blockers: 0; echo nitpicks: 0'\n" for index in range(8)
+    )
+    (route_dir / "1.x.guard").write_text(f"reviews:\n{reviews}judges: ['reviewed?']\n")
+    argv = [str(harness.BIN_DIR / "route.stone.set"), "--route", "route", "--stone", "1.x", "--as", "passed"]
+    started = time.perf_counter()
+    subprocess.run(argv, cwd=repo, check=True, capture_output=True)
+    wall = time.perf_counter() - started
+    assert len(list((route_dir / ".route").glob("*.guard.review.*"))) == 8
+    harness.report_absolute("8 reviews sleeping 1 s each, route.stone.set wall", wall, max_value=2.0)
+
+
+def main() -> int:
+    workdir = Path(tempfile.mkdtemp(prefix="bench-route-", dir=os.environ.get("BENCH_TMPDIR", "/var/tmp")))
+    # An installed package has bytecode; an editable checkout may not (PYTHONDONTWRITEBYTECODE): compile it so
+    # start-up is measured, not the compiler.
+    compileall.compile_dir(str(HERE.parent.parent / "routedriver"), quiet=1)
+    try:
+        bare = harness.bare_python(repeat=21)
+        print(f"info   bare python: {bare * 1000:.1f} ms", flush=True)
+        bench_get(workdir, bare)
+        bench_set_unchanged(workdir, bare)
+        bench_parallel_reviews(workdir)
+        bench_hashing(workdir)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    return int(harness.exit_code())
+
+
+if __name__ == "__main__":
+    sys.exit(main())

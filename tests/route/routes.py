@@ -1,0 +1,113 @@
+"""Helpers shared by the route tests: build routes in real repositories and drive the installed commands."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+from tests.conftest import Ran, run_cli
+
+# A review command the tests steer through files in .ctl/: it counts its runs, prints .ctl/<name>.out
+# (default: a clean review) and exits with .ctl/<name>.exit (default 0).
+REVIEW_SCRIPT = """\
+import os, pathlib, sys, time
+control = pathlib.Path(sys.argv[1])
+name = sys.argv[2]
+control.mkdir(exist_ok=True)
+(control / f"{name}.pid").write_text(str(os.getpid()))
+with open(control / f"{name}.count", "a") as handle:
+    handle.write(" ".join(sys.argv[3:]) + "\\n")
+delay = control / f"{name}.sleep"
+if delay.exists():
+    time.sleep(float(delay.read_text()))
+out = control / f"{name}.out"
+sys.stdout.write(out.read_text() if out.exists() else "blockers: 0\\nnitpicks: 0\\n")
+code = control / f"{name}.exit"
+sys.exit(int(code.read_text()) if code.exists() else 0)
+"""
+
+
+def wait_for(condition: Callable[[], bool], timeout: float = 30.0, what: str = "condition") -> None:
+    """Poll ``condition`` until it holds (the processes we wait on signal only through files)."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.02)
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:  # a zombie still answers kill(0)
+        with open(f"/proc/{pid}/stat", encoding="utf-8") as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def make_route(
+    repo: Path, stones: Mapping[str, str], guards: Mapping[str, str] | None = None, name: str = "route"
+) -> Path:
+    """A route directory ``repo/name`` with ``<stone>.stone`` files (and guards), plus the review tool."""
+    route = repo / name
+    route.mkdir(parents=True, exist_ok=True)
+    for stone, text in stones.items():
+        write(route / f"{stone}.stone", text)
+    for stone, text in (guards or {}).items():
+        write(route / f"{stone}.guard", text)
+    write(repo / "tools" / "review.py", REVIEW_SCRIPT)
+    return route
+
+
+def review(name: str) -> str:
+    """The guard line that runs the steerable review ``name``."""
+    return f"python3 tools/review.py .ctl {name} $route $stone $hash"
+
+
+def runs(repo: Path, name: str) -> int:
+    counter = repo / ".ctl" / f"{name}.count"
+    return len(counter.read_text().splitlines()) if counter.exists() else 0
+
+
+def steer(repo: Path, name: str, out: str | None = None, exit_code: int | None = None) -> None:
+    if out is not None:
+        write(repo / ".ctl" / f"{name}.out", out)
+    if exit_code is not None:
+        write(repo / ".ctl" / f"{name}.exit", str(exit_code))
+
+
+def route_cmd(command: str, route: Path, *args: str) -> list[str]:
+    return [f"route.stone.{command}", "--route", str(route), *args]
+
+
+def stone_set(repo: Path, route: Path, stone: str, *extra: str, as_: str = "passed") -> Ran:
+    return run_cli(route_cmd("set", route, "--stone", stone, "--as", as_, *extra), repo)
+
+
+def stone_get(repo: Path, route: Path, *extra: str) -> Ran:
+    return run_cli(route_cmd("get", route, *extra), repo)
+
+
+def state_files(route: Path) -> list[str]:
+    return sorted(path.name for path in (route / ".route").iterdir()) if (route / ".route").exists() else []
+
+
+def definition_digest(route: Path) -> dict[str, str]:
+    """sha256 of every .stone and .guard file: the driver must never change one (only del removes)."""
+    return {
+        path.name: hashlib.sha256(path.read_bytes()).hexdigest()
+        for path in sorted(route.iterdir())
+        if path.suffix in (".stone", ".guard")
+    }

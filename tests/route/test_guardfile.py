@@ -1,0 +1,134 @@
+"""Guard validation: every mistake is one refusal that names the file and the key."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from routedriver.errors import Refused
+from routedriver.route.guardfile import parse_guard
+from routedriver.route.model import DEFAULT_TIMEOUT_S
+
+P = Path("/r/1.x.guard")
+SHOWN = "route/1.x.guard"
+
+
+def refusal(text: str) -> str:
+    with pytest.raises(Refused) as caught:
+        parse_guard(text, P, SHOWN, "1.x")
+    line = caught.value.line()
+    assert "\n" not in line
+    return line
+
+
+def test_a_full_guard_parses() -> None:
+    guard = parse_guard(
+        "artifacts: ['$route/1.x*.md', docs/*.md]\nreviews:\n  - python3 r.py $route\njudges:\n"
+        "  - reviewed? --allow-blockers 0 --allow-nitpicks=2\n  - approved?\n  - pytest -q\n"
+        "timeout: 30\nprotect: ['src/**']\n",
+        P,
+        SHOWN,
+        "1.x",
+    )
+    assert guard.artifacts == ("$route/1.x*.md", "docs/*.md")
+    assert guard.reviews == ("python3 r.py $route",)
+    assert guard.judges == ("reviewed? --allow-blockers 0 --allow-nitpicks=2", "approved?", "pytest -q")
+    assert guard.timeout_s == 30.0
+    assert guard.protect == ("src/**",)
+
+
+def test_defaults() -> None:
+    guard = parse_guard("", P, SHOWN, "1.x")
+    assert guard.artifacts == ("$route/${stone}*.md",)
+    assert (guard.reviews, guard.judges, guard.protect, guard.timeout_s) == ((), (), (), DEFAULT_TIMEOUT_S)
+    assert parse_guard("artifacts: []\n", P, SHOWN, "1.x").artifacts == ()
+
+
+def test_unknown_key() -> None:
+    assert refusal("reviews: []\nfoo: 1\n") == (
+        f"error: {SHOWN}: unknown key 'foo'; allowed: artifacts, judges, protect, reviews, timeout"
+    )
+
+
+def test_malformed_yaml_names_the_line() -> None:
+    line = refusal("reviews:\n  - a\n judges: [\n")
+    assert line.startswith(f"error: {SHOWN}: line 3: malformed YAML (")
+    assert line.endswith("; fix the YAML syntax")
+
+
+def test_bare_builtin_in_a_flow_list_gets_a_hint() -> None:
+    line = refusal("reviews: [r]\njudges: [reviewed?, approved?]\n")
+    assert line.startswith(f"error: {SHOWN}: line 2: malformed YAML (")
+    assert line.endswith(
+        "; quote entries that end in '?' inside [ ] (['approved?']) or write a '- approved?' list"
+    )
+
+
+def test_duplicate_keys_are_refused() -> None:
+    assert "duplicate key 'reviews'" in refusal("reviews: [a]\nreviews: [b]\n")
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "- a\n",
+            f"error: {SHOWN}: expected a mapping with keys artifacts, judges, protect, reviews, timeout; "
+            "got list",
+        ),
+        ("reviews: echo hi\n", f"error: {SHOWN}: reviews: expected a list of strings, got str"),
+        ("reviews:\n", f"error: {SHOWN}: reviews: expected a list of strings, got null"),
+        ("judges: ['approved?', 3]\n", f"error: {SHOWN}: judges[2]: expected a string, got int; quote it"),
+        ("reviews: ['  ']\n", f"error: {SHOWN}: reviews[1]: empty command; write one or remove the entry"),
+        ("artifacts: ['']\n", f"error: {SHOWN}: artifacts[1]: empty glob; write one or remove the entry"),
+        ("protect: {a: 1}\n", f"error: {SHOWN}: protect: expected a list of strings, got dict"),
+        (
+            "timeout: 0\n",
+            f"error: {SHOWN}: timeout: expected a positive number of seconds, got 0; write timeout: 1200",
+        ),
+        (
+            "timeout: yes\n",
+            f"error: {SHOWN}: timeout: expected a positive number of seconds, got True; write timeout: 1200",
+        ),
+        (
+            "timeout: '5'\n",
+            f"error: {SHOWN}: timeout: expected a positive number of seconds, got '5'; write timeout: 1200",
+        ),
+    ],
+)
+def test_wrong_types(text: str, expected: str) -> None:
+    assert refusal(text).startswith(expected)
+
+
+def test_unknown_judge_mechanism() -> None:
+    assert refusal("judges: ['foo?']\n") == (
+        f"error: {SHOWN}: judges[1]: unknown judge mechanism 'foo?'; built-ins: approved?, reviewed?"
+    )
+
+
+@pytest.mark.parametrize(
+    ("judge", "fragment"),
+    [
+        ("reviewed? --allow-blocker 1", "judges[1]: reviewed?: unknown flag '--allow-blocker'"),
+        ("reviewed? --allow-blockers", "judges[1]: reviewed?: --allow-blockers needs a number"),
+        (
+            "reviewed? --allow-nitpicks -1",
+            "judges[1]: reviewed?: --allow-nitpicks '-1' is not a whole number",
+        ),
+        (
+            "reviewed? --allow-nitpicks two",
+            "judges[1]: reviewed?: --allow-nitpicks 'two' is not a whole number",
+        ),
+        (
+            "approved? --allow-blockers 1",
+            "judges[1]: approved?: unknown flag '--allow-blockers'; allowed: no flags",
+        ),
+    ],
+)
+def test_builtin_flags_are_validated(judge: str, fragment: str) -> None:
+    assert fragment in refusal(f"reviews: [r]\njudges: ['{judge}']\n")
+
+
+def test_reviewed_needs_reviews() -> None:
+    assert "judges[1]: reviewed? needs reviews to read" in refusal("judges: ['reviewed?']\n")

@@ -1,0 +1,140 @@
+"""Content ids are git blob ids; files git already knows are not read; hashes are portable across clones."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from routedriver import gitops
+from routedriver.route import compute_stone_judge_input_hash, compute_stone_review_input_hash, hashing
+from tests.conftest import git
+from tests.route.routes import make_route, write
+
+
+def hash_object(repo: Path, path: Path) -> str:
+    return git(repo, "hash-object", "--no-filters", str(path)).strip()
+
+
+@pytest.mark.parametrize("size", [0, 1, 4095, hashing.CHUNK, hashing.CHUNK * 2 + 17])
+def test_blob_id_equals_git_hash_object(git_repo: Path, size: int) -> None:
+    path = git_repo / "blob.bin"
+    path.write_bytes(os.urandom(size))
+    assert hashing.blob_id(path) == hash_object(git_repo, path)
+
+
+def test_sha256_repositories_use_sha256_blob_ids(tmp_path: Path) -> None:
+    repo = tmp_path / "repo256"
+    repo.mkdir()
+    git(repo, "init", "-q", "--object-format=sha256")
+    path = write(repo / "a.md", "hello\n")
+    found = gitops.find_repo(repo)
+    assert found is not None and found.object_format == "sha256"
+    ids = hashing.content_ids([path], repo, found)
+    assert ids.ids["a.md"] == hash_object(repo, path)
+    assert len(ids.ids["a.md"]) == 64
+
+
+def test_committed_unmodified_files_come_from_the_index_without_reading(git_repo: Path) -> None:
+    paths = [write(git_repo / "docs" / f"{index}.md", f"doc {index}\n" * index) for index in range(5)]
+    untracked = write(git_repo / "docs" / "new.md", "new\n")
+    git(git_repo, "add", "docs/0.md", "docs/1.md", "docs/2.md", "docs/3.md", "docs/4.md")
+    git(git_repo, "commit", "-q", "-m", "docs")
+    repo = gitops.find_repo(git_repo)
+    assert repo is not None and repo.toplevel == git_repo
+    fast = hashing.content_ids([*paths, untracked], git_repo, repo)
+    slow = hashing.content_ids([*paths, untracked], git_repo, None)
+    assert fast.ids == slow.ids
+    assert fast.read_from_disk == {"docs/new.md"}
+    assert slow.read_from_disk == set(slow.ids)
+    assert fast.ids["docs/3.md"] == hash_object(git_repo, paths[3])
+
+
+def test_a_modified_tracked_file_is_read_even_when_its_size_and_second_are_unchanged(git_repo: Path) -> None:
+    path = write(git_repo / "a.md", "aaaa\n")
+    git(git_repo, "add", "a.md")
+    git(git_repo, "commit", "-q", "-m", "a")
+    stat = path.stat()
+    path.write_text("bbbb\n")  # same size, and restore the old mtime: only the content tells them apart
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    repo = gitops.find_repo(git_repo)
+    ids = hashing.content_ids([path], git_repo, repo)
+    assert ids.ids["a.md"] == hash_object(git_repo, path)
+    assert ids.read_from_disk == {"a.md"}
+
+
+def test_git_index_is_never_written(git_repo: Path) -> None:
+    path = write(git_repo / "a.md", "a\n")
+    git(git_repo, "add", "a.md")
+    git(git_repo, "commit", "-q", "-m", "a")
+    path.touch()  # stale stat info: `git status` would refresh (rewrite) the index now
+    index = git_repo / ".git" / "index"
+    before = (index.read_bytes(), index.stat().st_mtime_ns)
+    hashing.content_ids([path], git_repo, gitops.find_repo(git_repo))
+    assert (index.read_bytes(), index.stat().st_mtime_ns) == before
+
+
+def test_outside_git_everything_is_hashed_relative_to_the_cwd(tmp_path: Path) -> None:
+    plain = tmp_path / "plain"
+    path = write(plain / "x" / "a.md", "a\n")
+    assert gitops.find_repo(plain) is None
+    ids = hashing.content_ids([path], plain, None)
+    assert list(ids.ids) == ["x/a.md"]
+    expected = subprocess.run(
+        ["git", "hash-object", "--no-filters", str(path)], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    assert ids.ids["x/a.md"] == expected
+
+
+def test_many_large_files_hash_in_parallel_to_the_same_ids(git_repo: Path) -> None:
+    paths = [git_repo / f"big{index}.bin" for index in range(3)]
+    for path in paths:
+        path.write_bytes(os.urandom(hashing.PARALLEL_MIN_BYTES // 2 + 3))
+    ids = hashing.content_ids(paths, git_repo, None)
+    assert [ids.ids[path.name] for path in paths] == [hash_object(git_repo, path) for path in paths]
+
+
+def test_review_input_hash_is_canonical_json_of_sorted_pairs() -> None:
+    import hashlib
+    import json
+
+    ids = {"b.md": "2" * 40, "a.md": "1" * 40}
+    expected = hashlib.sha256(
+        json.dumps([["a.md", "1" * 40], ["b.md", "2" * 40]], sort_keys=True, separators=(",", ":")).encode()
+    ).hexdigest()
+    assert hashing.review_input_hash(ids) == expected
+    assert hashing.review_input_hash(dict(reversed(list(ids.items())))) == expected
+    assert hashing.review_input_hash({"a.md": "1" * 40, "b.md": "3" * 40}) != expected
+    assert hashing.review_input_hash({"c.md": "1" * 40, "b.md": "2" * 40}) != expected
+
+
+def test_judge_input_hash_moves_with_each_input() -> None:
+    base = hashing.judge_input_hash("r" * 64, [(1, "cmd", "s" * 64)], None)
+    assert hashing.judge_input_hash("r" * 64, [(1, "cmd", "s" * 64)], None) == base
+    assert hashing.judge_input_hash("x" * 64, [(1, "cmd", "s" * 64)], None) != base
+    assert hashing.judge_input_hash("r" * 64, [(2, "cmd", "s" * 64)], None) != base
+    assert hashing.judge_input_hash("r" * 64, [(1, "cmd2", "s" * 64)], None) != base
+    assert hashing.judge_input_hash("r" * 64, [(1, "cmd", "t" * 64)], None) != base
+    assert hashing.judge_input_hash("r" * 64, [(1, "cmd", "s" * 64)], "a" * 64) != base
+
+
+def test_public_hashes_are_the_same_in_a_clone_elsewhere(git_repo: Path, tmp_path: Path) -> None:
+    route = make_route(git_repo, {"1.vision": "write it\n"}, {"1.vision": "reviews: []\n"})
+    write(route / "1.vision.md", "# vision\n")
+    write(route / "1.vision.v2.md", "# vision 2\n")
+    git(git_repo, "add", ".")
+    git(git_repo, "commit", "-q", "-m", "route")
+    clone = tmp_path / "elsewhere" / "clone"
+    git(tmp_path, "clone", "-q", str(git_repo), str(clone))
+    here = compute_stone_review_input_hash(route, "1.vision")
+    there = compute_stone_review_input_hash(clone / "route", "1.vision")
+    assert here == there and len(here) == 64
+    assert compute_stone_judge_input_hash(route, "1.vision", here) == compute_stone_judge_input_hash(
+        clone / "route", "1.vision"
+    )
+    (route / "1.vision.v2.md").write_text("# changed\n")
+    assert compute_stone_review_input_hash(route, "1.vision") != here
+    shutil.rmtree(clone)

@@ -1,0 +1,153 @@
+"""Judge verdicts, review counts and the built-in judges reviewed? and approved?."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from routedriver.route import judges
+from routedriver.route.model import Marker, ReviewRecord
+
+
+def show(path: Path) -> str:
+    return path.name
+
+
+def review(stdout: str, position: int = 1) -> ReviewRecord:
+    return ReviewRecord(
+        path=Path(f"/r/.route/s.guard.review.i1.{'a' * 16}.r{position}.md"),
+        stone="s",
+        iteration=1,
+        position=position,
+        command=f"review {position}",
+        review_input_hash="a" * 64,
+        status="ok",
+        exit_code=0,
+        duration_s=0.1,
+        stdout=stdout,
+        stdout_sha256="b" * 64,
+    )
+
+
+@pytest.mark.parametrize(
+    ("stdout", "code", "status", "reason"),
+    [
+        ("passed: true\nreason: all good\n", 0, "passed", "all good"),
+        ("passed: false\nreason: tests fail\n", 2, "failed", "tests fail"),
+        ("PASSED: TRUE\r\nReason: shouting\r\n", 0, "passed", "shouting"),
+        ("passed: false\npassed: true\nreason: changed its mind\n", 0, "passed", "changed its mind"),
+        ("passed: true\nreason: printed verdict wins\n", 1, "passed", "printed verdict wins"),
+        ("passed: false\n", 0, "failed", "printed passed: false"),
+        ("  passed: true\n", 2, "failed", "exit 2: passed: true"),  # indented lines are not verdicts
+        ("all 10 tests passed\n", 0, "passed", "exit 0: all 10 tests passed"),
+        ("3 failed\n", 2, "failed", "exit 2: 3 failed"),
+        ("Traceback ...\n", 1, "malfunction", "exit 1: Traceback ..."),
+        ("", 127, "malfunction", "exit 127"),
+    ],
+)
+def test_parse_verdict(stdout: str, code: int, status: str, reason: str) -> None:
+    verdict = judges.parse_verdict(stdout, code)
+    assert (verdict.status, verdict.reason) == (status, reason)
+
+
+def test_timeout_is_a_malfunction_whatever_was_printed() -> None:
+    verdict = judges.parse_verdict("passed: true\n", 0, timed_out=True, timeout_s=5)
+    assert verdict.status == "malfunction"
+    assert verdict.reason == "timed out after 5s; its process group was killed"
+
+
+@pytest.mark.parametrize(
+    ("text", "counts"),
+    [
+        ("1 blocker\n3 nitpicks\n", (1, 3)),
+        ("blockers: 2\nnitpicks: 0\n", (2, 0)),
+        ("Blocker: 1, Nitpick: 1", (1, 1)),
+        ("**Blockers**: 4\n**Nitpicks:** 5\n", (4, 5)),
+        ("Summary: 0 blockers, 12 nitpicks", (0, 12)),
+        ("early: 5 blockers\n...\nfinal: 0 blockers, 1 nitpick\n", (0, 1)),  # the last mention wins
+        ("no blockers found\n2 nitpicks\n", (None, 2)),
+        ("blockers: 0\n", (0, None)),
+        ("nothing to say", (None, None)),
+    ],
+)
+def test_count_issues(text: str, counts: tuple[int | None, int | None]) -> None:
+    assert judges.count_issues(text) == counts
+
+
+def test_reviewed_passes_within_thresholds() -> None:
+    verdict = judges.reviewed([review("blockers: 0\nnitpicks: 1\n")], show, 0, 2)
+    assert verdict.status == "passed"
+    assert verdict.output.startswith("passed: true\nreason: within thresholds")
+    assert judges.parse_verdict(verdict.output, 0).status == "passed"
+
+
+def test_reviewed_fails_on_blockers_with_the_review_feedback() -> None:
+    text = (
+        "## Blockers\n- the vision names no user\n\n## Nitpicks\n- typo in title\n\n"
+        "blockers: 1\nnitpicks: 1\n"
+    )
+    verdict = judges.reviewed([review(text)], show, 0, 2)
+    assert verdict.status == "failed"
+    assert verdict.reason.startswith("blockers exceed threshold (1 > 0)")
+    assert "the vision names no user" in verdict.reason
+    assert "    - the vision names no user" in verdict.output
+    assert "typo in title" not in verdict.output  # nitpicks are within their threshold
+    assert judges.parse_verdict(verdict.output, 2).status == "failed"
+
+
+def test_reviewed_fails_on_nitpicks() -> None:
+    verdict = judges.reviewed(
+        [review("0 blockers\n3 nitpicks\n- nitpick: a\n- nitpick: b\n- nitpick: c\n")], show, 0, 2
+    )
+    assert verdict.status == "failed"
+    assert verdict.reason == "nitpicks exceed threshold (3 > 2)"
+    assert "    - nitpick: c" in verdict.output
+
+
+def test_reviewed_sums_across_reviews_and_defaults_to_any_nitpicks() -> None:
+    reviews = [review("blockers: 1\nnitpicks: 9\n", 1), review("blockers: 1\nnitpicks: 9\n", 2)]
+    assert judges.reviewed(reviews, show, 2).status == "passed"
+    failed = judges.reviewed(reviews, show, 1)
+    assert failed.reason.startswith("blockers exceed threshold (2 > 1)")
+
+
+def test_a_review_without_readable_counts_is_a_malfunction_never_zero() -> None:
+    verdict = judges.reviewed([review("looks fine to me\n")], show, 0, 2)
+    assert verdict.status == "malfunction"
+    assert "review r1 has no readable blocker count" in verdict.reason
+    assert judges.parse_verdict(verdict.output, 1).status == "malfunction"
+    nitless = judges.reviewed([review("blockers: 0\n")], show)
+    assert nitless.status == "malfunction" and "nitpick count" in nitless.reason
+
+
+def test_approved() -> None:
+    waiting = judges.approved(None, False, None, show, "route.stone.set --as approved")
+    assert (waiting.status, waiting.reason) == ("failed", "wait for human approval")
+    assert "route.stone.set --as approved" in waiting.output
+    broken = judges.approved(None, True, None, show, "hint")
+    assert broken.status == "failed" and "does not parse" in broken.output
+    marker = Marker(
+        path=Path("/r/.route/s.approved"),
+        stone="s",
+        review_input_hash="a" * 64,
+        judge_input_hash=None,
+        at="2025-01-01T00:00:00Z",
+    )
+    assert judges.approved(marker, True, "b" * 64, show, "hint").status == "passed"
+    # Issue 3 requires the approval to be for the current artifacts:
+    assert judges.approved(marker, True, "b" * 64, show, "hint", require_current=True).status == "failed"
+    assert judges.approved(marker, True, "a" * 64, show, "hint", require_current=True).status == "passed"
+
+
+@pytest.mark.parametrize(
+    ("command", "expected"),
+    [
+        ("pytest -q", None),
+        ("reviewed?", judges.BuiltinJudge("reviewed?", 0, None)),
+        ("reviewed? --allow-blockers 1 --allow-nitpicks=4", judges.BuiltinJudge("reviewed?", 1, 4)),
+        ("approved?", judges.BuiltinJudge("approved?")),
+    ],
+)
+def test_parse_builtin(command: str, expected: judges.BuiltinJudge | None) -> None:
+    assert judges.parse_builtin(command) == expected

@@ -1,0 +1,141 @@
+"""Stone discovery, numeric-prefix order and selection (@next-one, @next-all, names and globs)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from routedriver.errors import Refused
+from routedriver.route import store
+from routedriver.route.load import load_route, numeric_prefix, resolve_route
+from routedriver.route.select import match_names, select
+from tests.route.routes import write
+
+
+def mark_passed(route: Path, name: str) -> None:
+    write(
+        route / ".route" / f"{name}.passed",
+        f"---\nstone: {name}\nreview_input_hash: {'a' * 64}\njudge_input_hash: {'b' * 64}\n"
+        "passed_at: 2025-01-01T00:00:00Z\n---\n",
+    )
+
+
+def make(tmp_path: Path, *names: str) -> Path:
+    route = tmp_path / "route"
+    for name in names:
+        write(route / f"{name}.stone", f"do {name}\n")
+    return route
+
+
+@pytest.mark.parametrize(
+    ("name", "prefix"),
+    [
+        ("3.1.a", (3, 1)),
+        ("10.ship", (10,)),
+        ("1.vision", (1,)),
+        ("1.2.3", (1, 2, 3)),
+        ("007.bond", (7,)),
+        ("foo", ()),
+        ("1a.x", ()),
+        ("١.arabic-digit", ()),
+        ("2..x", (2,)),
+    ],
+)
+def test_numeric_prefix(name: str, prefix: tuple[int, ...]) -> None:
+    assert numeric_prefix(name) == prefix
+
+
+def test_stones_are_ordered_number_by_number_then_by_name(tmp_path: Path) -> None:
+    route = make(tmp_path, "10.ship", "2.b", "2.a", "3.1.a", "3.2.next", "3.10.late", "3.x", "1.vision")
+    write(route / "2.a.guard", "reviews: []\n")
+    write(route / "notes.md", "not a stone\n")
+    (route / "dir.stone").mkdir()
+    write(route / ".4.hidden.stone", "hidden\n")
+    loaded = load_route(route)
+    assert [stone.name for stone in loaded.stones] == [
+        "1.vision",
+        "2.a",
+        "2.b",
+        "3.x",
+        "3.1.a",
+        "3.2.next",
+        "3.10.late",
+        "10.ship",
+    ]
+    assert loaded.stone("2.a").guard_path == route / "2.a.guard"  # type: ignore[union-attr]
+    assert loaded.stone("2.b").guard_path is None  # type: ignore[union-attr]
+
+
+def test_a_stone_without_numeric_prefix_is_refused_naming_the_file(tmp_path: Path) -> None:
+    route = make(tmp_path, "1.ok", "foo")
+    with pytest.raises(Refused) as caught:
+        load_route(route)
+    assert (
+        caught.value.line()
+        == "error: stone name has no numeric prefix: foo.stone; rename it like 1.foo.stone"
+    )
+
+
+def test_missing_route_and_missing_option_are_refused(tmp_path: Path) -> None:
+    with pytest.raises(Refused, match="route not found: .*nope"):
+        load_route(tmp_path / "nope")
+    with pytest.raises(Refused) as caught:
+        resolve_route(None)
+    assert caught.value.line() == "error: no route given; use --route"
+
+
+def test_next_one_next_all_and_tiers(tmp_path: Path) -> None:
+    route = make(tmp_path, "1.vision", "2.x", "3.1.a", "3.1.b", "3.1.c", "3.2.next")
+    loaded = load_route(route)
+    assert [s.stone.name for s in select(loaded, "@next-one").stones] == ["1.vision"]
+    for name in ("1.vision", "2.x"):
+        mark_passed(route, name)
+    assert [s.stone.name for s in select(loaded, "@next-all").stones] == ["3.1.a", "3.1.b", "3.1.c"]
+    mark_passed(route, "3.1.a")
+    mark_passed(route, "3.1.b")
+    assert [s.stone.name for s in select(loaded, "@next-one").stones] == ["3.1.c"]
+    assert [s.stone.name for s in select(loaded, "@next-all").stones] == ["3.1.c"]
+    mark_passed(route, "3.1.c")
+    assert [s.stone.name for s in select(loaded, "@next-all").stones] == ["3.2.next"]
+    mark_passed(route, "3.2.next")
+    finished = select(loaded, "@next-one")
+    assert finished.stones == () and finished.all_passed
+
+
+def test_next_all_skips_passed_stones_of_the_tier(tmp_path: Path) -> None:
+    route = make(tmp_path, "3.1.a", "3.1.b", "3.1.c")
+    mark_passed(route, "3.1.b")
+    assert [s.stone.name for s in select(load_route(route), "@next-all").stones] == ["3.1.a", "3.1.c"]
+
+
+def test_a_marker_that_does_not_parse_is_not_completion(tmp_path: Path) -> None:
+    route = make(tmp_path, "1.a", "2.b")
+    write(route / ".route" / "1.a.passed", "garbage\n")
+    write(route / ".route" / "2.b.passed", "---\nstone: 1.a\nreview_input_hash: " + "a" * 64 + "\n")
+    loaded = load_route(route)
+    assert not store.is_passed(loaded, "1.a")
+    assert not store.is_passed(loaded, "2.b")
+    assert [s.stone.name for s in select(loaded, "@next-one").stones] == ["1.a"]
+
+
+def test_names_and_globs_report_status(tmp_path: Path) -> None:
+    route = make(tmp_path, "1.vision", "2.a.research.x", "2.b.research.y", "3.ship")
+    mark_passed(route, "2.a.research.x")
+    loaded = load_route(route)
+    chosen = select(loaded, "*.research.*")
+    assert [(s.stone.name, s.status) for s in chosen.stones] == [
+        ("2.a.research.x", "passed"),
+        ("2.b.research.y", "incomplete"),
+    ]
+    assert not chosen.all_passed
+    assert [s.stone.name for s in select(loaded, "3.ship.stone").stones] == ["3.ship"]
+    with pytest.raises(Refused, match="no stone matches 'nothing'"):
+        select(loaded, "nothing")
+    with pytest.raises(Refused, match="unknown selector '@next'"):
+        select(loaded, "@next")
+
+
+def test_a_name_with_glob_characters_matches_itself_first(tmp_path: Path) -> None:
+    route = make(tmp_path, "1.[draft]", "1.d")
+    assert [stone.name for stone in match_names(load_route(route), "1.[draft]")] == ["1.[draft]"]
