@@ -1,0 +1,79 @@
+"""Atoms: named factories of ``ChatModel``s (``routedriver.llm.types``), so the loop never knows the provider.
+
+Built in: ``claude`` (Anthropic Messages API), ``qwen`` (any OpenAI-compatible endpoint, DashScope by
+default) and ``scripted`` (answers from a file). More come from ``MODULE:OBJ`` or the entry-point group
+``bhrain.atoms``; OBJ is a ``ChatModel`` or a factory called with ``AtomOptions``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from routedriver.brain.plugins import is_import_path, load_object
+from routedriver.errors import Refused
+
+ENTRY_POINT_GROUP = "bhrain.atoms"
+BUILTIN_ATOMS = {
+    "claude": "routedriver.brain.atoms.claude:create",
+    "qwen": "routedriver.brain.atoms.qwen:create",
+    "scripted": "routedriver.brain.atoms.scripted:create",
+}
+
+
+@dataclass(frozen=True)
+class AtomOptions:
+    model: str | None = None
+    base_url: str | None = None
+    script: Path | None = None
+    context_window: int | None = None
+    timeout_s: float | None = None
+    retry: Any = None  # a routedriver.llm.retry.RetryPolicy, or None for the adapters' default
+    environ: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
+    on_retry: Callable[[int, float, BaseException], None] | None = None
+
+
+class UnknownAtom(Refused):
+    pass
+
+
+def _entry_points() -> dict[str, Any]:
+    from importlib.metadata import entry_points
+
+    return {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP)}
+
+
+def atom_names() -> list[str]:
+    return [*BUILTIN_ATOMS, *sorted(n for n in _entry_points() if n not in BUILTIN_ATOMS)]
+
+
+def create_atom(name: str, options: AtomOptions) -> Any:
+    """The chat model the atom ``name`` makes; refuses unknown names, listing the available ones."""
+    if name in BUILTIN_ATOMS:
+        factory: Any = load_object(BUILTIN_ATOMS[name], what="atom")
+    elif is_import_path(name):
+        factory = load_object(name, what="atom")
+    else:
+        entry = _entry_points().get(name)
+        if entry is None:
+            raise UnknownAtom(
+                f"unknown atom {name!r}; available atoms: {', '.join(atom_names())}",
+                "pass one of them to --atom, or MODULE:OBJ for your own",
+            )
+        try:
+            factory = entry.load()
+        except Exception as exc:  # noqa: BLE001
+            raise Refused(
+                f"atom {name!r} failed to load: {type(exc).__name__}: {exc}", "check its package"
+            ) from None
+    model = factory if hasattr(factory, "complete") and not isinstance(factory, type) else factory(options)
+    for attribute in ("complete", "name", "model", "context_window"):
+        if not hasattr(model, attribute):
+            raise Refused(
+                f"atom {name!r} made {type(model).__name__}, which has no {attribute!r}",
+                "an atom must produce a ChatModel (see routedriver.llm.types)",
+            )
+    return model

@@ -1,0 +1,198 @@
+"""Run settings: the flags of ``bhrain run`` and the keys of ``--config FILE``, merged (flags win).
+
+The config file is YAML (JSON works too) whose keys mirror the flags, plus ``security:`` with
+``permissions:`` (Claude Code's permissions shape) and ``behavior:`` (the behavior engine's block), and a
+few settings that have no flag (``retry``, ``websearch``, ``max_output_chars``, ``bash_timeout_s``,
+``workdir``, ``context_window``, ``timeout_s``). Unknown keys are refused with the file and key path.
+Relative paths in the file are relative to the file's directory.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any
+
+from routedriver.errors import Refused
+
+ARCH = "bhrain.struct.v1"
+
+
+@dataclass
+class RunSettings:
+    arch: str | None = None
+    skill: str | None = None
+    atom: str | None = None
+    model: str | None = None
+    base_url: str | None = None
+    input: str | None = None
+    input_files: list[str] = field(default_factory=list)
+    rubric: Path | None = None
+    script: Path | None = None
+    tools: list[str] | None = None
+    toolboxes: list[str] = field(default_factory=list)
+    permissions: Path | Mapping[str, Any] | None = None
+    guards: list[str] = field(default_factory=list)
+    memory: str | Mapping[str, Any] | None = None
+    max_iterations: int | None = None
+    max_tokens: int | None = None
+    temperature: float | None = None
+    context_window: int | None = None
+    timeout_s: float | None = None
+    retry: Mapping[str, Any] | None = None
+    websearch: str | None = None
+    max_output_chars: int | None = None
+    bash_timeout_s: float | None = None
+    workdir: Path | None = None
+    trace: Path | None = None
+    behavior: Mapping[str, Any] | None = None
+    config_path: Path | None = None
+    base_dir: Path = field(default_factory=Path.cwd)  # where relative paths of the permissions block point
+
+    def merged_over(self, base: RunSettings) -> RunSettings:
+        """These settings (flags) on top of ``base`` (a file): set values and non-empty lists win."""
+        updates = {}
+        for f in fields(self):
+            mine = getattr(self, f.name)
+            if f.name == "base_dir":
+                continue
+            if mine is None or (isinstance(mine, list) and not mine):
+                continue
+            updates[f.name] = mine
+        return replace(base, **updates)
+
+
+_STR = {
+    "arch",
+    "skill",
+    "atom",
+    "model",
+    "base_url",
+    "input",
+    "websearch",
+    "name",
+    "description",
+    "repo",
+    "role",
+}
+_INT = {"max_iterations", "max_tokens", "context_window", "max_output_chars"}
+_FLOAT = {"temperature", "timeout_s", "bash_timeout_s"}
+_PATH = {"rubric", "script", "trace", "workdir"}
+_LIST = {
+    "input_file": "input_files",
+    "input_files": "input_files",
+    "toolbox": "toolboxes",
+    "toolboxes": "toolboxes",
+    "guard": "guards",
+    "guards": "guards",
+}
+_OTHER = {"tools", "permissions", "memory", "retry", "security"}
+KNOWN_KEYS = _STR | _INT | _FLOAT | _PATH | set(_LIST) | _OTHER
+_IGNORED = {"name", "description", "repo", "role"}
+RETRY_KEYS = {"max_retries", "base_delay_s", "max_delay_s", "max_retry_after_s"}
+
+
+def load_config(path: Path) -> RunSettings:
+    if not path.is_file():
+        raise Refused(f"config file {path} not found", "check the path given to --config")
+    import yaml
+
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        raise Refused(
+            f"config file {path} is not valid YAML: {' '.join(str(exc).split())[:200]}", "fix the syntax"
+        ) from None
+    if data is None:
+        data = {}
+    if not isinstance(data, Mapping):
+        raise Refused(f"config file {path} must be a mapping of settings", "see docs/bhrain.md")
+    base = path.resolve().parent
+    settings = RunSettings(config_path=path.resolve(), base_dir=base)
+    for key, value in data.items():
+        _apply(settings, str(key), value, path, base)
+    return settings
+
+
+def _where(path: Path, key: str) -> str:
+    return f"config file {path}: {key}"
+
+
+def _apply(settings: RunSettings, key: str, value: Any, path: Path, base: Path) -> None:
+    where = _where(path, key)
+    if key not in KNOWN_KEYS:
+        raise Refused(f"{where} is not a known key", f"known keys: {', '.join(sorted(KNOWN_KEYS))}")
+    if value is None or key in _IGNORED:
+        return
+    if key in _STR:
+        setattr(settings, key, _typed(value, str, where))
+    elif key in _INT:
+        setattr(settings, key, _typed(value, int, where))
+    elif key in _FLOAT:
+        setattr(settings, key, float(_typed(value, (int, float), where)))
+    elif key in _PATH:
+        setattr(settings, key, base / Path(_typed(value, str, where)).expanduser())
+    elif key in _LIST:
+        items = [value] if isinstance(value, str) else value
+        if not isinstance(items, list) or not all(isinstance(i, str) for i in items):
+            raise Refused(f"{where} must be a string or a list of strings", "fix the value")
+        if key.startswith("input_file"):
+            items = [i if i == "-" else str(base / Path(i).expanduser()) for i in items]
+        getattr(settings, _LIST[key]).extend(items)
+    elif key == "tools":
+        items = value.split(",") if isinstance(value, str) else value
+        if not isinstance(items, list):
+            raise Refused(f"{where} must be a list like [files, bash] or a string like files,bash", "fix it")
+        settings.tools = [str(i).strip() for i in items if str(i).strip()]
+    elif key == "permissions":
+        settings.permissions = _permissions(value, where, base)
+    elif key == "memory":
+        if not isinstance(value, (str, Mapping)):
+            raise Refused(f"{where} must be a name, MODULE:OBJ, or a mapping with strategy:", "fix the value")
+        settings.memory = value
+    elif key == "retry":
+        if not isinstance(value, Mapping) or set(value) - RETRY_KEYS:
+            unknown = sorted(set(value) - RETRY_KEYS) if isinstance(value, Mapping) else []
+            raise Refused(
+                f"{where}{'.' + unknown[0] if unknown else ''} is not valid",
+                f"retry takes {', '.join(sorted(RETRY_KEYS))}",
+            )
+        settings.retry = dict(value)
+    elif key == "security":
+        _security(settings, value, path, base)
+
+
+def _security(settings: RunSettings, value: Any, path: Path, base: Path) -> None:
+    where = _where(path, "security")
+    if not isinstance(value, Mapping):
+        raise Refused(f"{where} must be a mapping with permissions: and/or behavior:", "fix the value")
+    for key, item in value.items():
+        if key == "permissions":
+            if item is not None:
+                settings.permissions = _permissions(item, f"{where}.permissions", base)
+        elif key == "behavior":
+            if item is not None and not isinstance(item, Mapping):
+                raise Refused(f"{where}.behavior must be a mapping", "see docs/brain-behavior or issue 5")
+            settings.behavior = item
+        else:
+            raise Refused(f"{where}.{key} is not a known key", "security takes permissions and behavior")
+
+
+def _permissions(value: Any, where: str, base: Path) -> Path | Mapping[str, Any]:
+    if isinstance(value, str):
+        return base / Path(value).expanduser()
+    if isinstance(value, Mapping):
+        return value
+    raise Refused(f"{where} must be a file path or a mapping with allow/deny/ask", "fix the value")
+
+
+def _typed(value: Any, kinds: type | tuple[type, ...], where: str) -> Any:
+    if isinstance(value, bool) or not isinstance(value, kinds):
+        names = kinds.__name__ if isinstance(kinds, type) else " or ".join(k.__name__ for k in kinds)
+        raise Refused(
+            f"{where} must be {names.replace('str', 'a string').replace('int', 'an integer')}, "
+            f"not {type(value).__name__}",
+            "fix the value",
+        )
+    return value

@@ -1,0 +1,192 @@
+"""One response's tool calls: check them, ask the hooks, run the allowed ones concurrently, build results.
+
+In call order: a malformed call gets an error result that quotes what was sent; an unknown tool gets
+``tool not found: X; available: …``; arguments that do not fit the schema are fed back as malformed; then
+the ``pre_tool`` hooks decide (the permission guard first; the first block wins; a hook that raises blocks).
+The allowed calls run at once on a thread pool; a tool that raises becomes an error result. ``post_tool``
+hooks then run in call order and the results come back in call order, warnings before and reminders after
+each output, secrets redacted. Hooks are only ever called from the loop's thread, so they need no locks.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from routedriver.brain.hooks import ALLOW, HookVerdict, LoopHook, ToolEvent, ToolOutcome
+from routedriver.brain.records import CallRecord, Limits
+from routedriver.brain.redact import Redactor
+from routedriver.brain.toolbox import ToolRegistry
+from routedriver.brain.tools.base import Tool, ToolContext, argument_problem, fail, truncate
+from routedriver.llm.types import Message, ToolCall
+
+log = logging.getLogger("bhrain")
+
+
+def call_hook(hook: LoopHook, method: str, default: Any, *args: Any) -> Any:
+    """``hook.method(*args)``, or ``default`` (logged) when it raises: hooks never raise into the loop."""
+    try:
+        return getattr(hook, method)(*args)
+    except Exception as exc:  # noqa: BLE001
+        log.warning("%s.%s failed: %s: %s", type(hook).__name__, method, type(exc).__name__, exc)
+        return default
+
+
+class Dispatcher:
+    def __init__(
+        self,
+        registry: ToolRegistry,
+        hooks: Sequence[LoopHook],
+        workdir: Path,
+        limits: Limits,
+        redactor: Redactor,
+    ) -> None:
+        self.registry, self.hooks, self.workdir = registry, hooks, workdir
+        self.limits, self.redactor = limits, redactor
+        self._pool: ThreadPoolExecutor | None = None
+
+    def run(
+        self, calls: Sequence[ToolCall], text: str, iteration: int
+    ) -> tuple[list[Message], list[CallRecord]]:
+        records = [CallRecord(iteration, i, c.id, c.name, dict(c.arguments)) for i, c in enumerate(calls)]
+        outcomes: dict[int, ToolOutcome] = {}
+        warnings: dict[int, tuple[str, ...]] = {}
+        events: dict[int, ToolEvent] = {}
+        runnable: list[tuple[int, Tool, ToolCall]] = []
+        for index, call in enumerate(calls):
+            record = records[index]
+            tool = None if call.malformed else self.registry.lookup(call.name)
+            if call.malformed:
+                outcomes[index] = self._reject(record, "malformed", malformed_message(call))
+            elif tool is None:
+                available = ", ".join(self.registry.names()) or "none"
+                outcomes[index] = self._reject(
+                    record, "not_found", f"tool not found: {call.name}; available: {available}"
+                )
+            elif problem := argument_problem(tool.input_schema, call.arguments):
+                outcomes[index] = self._reject(
+                    record,
+                    "malformed",
+                    (
+                        f"malformed tool call to {call.name}: {problem}; call it again with arguments "
+                        f"matching this schema: {json.dumps(tool.input_schema, sort_keys=True)}"
+                    ),
+                )
+            else:
+                record.name = tool.name
+                events[index] = ToolEvent(call.id, tool.name, dict(call.arguments), iteration, index, text)
+                log.info(
+                    "→ %s %s", tool.name, self.preview(json.dumps(dict(call.arguments), ensure_ascii=False))
+                )
+                verdict, warnings[index] = self._pre_tool(events[index])
+                if verdict.block:
+                    outcomes[index] = self._reject(
+                        record, "denied", verdict.reason or f"{tool.name} was blocked"
+                    )
+                    del events[index]
+                else:
+                    runnable.append((index, tool, call))
+        outcomes.update(self._execute_all(runnable, records, iteration))
+        messages = []
+        for index, call in enumerate(calls):
+            outcome = outcomes[index]
+            parts = [*warnings.get(index, ()), self._clip(outcome.output) or "(no output)"]
+            if index in events:
+                parts.extend(
+                    n for h in self.hooks for n in call_hook(h, "post_tool", (), events[index], outcome)
+                )
+            records[index].output = self.redactor.text("\n\n".join(parts))
+            messages.append(Message("tool", records[index].output, (), call.id, not outcome.ok))
+        return messages, records
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+
+    def preview(self, text: str, limit: int = 200) -> str:
+        flat = " ".join(self.redactor.text(text).split())
+        return flat if len(flat) <= limit else flat[:limit] + "…"
+
+    def _execute_all(
+        self, runnable: list[tuple[int, Tool, ToolCall]], records: list[CallRecord], iteration: int
+    ) -> dict[int, ToolOutcome]:
+        if len(runnable) <= 1:  # no thread hop for the common single call
+            return {i: self._execute(tool, call, records[i], iteration) for i, tool, call in runnable}
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(self.limits.max_parallel, thread_name_prefix="bhrain-tool")
+        futures = {
+            i: self._pool.submit(self._execute, tool, call, records[i], iteration)
+            for i, tool, call in runnable
+        }
+        return {i: future.result() for i, future in futures.items()}
+
+    def _execute(self, tool: Tool, call: ToolCall, record: CallRecord, iteration: int) -> ToolOutcome:
+        started = time.monotonic()
+        ctx = ToolContext(self.workdir, call.id, iteration, self.registry, self.limits.max_output_chars)
+        try:
+            result = tool.run(call.arguments, ctx)
+            outcome = result if isinstance(result, ToolOutcome) else ToolOutcome(True, str(result))
+        except Exception as exc:  # noqa: BLE001 - a broken tool is an error result, never a crash
+            log.warning("tool %s raised %s: %s", tool.name, type(exc).__name__, exc)
+            outcome = fail(f"tool {tool.name} failed: {type(exc).__name__}: {exc}")
+        record.elapsed_s = time.monotonic() - started
+        record.status = "ok" if outcome.ok else "error"
+        log.info(
+            "← %s %s (%.0f ms): %s",
+            tool.name,
+            "ok" if outcome.ok else "failed",
+            record.elapsed_s * 1000,
+            self.preview(outcome.output),
+        )
+        log.debug("%s output:\n%s", tool.name, self.redactor.text(outcome.output))
+        return outcome
+
+    def _reject(self, record: CallRecord, status: str, message: str) -> ToolOutcome:
+        record.status = status
+        log.log(
+            logging.WARNING if status == "denied" else logging.INFO,
+            "✗ %s %s: %s",
+            record.name or "(unnamed call)",
+            status.replace("_", " "),
+            self.preview(message),
+        )
+        return fail(message)
+
+    def _pre_tool(self, event: ToolEvent) -> tuple[HookVerdict, tuple[str, ...]]:
+        notes: list[str] = []
+        for hook in self.hooks:
+            try:
+                verdict = hook.pre_tool(event)
+            except Exception as exc:  # noqa: BLE001 - fail closed: a check that breaks blocks the call
+                name, kind = type(hook).__name__, type(exc).__name__
+                log.error(
+                    "%s failed while checking %s (%s: %s); the call is denied", name, event.tool, kind, exc
+                )
+                return HookVerdict(
+                    True,
+                    f"permission denied: the check {name} failed ({kind}), so {event.tool} "
+                    "was not run; try another approach or ask the user",
+                ), ()
+            if verdict.block:
+                return verdict, ()
+            notes.extend(verdict.notes)
+        return ALLOW, tuple(notes)
+
+    def _clip(self, output: str) -> str:
+        return truncate(
+            output, self.limits.max_output_chars, hint="ask for less, e.g. a narrower query or path"
+        )[0]
+
+
+def malformed_message(call: ToolCall) -> str:
+    raw = call.raw_arguments if call.raw_arguments is not None else ""
+    quoted = f"; arguments received: {raw[:300]!r}" if raw else ""
+    return (
+        f"malformed tool call{f' to {call.name}' if call.name else ''}: {call.error}{quoted}; "
+        "send the call again with a JSON object of arguments matching the tool's schema"
+    )

@@ -1,0 +1,281 @@
+"""The agentic loop: ask the model, run the tools it calls, append the results, repeat until it answers.
+
+One iteration is one model call: the system prompt (skill + working directory + tools + hook sections) and
+the context go to the model; ``on_text`` hooks read its text; no tool calls means done; otherwise the
+``Dispatcher`` runs the calls (guard first, concurrently, results in call order) and the results are
+appended. After each iteration the memory manager may replace the context and ``on_iteration`` observers
+(the trace) are told. The loop stops by raising a ``Stop`` (see ``records``); it never prints.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from routedriver.brain.context import Context, conversation_problem, tools_tokens
+from routedriver.brain.dispatch import Dispatcher, call_hook
+from routedriver.brain.hooks import LoopHook
+from routedriver.brain.memory.base import ContextState, MemorySession
+from routedriver.brain.memory.store import MemoryStore
+from routedriver.brain.records import (
+    CallRecord,
+    Denied,
+    Done,
+    IterationRecord,
+    Limits,
+    LimitsExceeded,
+    LoopResult,
+    Stop,
+    TooManyMalformed,
+)
+from routedriver.brain.redact import NO_REDACTION, Redactor
+from routedriver.brain.toolbox import ToolRegistry
+from routedriver.errors import ExitCode
+from routedriver.llm.types import ChatModel, Message, ToolSpec, Usage, estimate_tokens
+
+__all__ = ["CallRecord", "IterationRecord", "Limits", "Loop", "LoopResult"]
+log = logging.getLogger("bhrain")
+
+
+class Loop:
+    def __init__(
+        self,
+        model: ChatModel,
+        registry: ToolRegistry,
+        *,
+        workdir: Path,
+        skill_prompt: str = "",
+        hooks: Sequence[LoopHook] = (),
+        memory: Any = None,
+        limits: Limits | None = None,
+        on_iteration: Callable[[Loop, IterationRecord], None] | None = None,
+        redactor: Redactor = NO_REDACTION,
+    ) -> None:
+        self.model, self.registry, self.workdir = model, registry, workdir
+        self.skill_prompt, self.hooks, self.memory = skill_prompt, list(hooks), memory
+        self.on_iteration, self.redactor = on_iteration, redactor
+        self.dispatcher = Dispatcher(registry, self.hooks, workdir, limits or Limits(), redactor)
+        self.context, self.store = Context(), MemoryStore()
+        self.iteration, self.usage = 0, Usage()
+        self.records: list[CallRecord] = []
+        self.system = ""
+        self.tool_specs: tuple[ToolSpec, ...] = ()
+        self.last_text = ""  # the latest non-empty text of the model: the partial answer on an early stop
+        self._usage_lock = threading.Lock()
+        self._hook_sections: list[str] | None = None
+        self._tools_version, self._overhead_tokens = -1, 0
+        self._nudged, self._malformed_streak = False, 0
+        self._last_batch_blocked: list[CallRecord] = []
+        self._started = time.monotonic()
+
+    @property
+    def limits(self) -> Limits:
+        return self.dispatcher.limits
+
+    @limits.setter
+    def limits(self, limits: Limits) -> None:
+        self.dispatcher.limits = limits
+
+    # -- session ---------------------------------------------------------------------------------------------
+    def start(self) -> None:
+        """Begin the session (idempotent): hooks add their system-prompt sections, memory starts."""
+        if self._hook_sections is not None:
+            return
+        self._started = time.monotonic()
+        self._hook_sections = [s for s in (call_hook(h, "system_prompt", "") for h in self.hooks) if s]
+        if self.memory is not None and hasattr(self.memory, "start"):
+            self.memory.start(MemorySession(self.model, self.registry, self.store, self.record_usage))
+        self._refresh_tools()
+
+    def request_tokens(self, task: str) -> int:
+        """Estimated tokens of the first request for ``task``: system prompt + tool specs + the task."""
+        self.start()
+        return self._overhead_tokens + estimate_tokens(task)
+
+    def run(self, task: str) -> LoopResult:
+        """Start the session with ``task`` and drive the loop until it stops."""
+        self.start()
+        return self.follow_up(task)
+
+    def follow_up(self, text: str, *, from_user: bool = True) -> LoopResult:
+        """Add a message (e.g. a correction) to the same conversation and drive the loop again."""
+        self.context.append(Message("user", text))
+        if from_user:
+            notes = [n for h in self.hooks for n in call_hook(h, "on_user_message", (), text)]
+            if notes:
+                self.context.append(Message("user", "\n\n".join(notes)))
+        try:
+            while True:
+                self._step()
+        except Stop as stop:
+            return self._result(stop.text, stop.stop_reason, int(stop.exit_code), stop.explanation)
+
+    def partial_result(self) -> LoopResult:
+        """What the session produced so far, for a run that ended in an exception (e.g. an API failure)."""
+        return self._result(self.last_text, "error", int(ExitCode.MALFUNCTION), "")
+
+    def close(self) -> None:
+        for hook in self.hooks:
+            call_hook(hook, "close", None)
+        if self.memory is not None and hasattr(self.memory, "close"):
+            call_hook(self.memory, "close", None)
+        self.dispatcher.close()
+
+    def record_usage(self, usage: Usage) -> None:
+        with self._usage_lock:  # memory managers may record their own calls from another thread
+            self.usage = self.usage + usage
+
+    @property
+    def context_tokens(self) -> int:
+        return self._overhead_tokens + self.context.tokens
+
+    # -- one iteration ---------------------------------------------------------------------------------------
+    def _step(self) -> None:
+        if self.iteration >= self.limits.max_iterations:
+            raise LimitsExceeded(self.last_text, self._limit_explanation())
+        self.iteration += 1
+        started = time.monotonic()
+        self._refresh_tools()
+        record = IterationRecord(self.iteration, self.context_tokens, Usage(), "")
+        log.info("iteration %d: about %s context tokens", self.iteration, f"{record.context_tokens:,}")
+        completion = self.model.complete(
+            self.context.messages,
+            system=self.system,
+            tools=self.tool_specs,
+            max_tokens=self.limits.max_tokens,
+            temperature=self.limits.temperature,
+        )
+        self.record_usage(completion.usage)
+        record.usage = completion.usage
+        record.text = completion.text or ""
+        calls = tuple(completion.tool_calls)
+        if completion.stop_reason == "max_tokens":
+            log.warning(
+                "the model's answer was cut at its token limit; raise --max-tokens if it looks incomplete"
+            )
+        notes: list[str] = []
+        if record.text.strip():
+            self.last_text = record.text
+            log.debug("model: %s", self.redactor.text(record.text))
+            notes = [n for h in self.hooks for n in call_hook(h, "on_text", (), record.text)]
+        self.context.append(Message("assistant", record.text, calls))
+        if not calls:
+            if notes and not self._nudged:  # one nudge in a row at most: a rule cannot keep the loop alive
+                self._nudged = True
+                self.context.append(Message("user", "\n\n".join(notes)))
+                self._end_iteration(record, started)
+                return
+            self._end_iteration(record, started, final=True)
+            if self._last_batch_blocked:
+                names = ", ".join(sorted({r.name for r in self._last_batch_blocked}))
+                raise Denied(
+                    record.text,
+                    f"the task ended after a tool call was denied ({names}); allow it or change the task",
+                )
+            raise Done(record.text)
+        self._nudged = False
+        results, record.calls = self.dispatcher.run(calls, record.text, self.iteration)
+        if notes:  # on_text notes ride on the last result of the same response
+            last = results[-1]
+            results[-1] = Message(
+                "tool", f"{last.text}\n\n" + "\n\n".join(notes), (), last.tool_call_id, last.is_error
+            )
+        self.context.extend(results)
+        self.records.extend(record.calls)
+        self._last_batch_blocked = [c for c in record.calls if c.status == "denied"]
+        malformed = any(c.status == "malformed" for c in record.calls)
+        self._malformed_streak = self._malformed_streak + 1 if malformed else 0
+        self._end_iteration(record, started)
+        if self._malformed_streak > self.limits.max_corrections:
+            raise TooManyMalformed(
+                self.last_text,
+                (
+                    f"the model sent malformed tool calls in {self._malformed_streak} responses in a row "
+                    f"(at most {self.limits.max_corrections} corrections are allowed); try another model"
+                ),
+            )
+
+    def _end_iteration(self, record: IterationRecord, started: float, *, final: bool = False) -> None:
+        if not final:
+            self._consult_memory()
+        record.elapsed_s = time.monotonic() - started
+        if self.on_iteration is not None:
+            self.on_iteration(self, record)
+
+    def _refresh_tools(self) -> None:
+        """Rebuild the tool list and system prompt when a toolbox was added or removed."""
+        snapshot = self.registry.snapshot()
+        if snapshot.version == self._tools_version:
+            return
+        if self._tools_version >= 0:
+            log.info("tools changed: %s", ", ".join(snapshot.names) or "none")
+        self._tools_version, self.tool_specs = snapshot.version, snapshot.specs
+        parts = [
+            self.skill_prompt,
+            f"Working directory: {self.workdir}",
+            snapshot.prompt,
+            *(self._hook_sections or []),
+        ]
+        self.system = "\n\n".join(p.strip() for p in parts if p and p.strip())
+        self._overhead_tokens = estimate_tokens(self.system) + tools_tokens(self.tool_specs)
+
+    def _consult_memory(self) -> None:
+        if self.memory is None:
+            return
+        state = ContextState(
+            tuple(self.context.messages),
+            self.system,
+            self.tool_specs,
+            self.iteration,
+            self.context_tokens,
+            self.model.context_window,
+            self.limits.max_tokens or self.limits.reserved_output_tokens,
+        )
+        name = getattr(self.memory, "name", type(self.memory).__name__)
+        try:
+            replacement = self.memory.consult(state)
+        except Exception as exc:  # noqa: BLE001 - a failing manager leaves the context as it is
+            log.warning("memory manager %s failed: %s: %s; context kept", name, type(exc).__name__, exc)
+            return
+        if replacement is None:
+            return
+        replacement = list(replacement)
+        problem = conversation_problem(replacement)
+        if problem:
+            log.warning("memory manager %s proposed an invalid context (%s); context kept", name, problem)
+            return
+        before = self.context_tokens
+        self.context.replace(replacement)
+        log.info(
+            "memory %s: context replaced, about %s → %s tokens",
+            name,
+            f"{before:,}",
+            f"{self.context_tokens:,}",
+        )
+
+    # -- endings ---------------------------------------------------------------------------------------------
+    def _result(self, text: str, stop_reason: str, exit_code: int, explanation: str) -> LoopResult:
+        return LoopResult(
+            text,
+            stop_reason,
+            exit_code,
+            explanation,
+            self.iteration,
+            self.usage,
+            list(self.records),
+            list(self.context.messages),
+            time.monotonic() - self._started,
+            self.context_tokens,
+        )
+
+    def _limit_explanation(self) -> str:
+        failed = sum(1 for r in self.records if not r.ok)
+        return (
+            f"stopped after {self.iteration} iterations (the limit) before the task was finished; "
+            f"{len(self.records)} tool calls ran, {failed} of them failed or were refused. "
+            "Raise --max-iterations or narrow the task."
+        )

@@ -1,0 +1,1 @@
+"""Permission guard (allow / deny / prompt) and Claude Code style permission rules."""

@@ -1,0 +1,276 @@
+"""Declarative permission rules in Claude Code's settings shape.
+
+```json
+{"permissions": {"allow": ["Read", "Bash(git status)"], "deny": ["Bash(rm:*)", "Write(secrets/**)"],
+                 "ask": ["Bash(git push:*)"], "default": "allow"}}
+```
+
+A rule is ``Tool`` (every call of that tool) or ``Tool(specifier)``. Tool names match case-insensitively and
+across forms (``database.execute`` = ``database__execute``). Specifiers:
+
+- ``Bash(cmd)`` the exact command; ``Bash(prefix:*)`` a command starting with the prefix (in an allow rule
+  the prefix must end at a word: ``npm test:*`` allows ``npm test -k x``, not ``npm testx``; in deny/ask
+  rules any start counts, erring towards refusing); ``*`` elsewhere is a wildcard (``Bash(git * main)``).
+  A compound command
+  is split into every simple command it runs (see ``shell``): a deny or ask rule applies if ANY part matches,
+  an allow rule only if EVERY part matches. A command that cannot be read with confidence is asked about
+  whenever deny or ask rules for Bash exist.
+- ``Read(glob)`` / ``Edit(glob)`` / ``Write(glob)``: gitignore-style path patterns. ``Read`` rules cover read,
+  glob and grep (by their search root); ``Edit`` and ``Write`` rules cover edit and write. ``//abs/path`` is
+  absolute, ``~/x`` is under the home directory, ``/x`` is relative to the permissions file's directory and
+  ``x`` or ``./x`` to the working directory.
+- Any other tool: a glob matched against each string argument (deny/ask: any argument; allow: all of them).
+
+Deny beats ask beats allow. Calls no rule matches get ``default`` (``allow`` unless the file says otherwise).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import logging
+import os
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from routedriver.brain.hooks import ToolEvent
+from routedriver.errors import Refused
+
+log = logging.getLogger("bhrain")
+
+Action = Literal["allow", "deny", "prompt"]
+RULE_KINDS = ("deny", "ask", "allow")
+# Keys of Claude Code's permissions block that mean nothing to bhrain; accepted so one file serves both.
+CLAUDE_CODE_KEYS = frozenset({"defaultMode", "additionalDirectories", "disableBypassPermissionsMode"})
+READ_TOOLS = frozenset({"read", "glob", "grep"})
+EDIT_TOOLS = frozenset({"edit", "write"})
+FILE_RULE_TOOLS = {"read": READ_TOOLS, "edit": EDIT_TOOLS, "write": EDIT_TOOLS, "multiedit": EDIT_TOOLS}
+KNOWN_TOOLS = frozenset({"bash", "read", "write", "edit", "glob", "grep", "websearch", "multiedit", "recall"})
+_RULE = re.compile(r"^\s*([A-Za-z0-9_.\-]+)\s*(?:\((.*)\))?\s*$", re.DOTALL)
+
+
+@dataclass(frozen=True)
+class Decision:
+    action: Action
+    reason: str = ""
+
+
+def canonical_tool(name: str) -> str:
+    return name.strip().lower().replace("__", ".")
+
+
+@dataclass(frozen=True)
+class Rule:
+    kind: str  # deny | ask | allow
+    tool: str  # canonical tool name
+    specifier: str | None
+    text: str  # as written, for messages
+    base_dir: Path  # for "/x" path patterns: the permissions file's directory
+
+    def covers(self, tool: str) -> bool:
+        tool = canonical_tool(tool)
+        if self.tool in FILE_RULE_TOOLS:
+            return tool in FILE_RULE_TOOLS[self.tool]
+        return tool == self.tool or tool.endswith("." + self.tool) or self.tool.endswith("." + tool)
+
+
+def parse_rule(text: Any, kind: str, base_dir: Path, where: str) -> Rule:
+    if not isinstance(text, str):
+        raise Refused(
+            f'{where} must be a string like "Bash(rm:*)", not {type(text).__name__}', "fix the rule"
+        )
+    match = _RULE.match(text)
+    if not match:
+        raise Refused(f"{where} {text!r} is not a rule", 'write Tool or Tool(specifier), e.g. "Bash(rm:*)"')
+    tool, spec = canonical_tool(match.group(1)), match.group(2)
+    spec = spec.strip() if spec is not None else None
+    if spec in ("", "*"):
+        spec = None
+    if tool not in KNOWN_TOOLS and "." not in tool:
+        log.debug("permission rule %s names no built-in tool; it applies to toolbox tools of that name", text)
+    return Rule(kind, tool, spec, text, base_dir)
+
+
+@dataclass
+class RulesPolicy:
+    """Decides a tool call from declarative rules."""
+
+    rules: list[Rule] = field(default_factory=list)
+    default: Action = "allow"
+    workdir: Path = field(default_factory=Path.cwd)
+    source: str = "permissions"
+
+    def decide(self, event: ToolEvent) -> Decision:
+        relevant = [r for r in self.rules if r.covers(event.tool)]
+        if not relevant:
+            return Decision(self.default, f"no rule for {event.tool}; default {self.default}")
+        if canonical_tool(event.tool) == "bash":
+            return self._bash(event, relevant)
+        for kind, action in (("deny", "deny"), ("ask", "prompt")):
+            for rule in (r for r in relevant if r.kind == kind):
+                if self._matches(rule, event, any_arg=True):
+                    return Decision(action, f"rule {rule.text} in {self.source}")  # type: ignore[arg-type]
+        for rule in (r for r in relevant if r.kind == "allow"):
+            if self._matches(rule, event, any_arg=False):
+                return Decision("allow", f"rule {rule.text} in {self.source}")
+        return Decision(self.default, f"no rule matched; default {self.default}")
+
+    def _bash(self, event: ToolEvent, relevant: list[Rule]) -> Decision:
+        from routedriver.brain.permissions.shell import split_command
+
+        command = str(event.params.get("command", ""))
+        parsed = split_command(command)
+        parts = [" ".join(argv) for argv in parsed.commands] or [command.strip()]
+        for kind, action in (("deny", "deny"), ("ask", "prompt")):
+            for rule in (r for r in relevant if r.kind == kind):
+                hit = next((p for p in parts if _command_matches(rule.specifier, p)), None)
+                if hit is not None:
+                    shown = f" (in: {hit})" if hit != command.strip() else ""
+                    return Decision(action, f"rule {rule.text} in {self.source}{shown}")  # type: ignore[arg-type]
+        if not parsed.confident and any(r.kind in ("deny", "ask") for r in relevant):
+            return Decision(
+                "prompt",
+                f"the command could not be read with confidence ({parsed.reasons[0]}) "
+                f"and {self.source} has deny/ask rules for Bash",
+            )
+        allows = [r for r in relevant if r.kind == "allow"]
+        if (
+            allows
+            and parsed.confident
+            and all(any(_command_matches(r.specifier, p, strict_prefix=True) for r in allows) for p in parts)
+        ):
+            return Decision("allow", f"allowed by {self.source}")
+        return Decision(self.default, f"no rule matched; default {self.default}")
+
+    def _matches(self, rule: Rule, event: ToolEvent, *, any_arg: bool) -> bool:
+        if rule.specifier is None:
+            return True
+        tool = canonical_tool(event.tool)
+        if tool in READ_TOOLS | EDIT_TOOLS:
+            raw = (
+                event.params.get("file_path")
+                if tool in ("read", "write", "edit")
+                else event.params.get("path")
+            )
+            return _path_matches(rule, str(raw or "."), self.workdir, directory=tool in ("glob", "grep"))
+        values = [v for v in event.params.values() if isinstance(v, str)]
+        if not values:
+            return False
+        test = any if any_arg else all
+        return test(fnmatch.fnmatchcase(v, rule.specifier) for v in values)
+
+
+def _command_matches(spec: str | None, command: str, *, strict_prefix: bool = False) -> bool:
+    """Does a Bash specifier match one simple command?
+
+    ``prefix:*`` is a plain prefix for deny/ask rules (``rm:*`` also catches ``rmdir``: erring towards
+    refusing) and a prefix ending at a word for allow rules (``npm test:*`` does not allow ``npm testx``).
+    """
+    if spec is None:
+        return True
+    if spec.endswith(":*"):
+        prefix = spec[:-2].strip()
+        return command.startswith(prefix) and (
+            not strict_prefix or command == prefix or command.startswith(prefix + " ")
+        )
+    if "*" in spec:
+        pattern = ".*".join(re.escape(part) for part in spec.split("*"))
+        return re.fullmatch(pattern, command, re.DOTALL) is not None
+    return " ".join(command.split()) == " ".join(spec.split())
+
+
+def _path_matches(rule: Rule, raw: str, workdir: Path, *, directory: bool) -> bool:
+    import pathspec
+
+    spec = rule.specifier or ""
+    if spec.startswith("//"):
+        base, pattern = Path("/"), spec[2:]
+    elif spec.startswith("~/"):
+        base, pattern = Path.home(), spec[2:]
+    elif spec.startswith("/"):
+        base, pattern = rule.base_dir, spec[1:]
+    else:
+        base, pattern = workdir, spec[2:] if spec.startswith("./") else spec
+    matcher = pathspec.GitIgnoreSpec.from_lines([pattern])
+    target = Path(os.path.expanduser(raw))
+    target = target if target.is_absolute() else workdir / target
+    # Check the path as written and as resolved, so a symlink cannot walk around a rule.
+    for candidate in {os.path.normpath(target), os.path.realpath(target)}:
+        for root in {os.path.normpath(base), os.path.realpath(base)}:
+            rel = os.path.relpath(candidate, root)
+            if rel.startswith(".."):
+                continue
+            probes = [rel] if rel != "." else []
+            if directory:
+                probes += [f"{rel}/", f"{rel}/x" if rel != "." else "x"]
+            if any(matcher.match_file(p) for p in probes):
+                return True
+    return False
+
+
+# -- loading -------------------------------------------------------------------------------------------------
+def load_permissions_file(path: Path, workdir: Path) -> RulesPolicy:
+    if not path.is_file():
+        raise Refused(f"permissions file {path} not found", "check the path given to --permissions")
+    text = path.read_text(encoding="utf-8")
+    try:
+        if path.suffix.lower() == ".json":
+            data = json.loads(text)
+        else:
+            import yaml
+
+            data = yaml.safe_load(text)
+    except Exception as exc:  # noqa: BLE001 - any parse error becomes one line naming the file
+        detail = " ".join(str(exc).split())[:200]
+        raise Refused(
+            f"permissions file {path} is not valid {path.suffix.lstrip('.') or 'YAML'}: {detail}",
+            "fix the syntax",
+        ) from None
+    if not isinstance(data, Mapping):
+        raise Refused(f"permissions file {path} must be a mapping", 'write {"permissions": {"deny": [...]}}')
+    block = data.get("permissions")
+    if block is None and any(k in data for k in RULE_KINDS):
+        block, where = data, str(path)
+    else:
+        where = f"{path}: permissions"
+    if block is None:
+        raise Refused(
+            f"permissions file {path} has no permissions block", 'write {"permissions": {"deny": [...]}}'
+        )
+    return policy_from_block(block, base_dir=path.parent, workdir=workdir, where=where)
+
+
+def policy_from_block(block: Any, *, base_dir: Path, workdir: Path, where: str) -> RulesPolicy:
+    if not isinstance(block, Mapping):
+        raise Refused(f"{where} must be a mapping with allow/deny/ask lists", "see docs/bhrain.md")
+    rules: list[Rule] = []
+    for key, value in block.items():
+        if key in CLAUDE_CODE_KEYS:
+            continue
+        if key == "default":
+            continue
+        if key not in RULE_KINDS:
+            raise Refused(
+                f"{where}.{key} is not a permissions key",
+                "use allow, deny, ask and default (Claude Code's defaultMode is accepted and ignored)",
+            )
+        if not isinstance(value, Sequence) or isinstance(value, str):
+            raise Refused(f"{where}.{key} must be a list of rules", f'write {key}: ["Bash(rm:*)"]')
+        rules.extend(parse_rule(item, key, base_dir, f"{where}.{key}[{i}]") for i, item in enumerate(value))
+    default = block.get("default", "allow")
+    actions = {"allow": "allow", "deny": "deny", "ask": "prompt", "prompt": "prompt"}
+    if default not in actions:
+        raise Refused(f"{where}.default must be allow, ask or deny, not {default!r}", "fix the value")
+    return RulesPolicy(rules, actions[default], workdir, source=str(where).split(":")[0])  # type: ignore[arg-type]
+
+
+def combine(decisions: Sequence[Decision]) -> Decision:
+    """Several policies: the strictest decision wins (deny > prompt > allow)."""
+    for action in ("deny", "prompt"):
+        for decision in decisions:
+            if decision.action == action:
+                return decision
+    return decisions[0] if decisions else Decision("allow")

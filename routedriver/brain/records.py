@@ -1,0 +1,99 @@
+"""What the loop produces and how it stops: limits, per-call and per-iteration records, the result.
+
+The loop ends by raising a ``Stop`` subclass that carries the text for the caller, why it stopped and the
+exit code that stop means (the mini-swe-agent style: control flow by small exceptions).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from routedriver.brain.tools.base import DEFAULT_MAX_OUTPUT_CHARS
+from routedriver.errors import ExitCode
+from routedriver.llm.types import Message, Usage
+
+
+class Stop(Exception):
+    """Ends the loop; ``text`` is what the caller gets, ``explanation`` why the loop stopped there."""
+
+    stop_reason = "done"
+    exit_code = ExitCode.OK
+
+    def __init__(self, text: str, explanation: str = "") -> None:
+        super().__init__(explanation or text)
+        self.text, self.explanation = text, explanation
+
+
+class Done(Stop):
+    """The model answered without calling tools."""
+
+
+class Denied(Stop):
+    """The model answered right after a call of its last batch was denied: the task ended refused."""
+
+    stop_reason, exit_code = "denied", ExitCode.REFUSED
+
+
+class LimitsExceeded(Stop):
+    """Max iterations reached: a graceful stop with the partial answer."""
+
+    stop_reason, exit_code = "max_iterations", ExitCode.REFUSED
+
+
+class TooManyMalformed(Stop):
+    """The model kept sending malformed tool calls after the allowed corrections."""
+
+    stop_reason, exit_code = "malformed_tool_calls", ExitCode.MALFUNCTION
+
+
+@dataclass(frozen=True)
+class Limits:
+    max_iterations: int = 30
+    max_corrections: int = 3  # consecutive responses with malformed calls fed back before giving up
+    max_parallel: int = 16  # tool calls of one response running at once
+    max_tokens: int | None = None
+    temperature: float | None = None
+    max_output_chars: int = DEFAULT_MAX_OUTPUT_CHARS
+    reserved_output_tokens: int = 4096  # kept free for the answer when max_tokens is not given
+
+
+@dataclass
+class CallRecord:
+    iteration: int
+    index: int
+    call_id: str
+    name: str
+    input: Mapping[str, Any]
+    status: str = "ok"  # ok | error | denied | not_found | malformed
+    output: str = ""
+    elapsed_s: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+
+@dataclass
+class IterationRecord:
+    iteration: int
+    context_tokens: int
+    usage: Usage
+    text: str
+    calls: list[CallRecord] = field(default_factory=list)
+    elapsed_s: float = 0.0
+
+
+@dataclass
+class LoopResult:
+    text: str
+    stop_reason: str
+    exit_code: int
+    explanation: str
+    iterations: int
+    usage: Usage
+    tool_calls: list[CallRecord]
+    messages: list[Message]
+    elapsed_s: float
+    context_tokens: int

@@ -1,0 +1,359 @@
+"""Assemble one bhrain session from ``RunSettings`` and run it: the library behind ``bhrain run``.
+
+Order matters for the user: everything that can be refused without a model call (arguments, files, atom,
+key, tools, permissions, input size) is checked before the first request, so a mistake costs nothing.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from routedriver.brain.config import ARCH, RunSettings
+from routedriver.brain.loop import Limits, Loop, LoopResult
+from routedriver.brain.redact import Redactor
+from routedriver.brain.skills import (
+    CORRECTION,
+    Artifact,
+    Skill,
+    get_skill,
+    read_counts,
+    render_rubric,
+    with_counts,
+)
+from routedriver.errors import ExitCode, Malfunction, Refused, UserError
+
+log = logging.getLogger("bhrain")
+
+CLARIFICATION = (
+    "The input is empty, so there is nothing to work on yet. What should I do? "
+    'Give the task or question with --input "..." or --input-file FILE.'
+)
+CORRECTION_ITERATIONS = 2
+
+
+@dataclass
+class RunOutcome:
+    text: str
+    exit_code: int
+    stop_reason: str
+    explanation: str = ""
+    skill: str = ""
+    atom: str = ""
+    model: str = ""
+    result: LoopResult | None = None
+    counts: tuple[int, int] | None = None
+    error: UserError | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        from routedriver.brain.trace import call_json
+
+        result = self.result
+        out: dict[str, Any] = {
+            "result": self.text,
+            "stop_reason": self.stop_reason,
+            "exit_code": self.exit_code,
+            "iterations": result.iterations if result else 0,
+            "usage": {
+                "input_tokens": result.usage.input_tokens if result else 0,
+                "output_tokens": result.usage.output_tokens if result else 0,
+            },
+            "elapsed_s": round(result.elapsed_s, 3) if result else 0.0,
+            "tool_calls": [call_json(c, output=False) for c in result.tool_calls] if result else [],
+            "context_tokens": result.context_tokens if result else 0,
+            "skill": self.skill,
+            "atom": self.atom,
+            "model": self.model,
+        }
+        if self.explanation:
+            out["explanation"] = self.explanation
+        if self.counts is not None:
+            out["blockers"], out["nitpicks"] = self.counts
+        if self.error is not None:
+            out["error"] = self.error.line()
+        return out
+
+
+def run_session(settings: RunSettings, *, environ: Mapping[str, str] | None = None) -> RunOutcome:
+    env = dict(os.environ if environ is None else environ)
+    if settings.arch not in (None, ARCH):
+        raise Refused(f"unknown arch {settings.arch!r}", f"bhrain implements {ARCH}")
+    if not settings.skill:
+        raise Refused(
+            "missing --skill",
+            'choose act, ask or review, e.g. bhrain run --skill ask --atom claude --input "..."',
+        )
+    skill = get_skill(settings.skill)
+    if not settings.atom:
+        from routedriver.brain.atoms import atom_names
+
+        raise Refused("missing --atom", f"choose one of {', '.join(atom_names())} (or MODULE:OBJ)")
+    if settings.input is None and not settings.input_files:
+        raise Refused("missing --input or --input-file", 'give the task, e.g. --input "summarize README.md"')
+    task = _task(skill, settings)
+    if not task.strip():
+        return RunOutcome(
+            CLARIFICATION, int(ExitCode.REFUSED), "clarification_needed", skill=skill.name, atom=settings.atom
+        )
+
+    workdir = (settings.workdir or Path.cwd()).resolve()
+    if not workdir.is_dir():
+        raise Refused(f"working directory {workdir} does not exist", "fix workdir in the config file")
+    redactor = Redactor(env)
+    model = _atom(settings, env)
+    registry = _registry(skill, settings, workdir)
+    hooks = _hooks(settings, workdir, model)
+    from routedriver.brain.memory import create_memory
+
+    memory = create_memory(settings.memory)
+    limits = Limits(
+        max_iterations=settings.max_iterations or 30,
+        max_tokens=settings.max_tokens,
+        temperature=settings.temperature,
+        max_output_chars=settings.max_output_chars or Limits.max_output_chars,
+    )
+    if limits.max_iterations < 1:
+        raise Refused("--max-iterations must be at least 1", "give a positive number")
+    trace = None
+    loop = Loop(
+        model,
+        registry,
+        workdir=workdir,
+        skill_prompt=skill.prompt,
+        hooks=hooks,
+        memory=memory,
+        limits=limits,
+        redactor=redactor,
+    )
+    if settings.trace is not None:
+        from routedriver.brain.trace import TraceWriter
+
+        trace = TraceWriter(
+            settings.trace,
+            {
+                "arch": ARCH,
+                "skill": skill.name,
+                "atom": settings.atom,
+                "model": model.model,
+                "workdir": str(workdir),
+            },
+            redactor,
+        )
+        loop.on_iteration = trace.iteration
+    try:
+        return _drive(loop, skill, task, settings, trace)
+    finally:
+        loop.close()
+
+
+def _drive(loop: Loop, skill: Skill, task: str, settings: RunSettings, trace: Any) -> RunOutcome:
+    model = loop.model
+    needed = loop.request_tokens(task)
+    if needed > model.context_window:
+        raise Refused(
+            f"the input is too large for the {settings.atom} atom: about {needed:,} tokens "
+            f"(system prompt, tools and input) but its context window is {model.context_window:,} tokens",
+            "shorten the input or split it into smaller tasks",
+        )
+    outcome = RunOutcome("", 0, "done", skill=skill.name, atom=str(settings.atom), model=model.model)
+    try:
+        result = loop.run(task)
+        if skill.name == "review" and result.stop_reason == "done" and read_counts(result.text) is None:
+            log.warning("the review has no readable counts; asking once for a corrected review")
+            loop.limits = replace(loop.limits, max_iterations=loop.iteration + CORRECTION_ITERATIONS)
+            result = loop.follow_up(CORRECTION, from_user=False)
+        outcome.result = result
+        _conclude(outcome, result, skill)
+    except UserError as exc:  # an API that failed after retries, a script that ran out…
+        outcome.error, outcome.exit_code, outcome.stop_reason = exc, int(exc.exit_code), "error"
+        outcome.text = loop.last_text
+        outcome.result = loop.partial_result()
+    if trace is not None:
+        trace.finish(
+            loop,
+            outcome.stop_reason,
+            {
+                "result": outcome.text,
+                "exit_code": outcome.exit_code,
+                "explanation": outcome.explanation or (outcome.error.line() if outcome.error else ""),
+            },
+        )
+    result_now = outcome.result
+    if result_now is not None:
+        failed = sum(1 for c in result_now.tool_calls if not c.ok)
+        log.info(
+            "finished (%s): %d iterations, %s input + %s output tokens, %d tool calls (%d not ok), %.2f s",
+            outcome.stop_reason,
+            result_now.iterations,
+            f"{result_now.usage.input_tokens:,}",
+            f"{result_now.usage.output_tokens:,}",
+            len(result_now.tool_calls),
+            failed,
+            result_now.elapsed_s,
+        )
+    return outcome
+
+
+def _conclude(outcome: RunOutcome, result: LoopResult, skill: Skill) -> None:
+    outcome.stop_reason, outcome.exit_code = result.stop_reason, result.exit_code
+    outcome.explanation = result.explanation
+    text = result.text
+    if result.stop_reason == "max_iterations":
+        partial = text.strip() or "(no answer yet)"
+        text = f"{partial}\n\n[bhrain stopped early] {result.explanation}"
+    if skill.name == "review" and result.stop_reason == "done":
+        counts = read_counts(text)
+        if counts is None:
+            outcome.error = Malfunction(
+                "the review has no readable counts (blockers: N, nitpicks: M), even after one correction",
+                "check the model and the rubric",
+            )
+            outcome.exit_code, outcome.stop_reason = int(ExitCode.MALFUNCTION), "review_without_counts"
+        else:
+            outcome.counts = counts
+            text = with_counts(text, *counts)
+    if result.stop_reason == "malformed_tool_calls":
+        outcome.error = Malfunction(result.explanation)
+    outcome.text = text
+
+
+# -- assembling ----------------------------------------------------------------------------------------------
+def _read_input_file(name: str) -> tuple[str, str]:
+    if name == "-":
+        return "stdin", sys.stdin.read()
+    path = Path(name).expanduser()
+    if not path.is_file():
+        raise Refused(f"input file {name} not found", "check the path given to --input-file")
+    return name, path.read_text(encoding="utf-8", errors="replace")
+
+
+def _task(skill: Skill, settings: RunSettings) -> str:
+    files = [_read_input_file(name) for name in settings.input_files]
+    text = settings.input or ""
+    if skill.name == "review":
+        if not text.strip() and not any(content.strip() for _, content in files):
+            return ""
+        artifacts = [Artifact(path, content) for path, content in files]
+        return render_rubric(settings.rubric, artifacts, text)
+    if not files:
+        return text
+    if not text.strip() and len(files) == 1:
+        return files[0][1]
+    parts = [text] if text.strip() else []
+    parts.extend(f"=== {path} ===\n{content}" for path, content in files if content.strip())
+    return "\n\n".join(parts) if parts else ""
+
+
+def _atom(settings: RunSettings, env: Mapping[str, str]) -> Any:
+    from routedriver.brain.atoms import AtomOptions, create_atom
+
+    retry = None
+    if settings.retry:
+        from routedriver.llm.retry import RetryPolicy
+
+        try:
+            retry = RetryPolicy(**settings.retry)
+        except (TypeError, ValueError) as exc:
+            raise Refused(f"retry settings are not valid: {exc}", "see docs/bhrain.md") from None
+
+    def on_retry(attempt: int, delay_s: float, exc: BaseException) -> None:
+        from routedriver.llm.errors import retry_note
+
+        log.warning("%s", retry_note(attempt, delay_s, exc))
+
+    options = AtomOptions(
+        model=settings.model,
+        base_url=settings.base_url,
+        script=settings.script,
+        context_window=settings.context_window,
+        timeout_s=settings.timeout_s,
+        environ=env,
+        on_retry=on_retry,
+        retry=retry,
+    )
+    return create_atom(str(settings.atom), options)
+
+
+def _registry(skill: Skill, settings: RunSettings, workdir: Path) -> Any:
+    from routedriver.brain.toolbox import Toolbox, ToolRegistry
+    from routedriver.brain.tools import builtin_tools, parse_tool_sets
+    from routedriver.brain.tools.base import ToolSettings
+
+    tool_settings = ToolSettings(workdir=workdir)
+    if settings.max_output_chars:
+        tool_settings.max_output_chars = settings.max_output_chars
+    if settings.bash_timeout_s:
+        tool_settings.bash_timeout_s = settings.bash_timeout_s
+    if settings.websearch:
+        from routedriver.brain.tools.websearch import backend_from_env
+
+        tool_settings.websearch = backend_from_env(settings.websearch)
+    explicit = settings.tools is not None
+    sets = parse_tool_sets(settings.tools) if settings.tools is not None else list(skill.tool_sets)
+    read_only = skill.read_only and not explicit
+    default_box = Toolbox(
+        "default", builtin_tools(sets, tool_settings, read_only=read_only), description="built-in tools"
+    )
+    boxes = []
+    # A toolbox given on its own replaces the default one; --tools (or --toolbox default) brings it back.
+    if not settings.toolboxes or explicit or "default" in settings.toolboxes:
+        boxes.append(default_box)
+    boxes.extend(_load_toolbox(spec) for spec in settings.toolboxes if spec != "default")
+    return ToolRegistry(boxes)
+
+
+def _load_toolbox(spec: str) -> Any:
+    from routedriver.brain.plugins import load_object
+    from routedriver.brain.toolbox import Toolbox
+
+    obj = load_object(spec, what="toolbox")
+    if not isinstance(obj, Toolbox) and callable(obj):
+        try:
+            obj = obj()
+        except Exception as exc:  # noqa: BLE001
+            raise Refused(
+                f"toolbox {spec} failed to build: {type(exc).__name__}: {exc}", "fix the toolbox"
+            ) from None
+    if not isinstance(obj, Toolbox):
+        raise Refused(
+            f"toolbox {spec} is a {type(obj).__name__}, not a Toolbox",
+            "export a routedriver.brain.toolbox.Toolbox or a function returning one",
+        )
+    return obj
+
+
+def _hooks(settings: RunSettings, workdir: Path, model: Any) -> list[Any]:
+    from routedriver.brain.permissions.guard import PermissionHook
+    from routedriver.brain.plugins import load_object
+
+    policies: list[Any] = []
+    if isinstance(settings.permissions, Path):
+        from routedriver.brain.permissions.rules import load_permissions_file
+
+        policies.append(load_permissions_file(settings.permissions, workdir))
+    elif settings.permissions is not None:
+        from routedriver.brain.permissions.rules import policy_from_block
+
+        block = settings.permissions.get("permissions", settings.permissions)
+        where = f"config file {settings.config_path}: security.permissions"
+        policies.append(policy_from_block(block, base_dir=settings.base_dir, workdir=workdir, where=where))
+    for spec in settings.guards:
+        guard = load_object(spec, what="permission guard")
+        if isinstance(guard, type):
+            guard = guard()
+        if not (hasattr(guard, "decide") or callable(guard)):
+            raise Refused(f"permission guard {spec} has no decide(event) method", "see docs/bhrain.md")
+        policies.append(guard)
+    hooks: list[Any] = [PermissionHook(policies)]  # always first: it sees every call before anyone else
+    if settings.behavior is not None:
+        from routedriver.brain.behavior import load_behavior_hook
+
+        config_path = settings.config_path or Path("bhrain.yaml").resolve()
+        hooks.append(load_behavior_hook(settings.behavior, config_path=config_path, agent_model=model))
+    return hooks

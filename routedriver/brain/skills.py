@@ -1,0 +1,141 @@
+"""Skills: what the brain is asked to be (act, ask, review), its system prompt and its default tools.
+
+The review skill renders a Jinja2 rubric with the artifacts and must end its output with the two lines the
+route driver's ``reviewed?`` judge reads: ``blockers: N`` and ``nitpicks: M``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from routedriver.errors import Refused
+
+COMMON = (
+    "You are bhrain, a careful agent working in a software repository through tools. Ground every claim in "
+    "what you observed: look before you change, check after you change. A tool result may be an error or a "
+    "refusal; read it and adapt instead of repeating the same call. When you are done, answer without "
+    "calling tools; that answer is what the user receives."
+)
+
+
+@dataclass(frozen=True)
+class Skill:
+    name: str
+    prompt: str
+    tool_sets: tuple[str, ...]
+    read_only: bool  # default tools are the read-only ones (read, glob, grep, websearch)
+
+
+SKILLS = {
+    "act": Skill(
+        "act",
+        COMMON + "\n\nSkill: act. Carry out the task: make the changes it asks for, run what "
+        "proves they work, then report briefly what you did and what is left.",
+        ("files", "bash", "websearch"),
+        False,
+    ),
+    "ask": Skill(
+        "ask",
+        COMMON + "\n\nSkill: ask. Answer the question. Investigate with read-only tools; do "
+        "not modify anything. Give a direct answer first, then the evidence.",
+        ("files", "websearch"),
+        True,
+    ),
+    "review": Skill(
+        "review",
+        COMMON + "\n\nSkill: review. You review work against a rubric. Do not modify "
+        "anything. Every finding is a blocker (must be fixed before acceptance) or a nitpick "
+        "(worth improving, not a reason to reject). Your final answer MUST end with exactly two "
+        "lines: 'blockers: N' and 'nitpicks: M', with the numbers of findings.",
+        ("files", "websearch"),
+        True,
+    ),
+}
+
+
+def get_skill(name: str) -> Skill:
+    skill = SKILLS.get(name)
+    if skill is None:
+        raise Refused(f"unknown skill {name!r}", f"use one of {', '.join(SKILLS)}")
+    return skill
+
+
+# -- review --------------------------------------------------------------------------------------------------
+_KINDS = ("blocker", "nitpick")
+_NOISE = r"[*_`\s]*"
+_PATTERNS = {
+    kind: (
+        re.compile(rf"\b{kind}s?\b{_NOISE}[:=]{_NOISE}(\d+)", re.IGNORECASE),
+        re.compile(rf"\b(\d+){_NOISE}{kind}s?\b", re.IGNORECASE),
+    )
+    for kind in _KINDS
+}
+_COUNT_LINE = re.compile(rf"^{_NOISE}(blockers?|nitpicks?){_NOISE}[:=]{_NOISE}\d+{_NOISE}$", re.IGNORECASE)
+
+CORRECTION = (
+    "Your review does not end with readable counts. Reply with the complete review again, "
+    "ending with exactly these two lines (numbers of findings):\nblockers: <number>\nnitpicks: <number>"
+)
+
+
+def read_counts(text: str) -> tuple[int, int] | None:
+    """(blockers, nitpicks) from ``blockers: N`` / ``N blockers``, the last mention of each; else None."""
+    counts = []
+    for kind in _KINDS:
+        found = [(m.start(), int(m.group(1))) for pattern in _PATTERNS[kind] for m in pattern.finditer(text)]
+        if not found:
+            return None
+        counts.append(max(found)[1])
+    return counts[0], counts[1]
+
+
+def with_counts(text: str, blockers: int, nitpicks: int) -> str:
+    """The review ending with the canonical two count lines (replacing count lines already at its end)."""
+    lines = text.rstrip().splitlines()
+    while lines and (_COUNT_LINE.match(lines[-1]) or not lines[-1].strip()):
+        lines.pop()
+    body = "\n".join(lines).rstrip()
+    return (
+        f"{body}\n\nblockers: {blockers}\nnitpicks: {nitpicks}"
+        if body
+        else f"blockers: {blockers}\nnitpicks: {nitpicks}"
+    )
+
+
+@dataclass(frozen=True)
+class Artifact:
+    path: str
+    content: str
+
+
+def render_rubric(rubric: Path | None, artifacts: Sequence[Artifact], input_text: str) -> str:
+    """The review request: the rubric template rendered with ``artifacts`` and ``input`` (StrictUndefined)."""
+    import jinja2
+
+    if rubric is None:
+        from importlib.resources import files
+
+        source = files("routedriver.templates").joinpath("review/default.md.j2").read_text(encoding="utf-8")
+        name = "default review rubric"
+    else:
+        if not rubric.is_file():
+            raise Refused(f"rubric {rubric} not found", "check the path given to --rubric")
+        source, name = rubric.read_text(encoding="utf-8"), str(rubric)
+    env = jinja2.Environment(undefined=jinja2.StrictUndefined, keep_trailing_newline=True, autoescape=False)
+    try:
+        template = env.from_string(source)
+        return template.render(
+            artifacts=[{"path": a.path, "content": a.content} for a in artifacts], input=input_text
+        )
+    except jinja2.UndefinedError as exc:
+        raise Refused(
+            f"rubric {name} uses an undefined variable: {exc.message}",
+            "the rubric can use artifacts (a list of {path, content}) and input",
+        ) from None
+    except jinja2.TemplateSyntaxError as exc:
+        raise Refused(
+            f"rubric {name} has a template error on line {exc.lineno}: {exc.message}", "fix the Jinja2 syntax"
+        ) from None

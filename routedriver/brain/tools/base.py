@@ -1,0 +1,128 @@
+"""What a tool is: a spec the model sees plus a function that runs it, and the helpers every tool shares.
+
+A tool's function takes ``(arguments, context)`` and returns a ``ToolOutcome`` (or a plain string, read as a
+success). It may raise: the loop turns any exception into an error result, so a broken tool never ends the
+run. Arguments are checked against the tool's JSON schema (required keys, basic types, no unknown keys)
+before the function is called; a mismatch is fed back to the model as a malformed call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from routedriver.brain.hooks import ToolOutcome
+from routedriver.llm.types import ToolSpec
+
+if TYPE_CHECKING:
+    from routedriver.brain.toolbox import ToolRegistry
+
+DEFAULT_MAX_OUTPUT_CHARS = 30_000
+
+
+@dataclass(frozen=True)
+class ToolContext:
+    """What a running tool may know about the session it runs in."""
+
+    workdir: Path
+    call_id: str = ""
+    iteration: int = 0
+    registry: ToolRegistry | None = None  # lets a tool add or remove toolboxes at runtime
+    max_output_chars: int = DEFAULT_MAX_OUTPUT_CHARS
+
+
+ToolFunction = Callable[[Mapping[str, Any], ToolContext], "ToolOutcome | str"]
+
+
+@dataclass(frozen=True)
+class Tool:
+    name: str
+    description: str
+    input_schema: Mapping[str, Any]
+    run: ToolFunction
+    read_only: bool = False  # informational: shown in the system prompt, used by skill defaults
+
+    def spec(self, wire_name: str | None = None) -> ToolSpec:
+        return ToolSpec(
+            name=wire_name or self.name, description=self.description, input_schema=self.input_schema
+        )
+
+
+def schema(properties: Mapping[str, Mapping[str, Any]], required: tuple[str, ...] = ()) -> dict[str, Any]:
+    """A JSON schema object for tool arguments (unknown keys are refused)."""
+    return {
+        "type": "object",
+        "properties": dict(properties),
+        "required": list(required),
+        "additionalProperties": False,
+    }
+
+
+_JSON_TYPES: dict[str, tuple[type, ...]] = {
+    "string": (str,),
+    "integer": (int,),
+    "number": (int, float),
+    "boolean": (bool,),
+    "object": (dict, Mapping),
+    "array": (list, tuple),
+    "null": (type(None),),
+}
+
+
+def argument_problem(input_schema: Mapping[str, Any], arguments: Mapping[str, Any]) -> str | None:
+    """Why ``arguments`` do not fit the top level of ``input_schema`` (None when they do).
+
+    Deliberately small (required keys, unknown keys, primitive types): enough to catch what models get wrong
+    without importing jsonschema on every run.
+    """
+    properties: Mapping[str, Any] = input_schema.get("properties") or {}
+    missing = [name for name in input_schema.get("required") or () if name not in arguments]
+    if missing:
+        return f"missing required argument{'s' if len(missing) > 1 else ''}: {', '.join(missing)}"
+    if input_schema.get("additionalProperties") is False:
+        unknown = sorted(set(arguments) - set(properties))
+        if unknown:
+            return f"unknown argument{'s' if len(unknown) > 1 else ''}: {', '.join(unknown)}"
+    for name, value in arguments.items():
+        expected = (properties.get(name) or {}).get("type")
+        if expected is None:
+            continue
+        names = [expected] if isinstance(expected, str) else list(expected)
+        types = tuple(t for n in names for t in _JSON_TYPES.get(n, (object,)))
+        # bool is an int in Python but not in JSON schema.
+        if isinstance(value, bool) and "boolean" not in names:
+            return f"argument {name!r} must be {' or '.join(names)}, not boolean"
+        if not isinstance(value, types):
+            return f"argument {name!r} must be {' or '.join(names)}, not {type(value).__name__}"
+    return None
+
+
+def truncate(text: str, limit: int, *, hint: str) -> tuple[str, int]:
+    """Cut ``text`` to ``limit`` characters with a notice saying how much was cut; (text, chars cut)."""
+    if limit <= 0 or len(text) <= limit:
+        return text, 0
+    cut = len(text) - limit
+    notice = f"\n[output truncated: {cut:,} more characters not shown (limit {limit:,}); {hint}]"
+    return text[:limit] + notice, cut
+
+
+def ok(output: str, **data: Any) -> ToolOutcome:
+    return ToolOutcome(ok=True, output=output, data=data)
+
+
+def fail(output: str, **data: Any) -> ToolOutcome:
+    return ToolOutcome(ok=False, output=output, data=data)
+
+
+@dataclass
+class ToolSettings:
+    """How the built-in tools behave; the CLI fills it from flags and the config file."""
+
+    workdir: Path = field(default_factory=Path.cwd)
+    max_output_chars: int = DEFAULT_MAX_OUTPUT_CHARS
+    bash_timeout_s: float = 120.0
+    bash_max_timeout_s: float = 600.0
+    websearch: Any = None  # a SearchBackend, or None: resolved from the environment on first use
+    websearch_count: int = 5

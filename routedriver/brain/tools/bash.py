@@ -1,0 +1,87 @@
+"""The ``bash`` tool: run a shell command, return stdout, stderr and the exit code.
+
+It runs through ``routedriver.proc.run``: stdin closed, the command in its own process group (a timeout
+kills everything it started and keeps the output so far), output capped at the configured limit with a
+notice that says how much was cut and how to ask for less.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from routedriver import proc
+from routedriver.brain.hooks import ToolOutcome
+from routedriver.brain.tools.base import Tool, ToolContext, ToolSettings, fail, ok, schema
+
+NARROWER = "narrow the command, e.g. pipe it through head, tail or grep, or redirect to a file and grep that"
+
+
+def _cap(text: str, keep: int, dropped_bytes: int, stream: str) -> str:
+    cut = max(len(text) - keep, 0)
+    if cut:
+        text = text[:keep]
+    if cut or dropped_bytes:
+        more = (
+            f"{cut:,} characters" + (f" and {dropped_bytes:,} bytes" if dropped_bytes else "")
+            if cut
+            else f"{dropped_bytes:,} bytes"
+        )
+        text += f"\n[{stream} truncated: {more} more not shown; {NARROWER}]"
+    return text
+
+
+def format_result(result: proc.ProcResult, limit: int, timeout_s: float) -> ToolOutcome:
+    stdout, stderr = result.stdout, result.stderr
+    # Share the budget: stderr keeps at least a quarter (errors matter), stdout gets the rest.
+    stderr_keep = min(len(stderr), max(limit // 4, limit - len(stdout)))
+    stdout_keep = max(limit - stderr_keep, 0)
+    parts = []
+    if result.timed_out:
+        parts.append(
+            f"timed out after {timeout_s:g} s: the command and everything it started were killed; "
+            "the output so far is below. Use a larger timeout, or a faster or narrower command."
+        )
+    parts.append(f"exit code: {result.returncode}")
+    parts.append("stdout:\n" + (_cap(stdout, stdout_keep, result.stdout_dropped, "stdout") or "(empty)"))
+    parts.append("stderr:\n" + (_cap(stderr, stderr_keep, result.stderr_dropped, "stderr") or "(empty)"))
+    data = {"exit_code": result.returncode, "timed_out": result.timed_out}
+    return (ok if result.ok else fail)("\n".join(parts), **data)
+
+
+def bash_tool(settings: ToolSettings) -> Tool:
+    def run(args: Mapping[str, Any], ctx: ToolContext) -> ToolOutcome:
+        command: str = args["command"]
+        if not command.strip():
+            return fail("the command is empty; pass a shell command, e.g. 'ls -la'")
+        timeout = args.get("timeout")
+        if timeout is None:
+            timeout_s = settings.bash_timeout_s
+        elif timeout <= 0:
+            return fail(f"timeout must be a positive number of seconds, not {timeout}")
+        else:
+            timeout_s = min(float(timeout), settings.bash_max_timeout_s)
+        result = proc.run(
+            command,
+            shell="bash",
+            cwd=ctx.workdir,
+            timeout=timeout_s,
+            max_output=ctx.max_output_chars,
+            extra_env={"PAGER": "cat", "GIT_PAGER": "cat"},
+        )
+        return format_result(result, ctx.max_output_chars, timeout_s)
+
+    return Tool(
+        "bash",
+        "Run a bash command in the working directory; returns stdout, stderr and the exit code. "
+        f"Default timeout {settings.bash_timeout_s:g} s (max {settings.bash_max_timeout_s:g} s); "
+        "stdin is closed.",
+        schema(
+            {
+                "command": {"type": "string", "description": "The command line to run with bash -c."},
+                "timeout": {"type": "number", "description": "Seconds before the command is killed."},
+            },
+            ("command",),
+        ),
+        run,
+    )

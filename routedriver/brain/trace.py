@@ -1,0 +1,103 @@
+"""``--trace FILE``: the whole trajectory as JSON, rewritten atomically after every iteration.
+
+A run killed at any point leaves the trace of its last finished iteration (``status: "running"``); a run
+that ends writes ``status`` ``done`` / ``max_iterations`` / ``denied`` / ``error`` … with the totals.
+Secrets are redacted before anything is written.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from routedriver.brain.redact import Redactor
+from routedriver.fsutil import atomic_write
+from routedriver.llm.types import Message
+
+if TYPE_CHECKING:
+    from routedriver.brain.loop import CallRecord, IterationRecord, Loop
+
+TRACE_VERSION = 1
+
+
+def message_json(message: Message) -> dict[str, Any]:
+    out: dict[str, Any] = {"role": message.role, "text": message.text}
+    if message.tool_calls:
+        out["tool_calls"] = [
+            {
+                "id": c.id,
+                "name": c.name,
+                "arguments": dict(c.arguments),
+                **({"raw_arguments": c.raw_arguments} if c.raw_arguments is not None else {}),
+                **({"error": c.error} if c.error else {}),
+            }
+            for c in message.tool_calls
+        ]
+    if message.role == "tool":
+        out["tool_call_id"] = message.tool_call_id
+        out["is_error"] = message.is_error
+    return out
+
+
+def call_json(call: CallRecord, *, output: bool = True) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "name": call.name,
+        "input": dict(call.input),
+        "ok": call.ok,
+        "status": call.status,
+        "id": call.call_id,
+        "iteration": call.iteration,
+        "elapsed_s": round(call.elapsed_s, 4),
+    }
+    if output:
+        out["output"] = call.output
+    return out
+
+
+class TraceWriter:
+    def __init__(self, path: Path, meta: Mapping[str, Any], redactor: Redactor) -> None:
+        self.path, self.redactor = path, redactor
+        self.doc: dict[str, Any] = {
+            "version": TRACE_VERSION,
+            "started_at": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+            **meta,
+            "status": "running",
+            "iterations": [],
+        }
+
+    def iteration(self, loop: Loop, record: IterationRecord) -> None:
+        self.doc["iterations"].append(
+            {
+                "iteration": record.iteration,
+                "context_tokens": record.context_tokens,
+                "usage": {
+                    "input_tokens": record.usage.input_tokens,
+                    "output_tokens": record.usage.output_tokens,
+                },
+                "elapsed_s": round(record.elapsed_s, 4),
+                "text": record.text,
+                "tool_calls": [call_json(c) for c in record.calls],
+            }
+        )
+        self.write(loop)
+
+    def finish(self, loop: Loop, status: str, summary: Mapping[str, Any]) -> None:
+        self.doc["status"] = status
+        self.doc.update(summary)
+        self.write(loop)
+
+    def write(self, loop: Loop) -> None:
+        self.doc["system"] = loop.system
+        self.doc["tools"] = [spec.name for spec in loop.tool_specs]
+        self.doc["messages"] = [message_json(m) for m in loop.context.messages]
+        self.doc["totals"] = {
+            "iterations": loop.iteration,
+            "input_tokens": loop.usage.input_tokens,
+            "output_tokens": loop.usage.output_tokens,
+            "tool_calls": len(loop.records),
+        }
+        text = json.dumps(self.redactor.value(self.doc), ensure_ascii=False, indent=1, default=str)
+        atomic_write(self.path, text + "\n", fsync=False)

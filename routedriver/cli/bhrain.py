@@ -1,0 +1,220 @@
+"""``bhrain``: the agentic brain (bhrain.struct.v1) as a command: ``bhrain run …`` and ``bhrain behave …``.
+
+Subcommands are imported on demand, so ``bhrain --help`` loads neither the LLM SDKs nor the behavior engine.
+This module only parses flags and renders; ``routedriver.brain.runner`` does the work.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from routedriver.cli._command import Command, Group
+
+
+class LazyGroup(Group):
+    """A group whose subcommands are ``"module:attr"`` strings, imported only when that command runs."""
+
+    lazy_commands: dict[str, tuple[str, str]] = {}  # name → (import path, one-line help for --help)
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*self.lazy_commands, *super().list_commands(ctx)})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name in self.lazy_commands:
+            module_name, _, attr = self.lazy_commands[cmd_name][0].partition(":")
+            command: click.Command = getattr(importlib.import_module(module_name), attr)
+            return command
+        return super().get_command(ctx, cmd_name)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = [(name, self.lazy_commands[name][1]) for name in sorted(self.lazy_commands)]
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
+
+class BhrainGroup(LazyGroup):
+    lazy_commands = {
+        "run": ("routedriver.cli.bhrain:run_command", "Run the brain on one task (act, ask or review)."),
+        "behave": (
+            "routedriver.cli.bhrain_behave:behave_command",
+            "Judge one Claude Code tool call against behavior rules (a hook).",
+        ),
+    }
+
+
+@click.group("bhrain", cls=BhrainGroup)
+def bhrain_group() -> None:
+    """bhrain (bhrain.struct.v1): a small agentic loop with tools, permissions and memory.
+
+    \b
+    Examples:
+      bhrain run --skill ask --atom claude --input "What does src/app.py do?"
+      bhrain run --skill act --atom qwen --input-file task.md --tools files,bash --trace run.json
+      bhrain run --skill review --atom scripted --script review.yaml --input-file 1.vision.md
+    """
+
+
+class _StderrHandler(logging.Handler):
+    """Writes to whatever ``sys.stderr`` is at the time (click's test runner swaps it), secrets redacted."""
+
+    def __init__(self, redactor: Any) -> None:
+        super().__init__()
+        self.redactor = redactor
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            sys.stderr.write(self.redactor.text(f"bhrain: {record.getMessage()}") + "\n")
+            sys.stderr.flush()
+        except Exception:  # noqa: BLE001 - logging must never break the run
+            pass
+
+
+@click.command("run", cls=Command)
+@click.option(
+    "--skill",
+    type=click.Choice(["act", "ask", "review"]),
+    help="act: do the task; ask: answer, "
+    "read-only; review: review artifacts and end with blockers/nitpicks counts.",
+)
+@click.option("--atom", help="claude, qwen, scripted, a registered atom, or MODULE:OBJ.")
+@click.option("--input", "input_text", help="The task, question, or review request.")
+@click.option(
+    "--input-file",
+    "input_files",
+    multiple=True,
+    help="Read input from a file (repeatable; - = stdin). For review: the artifacts.",
+)
+@click.option("--arch", help="Accepted for compatibility; only bhrain.struct.v1 exists.")
+@click.option("--model", help="The provider's model id (default per atom).")
+@click.option("--base-url", help="The provider endpoint (any atom).")
+@click.option("--max-iterations", type=click.IntRange(min=1), help="Model calls before a graceful stop (30).")
+@click.option("--tools", help="Tool sets: files,bash,websearch (or none). Default per skill.")
+@click.option(
+    "--permissions",
+    type=click.Path(path_type=Path),
+    help="Claude Code style permissions file (JSON or YAML).",
+)
+@click.option(
+    "--toolbox",
+    "toolboxes",
+    multiple=True,
+    help="MODULE:OBJ of a Toolbox (repeatable; 'default' is the built-in one).",
+)
+@click.option(
+    "--guard", "guards", multiple=True, help="MODULE:OBJ of a custom permission guard (repeatable)."
+)
+@click.option("--memory", help="truncate, summarize-on-limit (default), none, or MODULE:OBJ.")
+@click.option("--script", type=click.Path(path_type=Path), help="Turns for the scripted atom (JSON or YAML).")
+@click.option(
+    "--rubric", type=click.Path(path_type=Path), help="Review rubric (Jinja2); default: the built-in."
+)
+@click.option("--temperature", type=float, help="Sampling temperature passed to the model.")
+@click.option("--max-tokens", type=click.IntRange(min=1), help="Most tokens per model answer.")
+@click.option(
+    "--config",
+    "config_path",
+    type=click.Path(path_type=Path),
+    help="YAML settings (keys mirror these flags, plus security: permissions/behavior). Flags win.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of the text.")
+@click.option(
+    "--trace", type=click.Path(path_type=Path), help="Write the trajectory as JSON after each iteration."
+)
+@click.option("-v", "--verbose", count=True, help="Log progress on stderr (-vv: also full tool outputs).")
+@click.option("--repo", hidden=True, help="Accepted and ignored (rhachet compatibility).")
+@click.option("--role", hidden=True, help="Accepted and ignored (rhachet compatibility).")
+def run_command(
+    skill: str | None,
+    atom: str | None,
+    input_text: str | None,
+    input_files: tuple[str, ...],
+    arch: str | None,
+    model: str | None,
+    base_url: str | None,
+    max_iterations: int | None,
+    tools: str | None,
+    permissions: Path | None,
+    toolboxes: tuple[str, ...],
+    guards: tuple[str, ...],
+    memory: str | None,
+    script: Path | None,
+    rubric: Path | None,
+    temperature: float | None,
+    max_tokens: int | None,
+    config_path: Path | None,
+    as_json: bool,
+    trace: Path | None,
+    verbose: int,
+    repo: str | None,
+    role: str | None,
+) -> int:
+    """Run the brain on one task and print the result."""
+    import json
+
+    from routedriver.brain.config import RunSettings, load_config
+    from routedriver.brain.redact import Redactor
+    from routedriver.brain.runner import run_session
+
+    flags = RunSettings(
+        arch=arch,
+        skill=skill,
+        atom=atom,
+        model=model,
+        base_url=base_url,
+        input=input_text,
+        input_files=list(input_files),
+        rubric=rubric,
+        script=script,
+        tools=tools.split(",") if tools is not None else None,
+        toolboxes=list(toolboxes),
+        permissions=permissions,
+        guards=list(guards),
+        memory=memory,
+        max_iterations=max_iterations,
+        max_tokens=max_tokens,
+        temperature=temperature,
+        trace=trace,
+    )
+    settings = flags.merged_over(load_config(config_path)) if config_path else flags
+    redactor = Redactor()
+    handler = _StderrHandler(redactor)
+    level = (
+        logging.DEBUG if verbose >= 2 else logging.INFO if verbose or _stderr_is_tty() else logging.WARNING
+    )
+    # "bhrain" is the loop's logger; "routedriver" covers the parts it uses (behavior engine, llm adapters).
+    loggers = [logging.getLogger("bhrain"), logging.getLogger("routedriver")]
+    saved = [(lg.level, lg.propagate) for lg in loggers]
+    for logger in loggers:
+        logger.addHandler(handler)
+        logger.propagate = False
+        logger.setLevel(level)
+    try:
+        outcome = run_session(settings)
+    finally:
+        for logger, (old_level, old_propagate) in zip(loggers, saved, strict=True):
+            logger.removeHandler(handler)
+            logger.setLevel(old_level)
+            logger.propagate = old_propagate
+    if as_json:
+        click.echo(json.dumps(redactor.value(outcome.to_json()), ensure_ascii=False))
+    elif outcome.text:
+        click.echo(redactor.text(outcome.text))
+    if outcome.error is not None:
+        click.echo(redactor.text(outcome.error.line()), err=True)
+    elif outcome.exit_code and outcome.explanation and outcome.stop_reason != "max_iterations":
+        click.echo(f"bhrain: stopped: {redactor.text(outcome.explanation)}", err=True)
+    return outcome.exit_code
+
+
+def _stderr_is_tty() -> bool:
+    try:
+        return sys.stderr.isatty()
+    except (AttributeError, ValueError):
+        return False

@@ -1,0 +1,386 @@
+"""``bhrain`` as a user runs it: the installed console script, real files, no terminal.
+
+Seed 000 usecases 11 and 13, boundaries 1 and 2, and the flags, config file, JSON and trace contracts.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.brain.helpers import bhrain, call, write_script
+from tests.fakes.llm_servers import AnthropicServer
+
+
+def scripted(tmp_path: Path, turns: list[object], **options: object) -> list[str]:
+    script = write_script(tmp_path / "script.json", turns, **options)
+    return ["run", "--skill", "act", "--atom", "scripted", "--script", str(script)]
+
+
+def test_help_lists_subcommands_without_loading_the_sdks(tmp_path: Path) -> None:
+    ran = bhrain(["--help"], tmp_path)
+    assert ran.code == 0
+    assert "run     Run the brain on one task" in ran.out and "behave" in ran.out
+    probe = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys, routedriver.cli.bhrain as m; "
+            "print(sorted(n for n in ('anthropic', 'openai', 'routedriver.brain.behavior.engine', "
+            "'routedriver.brain.loop') if n in sys.modules))",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert probe.stdout.strip() == "[]"
+    run_help = bhrain(["run", "--help"], tmp_path)
+    for flag in (
+        "--skill",
+        "--atom",
+        "--input",
+        "--input-file",
+        "--arch",
+        "--model",
+        "--max-iterations",
+        "--tools",
+        "--permissions",
+        "--toolbox",
+        "--memory",
+        "--json",
+        "--trace",
+        "--script",
+        "--config",
+        "--base-url",
+        "--rubric",
+        "--temperature",
+        "--max-tokens",
+        "--verbose",
+    ):
+        assert flag in run_help.out, flag
+    assert bhrain(["behave", "--help"], tmp_path).code == 0
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["run", "--atom", "scripted", "--input", "x"], "error: missing --skill; choose act, ask or review"),
+        (
+            ["run", "--skill", "act", "--input", "x"],
+            "error: missing --atom; choose one of claude, qwen, scripted",
+        ),
+        (["run", "--skill", "act", "--atom", "claude"], "error: missing --input or --input-file"),
+        (["run", "--skill", "fly", "--atom", "claude", "--input", "x"], "error: Invalid value for '--skill'"),
+        (
+            ["run", "--skill", "act", "--atom", "gpt5", "--input", "x"],
+            "error: unknown atom 'gpt5'; available atoms: claude, qwen, scripted",
+        ),
+        (
+            ["run", "--skill", "act", "--atom", "scripted", "--input", "x", "--arch", "v2"],
+            "error: unknown arch 'v2'; bhrain implements bhrain.struct.v1",
+        ),
+        (
+            ["run", "--skill", "act", "--atom", "scripted", "--input-file", "missing.md"],
+            "error: input file missing.md not found",
+        ),
+        (
+            ["run", "--skill", "act", "--atom", "scripted", "--input", "x", "--tools", "files,shell"],
+            "error: unknown tool set shell",
+        ),
+        (
+            ["run", "--skill", "act", "--atom", "scripted", "--input", "x", "--max-iterations", "0"],
+            "error: Invalid value for '--max-iterations'",
+        ),
+    ],
+)
+def test_bad_invocations_get_one_helpful_line_and_exit_2(
+    tmp_path: Path, args: list[str], expected: str
+) -> None:
+    if "scripted" in args:
+        args = [*args, "--script", str(write_script(tmp_path / "s.json", ["never"]))]
+    ran = bhrain(args, tmp_path)
+    assert ran.code == 2
+    assert ran.err.startswith(expected), ran.err
+    assert len(ran.err.strip().splitlines()) == 1 and ran.out == ""
+
+
+def test_empty_input_asks_for_clarification_without_starting_a_loop(tmp_path: Path) -> None:
+    with AnthropicServer() as server:
+        ran = bhrain(
+            [
+                "run",
+                "--skill",
+                "act",
+                "--atom",
+                "claude",
+                "--input",
+                "   \n",
+                "--base-url",
+                server.base_url,
+                "--json",
+            ],
+            tmp_path,
+        )
+        assert server.requests == []
+    assert ran.code == 2
+    out = json.loads(ran.out)
+    assert out["stop_reason"] == "clarification_needed" and out["iterations"] == 0
+    assert out["result"].startswith("The input is empty") and "What should I do?" in out["result"]
+
+
+def test_oversized_input_is_refused_before_any_call_naming_both_sizes(tmp_path: Path) -> None:
+    config = tmp_path / "bhrain.yaml"
+    config.write_text("context_window: 2000\n", encoding="utf-8")
+    (tmp_path / "huge.md").write_text("word " * 4000, encoding="utf-8")
+    with AnthropicServer() as server:
+        ran = bhrain(
+            [
+                "run",
+                "--skill",
+                "ask",
+                "--atom",
+                "claude",
+                "--input-file",
+                "huge.md",
+                "--config",
+                str(config),
+                "--base-url",
+                server.base_url,
+            ],
+            tmp_path,
+            env={"ANTHROPIC_API_KEY": "sk-1234567"},
+        )
+        assert server.requests == []
+    assert ran.code == 2
+    assert ran.err.startswith("error: the input is too large for the claude atom: about ")
+    assert "but its context window is 2,000 tokens; shorten the input" in ran.err
+
+
+def test_json_output_shape(tmp_path: Path) -> None:
+    args = scripted(
+        tmp_path,
+        [
+            {
+                "text": "checking",
+                "tool_calls": [call("bash", command="echo hi"), call("read", file_path="nope")],
+                "usage": {"input_tokens": 100, "output_tokens": 20},
+            },
+            {"text": "all done", "usage": {"input_tokens": 150, "output_tokens": 10}},
+        ],
+    )
+    ran = bhrain([*args, "--input", "do it", "--json"], tmp_path)
+    assert ran.code == 0 and ran.err == ""
+    out = json.loads(ran.out)
+    assert out["result"] == "all done" and out["iterations"] == 2
+    assert out["usage"] == {"input_tokens": 250, "output_tokens": 30}
+    assert isinstance(out["elapsed_s"], float) and out["elapsed_s"] >= 0
+    assert [(c["name"], c["input"], c["ok"]) for c in out["tool_calls"]] == [
+        ("bash", {"command": "echo hi"}, True),
+        ("read", {"file_path": "nope"}, False),
+    ]
+    assert (out["stop_reason"], out["exit_code"], out["skill"], out["atom"]) == ("done", 0, "act", "scripted")
+    assert out["context_tokens"] > 0
+
+
+def test_text_output_is_the_result_only_and_quiet_stderr_without_a_terminal(tmp_path: Path) -> None:
+    ran = bhrain([*scripted(tmp_path, ["The answer."]), "--input", "q"], tmp_path)
+    assert (ran.code, ran.out, ran.err) == (0, "The answer.\n", "")
+
+
+def test_verbose_logs_tool_calls_iterations_tokens_and_totals(tmp_path: Path) -> None:
+    args = scripted(tmp_path, [{"tool_calls": [call("bash", command="echo visible-output")]}, "done"])
+    ran = bhrain([*args, "--input", "q", "-v"], tmp_path)
+    assert ran.out == "done\n"
+    assert "bhrain: iteration 1: about " in ran.err and "context tokens" in ran.err
+    assert 'bhrain: → bash {"command": "echo visible-output"}' in ran.err
+    assert "bhrain: ← bash ok" in ran.err and "visible-output" in ran.err
+    assert "bhrain: finished (done): 2 iterations," in ran.err and "input +" in ran.err and " s" in ran.err
+
+
+def test_max_iterations_prints_the_partial_response_with_an_explanation(tmp_path: Path) -> None:
+    busy = {"text": "Found 3 of 5 items so far.", "tool_calls": [call("bash", command="true")]}
+    ran = bhrain([*scripted(tmp_path, [busy] * 3), "--input", "q", "--max-iterations", "2"], tmp_path)
+    assert ran.code == 2
+    assert ran.out.startswith(
+        "Found 3 of 5 items so far.\n\n[bhrain stopped early] stopped after 2 iterations"
+    )
+    assert "Raise --max-iterations" in ran.out
+
+
+def test_trace_is_written_after_every_iteration(tmp_path: Path) -> None:
+    args = scripted(
+        tmp_path,
+        [
+            {"text": "first", "tool_calls": [call("bash", command="true")]},
+            {"tool_calls": [call("read", file_path="trace.json")]},  # reads the trace as it stands mid-run
+            {"text": "done"},
+        ],
+    )
+    ran = bhrain([*args, "--input", "q", "--trace", "trace.json", "--json"], tmp_path)
+    assert ran.code == 0, ran.err
+    final = json.loads((tmp_path / "trace.json").read_text())
+    mid_run = json.loads(next(m["text"] for m in final["messages"][3:] if m["role"] == "tool"))
+    assert mid_run["status"] == "running" and [i["iteration"] for i in mid_run["iterations"]] == [1]
+    assert final["status"] == "done" and [i["iteration"] for i in final["iterations"]] == [1, 2, 3]
+    assert final["totals"]["iterations"] == 3 and final["result"] == "done"
+    assert final["iterations"][0]["tool_calls"][0]["output"].startswith("exit code: 0")
+    assert all(i["context_tokens"] > 0 for i in final["iterations"])
+    assert final["arch"] == "bhrain.struct.v1" and "## Tools" in final["system"]
+    assert not [p for p in tmp_path.iterdir() if ".tmp-" in p.name]
+
+
+def test_secrets_never_reach_logs_traces_or_output(tmp_path: Path) -> None:
+    args = scripted(
+        tmp_path, [{"tool_calls": [call("bash", command="echo token=$MY_SERVICE_TOKEN")]}, {"text": "echoed"}]
+    )
+    ran = bhrain(
+        [*args, "--input", "q", "--trace", "t.json", "--json", "-vv"],
+        tmp_path,
+        env={"MY_SERVICE_TOKEN": "tok-very-secret-1234"},
+    )
+    everything = ran.out + ran.err + (tmp_path / "t.json").read_text()
+    assert "tok-very-secret-1234" not in everything
+    assert "[REDACTED:MY_SERVICE_TOKEN]" in (tmp_path / "t.json").read_text()
+
+
+def test_input_files_and_stdin(tmp_path: Path) -> None:
+    (tmp_path / "task.md").write_text("Task from a file.", encoding="utf-8")
+    args = scripted(tmp_path, ["ok"])
+    ran = bhrain([*args, "--input-file", "task.md", "--trace", "t.json"], tmp_path)
+    assert ran.code == 0
+    assert json.loads((tmp_path / "t.json").read_text())["messages"][0]["text"] == "Task from a file."
+    piped = bhrain(
+        [*scripted(tmp_path, ["ok"]), "--input", "Intro.", "--input-file", "-", "--trace", "t.json"],
+        tmp_path,
+        input="from stdin",
+    )
+    assert piped.code == 0
+    assert (
+        json.loads((tmp_path / "t.json").read_text())["messages"][0]["text"]
+        == "Intro.\n\n=== stdin ===\nfrom stdin"
+    )
+
+
+def test_config_file_keys_relative_paths_and_flags_winning(tmp_path: Path) -> None:
+    conf_dir = tmp_path / "conf"
+    conf_dir.mkdir()
+    write_script(conf_dir / "script.json", [{"tool_calls": [call("bash", command="rm -f x")]}, "config run"])
+    (conf_dir / "bhrain.yaml").write_text(
+        "atom: scripted\nscript: script.json\nskill: ask\nmax_iterations: 4\ntools: [bash]\n"
+        "security:\n  permissions:\n    deny: ['Bash(rm:*)']\n",
+        encoding="utf-8",
+    )
+    ran = bhrain(["run", "--config", "conf/bhrain.yaml", "--input", "q", "--json"], tmp_path)
+    out = json.loads(ran.out)
+    assert out["result"] == "config run" and out["skill"] == "ask"
+    assert out["tool_calls"][0]["status"] == "denied" and ran.code == 2
+    flags_win = bhrain(
+        [
+            "run",
+            "--config",
+            "conf/bhrain.yaml",
+            "--input",
+            "q",
+            "--json",
+            "--skill",
+            "act",
+            "--permissions",
+            str(_allow_all(tmp_path)),
+        ],
+        tmp_path,
+    )
+    out = json.loads(flags_win.out)
+    assert out["skill"] == "act" and out["tool_calls"][0]["status"] == "ok"
+
+
+def _allow_all(tmp_path: Path) -> Path:
+    path = tmp_path / "allow.json"
+    path.write_text('{"permissions": {"allow": ["Bash"]}}', encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        ("atom: scripted\nmax_iteration: 3\n", "config file {path}: max_iteration is not a known key"),
+        ("max_iterations: lots\n", "config file {path}: max_iterations must be an integer, not str"),
+        ("security:\n  permission: {}\n", "config file {path}: security.permission is not a known key"),
+        (
+            "security:\n  permissions:\n    deny: ['Bash(rm:*)']\n    allw: []\n",
+            "config file {path}: security.permissions.allw is not a permissions key",
+        ),
+        ("retry: {max_retries: 2, delay: 1}\n", "config file {path}: retry.delay is not valid"),
+        ("- not a mapping\n", "config file {path} must be a mapping of settings"),
+    ],
+)
+def test_bad_config_files_name_the_file_and_key(tmp_path: Path, content: str, expected: str) -> None:
+    path = tmp_path / "bhrain.yaml"
+    path.write_text(content, encoding="utf-8")
+    ran = bhrain(
+        [
+            "run",
+            "--config",
+            str(path),
+            "--skill",
+            "act",
+            "--atom",
+            "scripted",
+            "--input",
+            "x",
+            "--script",
+            str(write_script(tmp_path / "s.json", ["never"])),
+        ],
+        tmp_path,
+    )
+    assert ran.code == 2
+    assert expected.format(path=path) in ran.err
+    assert len(ran.err.strip().splitlines()) == 1
+
+
+def test_repo_and_role_are_accepted_and_ignored(tmp_path: Path) -> None:
+    ran = bhrain(
+        [*scripted(tmp_path, ["fine"]), "--repo", "bhrain", "--role", "reviewer", "--input", "q"], tmp_path
+    )
+    assert (ran.code, ran.out) == (0, "fine\n")
+
+
+def test_behavior_block_in_config_plugs_into_the_loop(tmp_path: Path) -> None:
+    write_script(
+        tmp_path / "s.json",
+        [
+            {
+                "tool_calls": [
+                    call("bash", command="echo backup"),
+                    call("database__execute", query="DELETE FROM t"),
+                ]
+            },
+            "done",
+        ],
+    )
+    (tmp_path / "dbtools.py").write_text(
+        "from routedriver.brain.toolbox import Toolbox\n"
+        "from routedriver.brain.tools.base import Tool, schema\n"
+        "box = Toolbox('database', [Tool('database.execute', 'Run SQL.', "
+        "schema({'query': {'type': 'string'}}, ('query',)), lambda a, c: 'ran ' + a['query'])])\n",
+        encoding="utf-8",
+    )
+    (tmp_path / "bhrain.yaml").write_text(
+        "atom: scripted\nscript: s.json\nskill: act\ntools: [bash]\ntoolboxes: [dbtools:box]\n"
+        "security:\n  behavior:\n    rule_definitions:\n"
+        "      - id: backup_first\n        trigger: [database.execute]\n        when: pre_tool\n"
+        "        action: block\n        message: \"Back up before '{param:query}'.\"\n",
+        encoding="utf-8",
+    )
+    ran = bhrain(
+        ["run", "--config", "bhrain.yaml", "--input", "clean the table", "--json", "--trace", "t.json"],
+        tmp_path,
+        env={"PYTHONPATH": str(tmp_path)},
+    )
+    out = json.loads(ran.out)
+    assert [c["status"] for c in out["tool_calls"]] == ["ok", "denied"], ran.err
+    blocked = [m for m in json.loads((tmp_path / "t.json").read_text())["messages"] if m["role"] == "tool"][1]
+    assert "Back up before 'DELETE FROM t'." in blocked["text"]

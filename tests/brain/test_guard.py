@@ -1,0 +1,238 @@
+"""The permission guard in the loop: seed 000 usecases 6 and 9, prompts on a real pseudo-terminal."""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import logging
+import os
+import pty
+import select
+import subprocess
+import termios
+import time
+from pathlib import Path
+
+import pytest
+
+from routedriver.brain.hooks import ToolEvent
+from routedriver.brain.permissions.guard import NoPrompter, PermissionHook, TerminalPrompter
+from routedriver.brain.permissions.rules import Decision
+from tests.brain.helpers import BHRAIN, bhrain, call, make_loop, tool_results, write_script
+
+
+class Answers:
+    """A prompter that answers from a list and remembers the questions."""
+
+    def __init__(self, *answers: bool | None) -> None:
+        self.answers = list(answers)
+        self.questions: list[str] = []
+
+    def ask(self, question: str) -> bool | None:
+        self.questions.append(question)
+        return self.answers.pop(0)
+
+
+class ByTool:
+    def __init__(self, **actions: str) -> None:
+        self.actions = actions
+        self.seen: list[str] = []
+
+    def decide(self, event: ToolEvent) -> Decision:
+        self.seen.append(event.tool)
+        return Decision(self.actions.get(event.tool, "allow"), "custom policy")  # type: ignore[arg-type]
+
+
+TURNS = [
+    {"tool_calls": [call("write", file_path="a.txt", content="a"), call("bash", command="touch b.txt")]},
+    {"text": "finished"},
+]
+
+
+def test_no_guard_allows_everything(tmp_path: Path) -> None:
+    loop, _ = make_loop(tmp_path, TURNS, hooks=[PermissionHook([])])
+    result = loop.run("go")
+    assert (tmp_path / "a.txt").exists() and (tmp_path / "b.txt").exists()
+    assert result.exit_code == 0
+
+
+def test_a_custom_guard_is_consulted_before_each_call_and_deny_is_a_result(tmp_path: Path) -> None:
+    guard = ByTool(bash="deny")
+    loop, scripted = make_loop(
+        tmp_path, [*TURNS[:1], {"text": "could not run bash"}], hooks=[PermissionHook([guard])]
+    )
+    result = loop.run("go")
+    assert guard.seen == ["write", "bash"]
+    assert (tmp_path / "a.txt").exists() and not (tmp_path / "b.txt").exists()
+    denied = tool_results(scripted, 2)[1]
+    assert denied.startswith("permission denied: bash(touch b.txt) is not allowed (custom policy)")
+    assert "choose another approach" in denied
+    assert (result.stop_reason, result.exit_code) == ("denied", 2)
+
+
+def test_the_brain_can_proceed_with_an_alternative_after_a_denial(tmp_path: Path) -> None:
+    loop, _ = make_loop(
+        tmp_path,
+        [
+            {"tool_calls": [call("bash", command="touch b.txt")]},
+            {"tool_calls": [call("write", file_path="b.txt", content="")]},
+            {"text": "created b.txt with write instead"},
+        ],
+        hooks=[PermissionHook([ByTool(bash="deny")])],
+    )
+    result = loop.run("create b.txt")
+    assert (tmp_path / "b.txt").exists()
+    assert (result.stop_reason, result.exit_code) == ("done", 0)
+
+
+def test_prompt_runs_the_tool_only_when_the_user_approves(tmp_path: Path) -> None:
+    prompter = Answers(True, False)
+    loop, scripted = make_loop(
+        tmp_path, TURNS, hooks=[PermissionHook([ByTool(write="prompt", bash="prompt")], prompter)]
+    )
+    loop.run("go")
+    assert (tmp_path / "a.txt").exists() and not (tmp_path / "b.txt").exists()
+    assert prompter.questions[0].startswith("bhrain wants to run write(")
+    assert (
+        tool_results(scripted, 2)[1]
+        == "the user denied bash(touch b.txt); it was not run. Try another approach."
+    )
+
+
+def test_prompt_without_a_terminal_is_a_denial_not_a_hang(tmp_path: Path) -> None:
+    loop, scripted = make_loop(tmp_path, TURNS, hooks=[PermissionHook([ByTool(bash="prompt")], NoPrompter())])
+    loop.run("go")
+    assert not (tmp_path / "b.txt").exists()
+    assert (
+        "needs the user's approval (custom policy), but there is no terminal to ask"
+        in tool_results(scripted, 2)[1]
+    )
+
+
+def test_terminal_prompter_reports_no_terminal_when_the_device_cannot_open(tmp_path: Path) -> None:
+    assert TerminalPrompter(str(tmp_path / "no-such-tty")).ask("allow?") is None
+
+
+def test_a_guard_that_throws_fails_closed_and_is_logged(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    def explode(event: ToolEvent) -> str:
+        raise KeyError("policy table missing")
+
+    loop, scripted = make_loop(tmp_path, TURNS, hooks=[PermissionHook([explode])])
+    with caplog.at_level(logging.ERROR, logger="bhrain"):
+        result = loop.run("go")
+    assert not (tmp_path / "a.txt").exists() and not (tmp_path / "b.txt").exists()
+    assert all("the permission guard failed" in text for text in tool_results(scripted, 2))
+    assert [r.status for r in result.tool_calls] == ["denied", "denied"]
+    assert "KeyError" in caplog.text and "denied" in caplog.text
+
+
+def test_several_policies_the_strictest_wins(tmp_path: Path) -> None:
+    loop, scripted = make_loop(
+        tmp_path, TURNS, hooks=[PermissionHook([lambda e: "allow", lambda e: e.tool != "bash"])]
+    )
+    loop.run("go")
+    assert (tmp_path / "a.txt").exists() and not (tmp_path / "b.txt").exists()
+
+
+# -- through the installed command ---------------------------------------------------------------------------
+def _ask_setup(tmp_path: Path) -> list[str]:
+    script = write_script(
+        tmp_path / "s.json",
+        [
+            {
+                "tool_calls": [
+                    call("bash", command="touch first.txt"),
+                    call("bash", command="touch second.txt"),
+                ]
+            },
+            {"text": "done"},
+        ],
+    )
+    perms = tmp_path / "perms.json"
+    perms.write_text(json.dumps({"permissions": {"ask": ["Bash(touch:*)"]}}), encoding="utf-8")
+    return [
+        "run",
+        "--skill",
+        "act",
+        "--atom",
+        "scripted",
+        "--script",
+        str(script),
+        "--input",
+        "touch both",
+        "--permissions",
+        str(perms),
+        "--json",
+    ]
+
+
+def test_cli_prompt_with_no_terminal_denies_and_finishes(tmp_path: Path) -> None:
+    started = time.monotonic()
+    ran = bhrain(_ask_setup(tmp_path), tmp_path, timeout=30)
+    assert time.monotonic() - started < 20
+    assert ran.code == 2, ran.err
+    out = json.loads(ran.out)
+    assert [c["status"] for c in out["tool_calls"]] == ["denied", "denied"]
+    assert not (tmp_path / "first.txt").exists()
+    assert "no terminal to ask" in ran.err
+
+
+def _run_on_pty(argv: list[str], cwd: Path, answers: list[str]) -> tuple[int, str, str, str]:
+    """Run argv with a pseudo-terminal as its controlling terminal; answer each prompt seen on it."""
+    master, slave = pty.openpty()
+
+    def take_terminal() -> None:
+        fcntl.ioctl(0, termios.TIOCSCTTY, 0)  # stdin (the pty) becomes the controlling terminal
+
+    proc = subprocess.Popen(
+        [BHRAIN, *argv],
+        cwd=cwd,
+        stdin=slave,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+        preexec_fn=take_terminal,
+        text=True,
+    )
+    os.close(slave)
+    screen = ""
+    deadline = time.monotonic() + 30
+    try:
+        while answers and time.monotonic() < deadline:
+            ready, _, _ = select.select([master], [], [], 1)
+            if not ready:
+                continue
+            screen += os.read(master, 4096).decode(errors="replace")
+            if screen.count("[y/N]") > screen.count("\n[answered]"):
+                os.write(master, (answers.pop(0) + "\n").encode())
+                screen += "\n[answered]"
+        out, err = proc.communicate(timeout=30)
+    finally:
+        os.close(master)
+        if proc.poll() is None:
+            proc.kill()
+    return proc.returncode, out, err, screen
+
+
+def test_cli_prompt_on_a_terminal_asks_one_question_at_a_time(tmp_path: Path) -> None:
+    code, out, err, screen = _run_on_pty(_ask_setup(tmp_path), tmp_path, ["y", "n"])
+    assert screen.count("[y/N]") == 2
+    assert "bhrain wants to run bash(touch first.txt)" in screen
+    assert (tmp_path / "first.txt").exists() and not (tmp_path / "second.txt").exists()
+    statuses = [c["status"] for c in json.loads(out)["tool_calls"]]
+    assert statuses == ["ok", "denied"]
+    assert code == 2, err  # the last batch had a denial and the model stopped there
+
+
+def test_cli_custom_guard_by_import_path(tmp_path: Path) -> None:
+    (tmp_path / "myguard.py").write_text(
+        "def guard(event):\n    return 'deny' if 'second' in event.params.get('command', '') else 'allow'\n",
+        encoding="utf-8",
+    )
+    args = _ask_setup(tmp_path)
+    args = args[: args.index("--permissions")] + ["--guard", "myguard:guard", "--json"]
+    ran = bhrain(args, tmp_path, env={"PYTHONPATH": str(tmp_path)})
+    assert [c["status"] for c in json.loads(ran.out)["tool_calls"]] == ["ok", "denied"]
+    assert (tmp_path / "first.txt").exists() and not (tmp_path / "second.txt").exists()

@@ -1,0 +1,171 @@
+"""The review skill end to end: rubric rendering, machine-readable counts, one correction, never 0/0."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from routedriver.brain.skills import read_counts, with_counts
+from routedriver.route.judges import count_issues
+from tests.brain.helpers import bhrain, write_script
+from tests.fakes.llm_servers import AnthropicServer, Reply
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "bhrain"
+
+
+def review(tmp_path: Path, turns: list[object], *extra: str) -> tuple[int, str, str, dict[str, Any]]:
+    (tmp_path / "vision.md").write_text("# Vision\nShip the thing.\n", encoding="utf-8")
+    script = write_script(tmp_path / "review.json", turns)
+    ran = bhrain(
+        [
+            "run",
+            "--skill",
+            "review",
+            "--atom",
+            "scripted",
+            "--script",
+            str(script),
+            "--input-file",
+            "vision.md",
+            "--trace",
+            "t.json",
+            *extra,
+        ],
+        tmp_path,
+    )
+    trace = json.loads((tmp_path / "t.json").read_text()) if (tmp_path / "t.json").exists() else {}
+    return ran.code, ran.out, ran.err, trace
+
+
+def test_review_renders_the_rubric_and_ends_with_counts_the_judge_reads(tmp_path: Path) -> None:
+    code, out, err, trace = review(
+        tmp_path,
+        [
+            "Blockers:\n- the vision has no audience\n\nNitpicks:\n- title case\n- a typo\n\n"
+            "blockers: 1\nnitpicks: 2"
+        ],
+    )
+    assert code == 0, err
+    assert out.endswith("\n\nblockers: 1\nnitpicks: 2\n")
+    assert count_issues(out) == (1, 2)  # the route driver's reviewed? judge reads the same numbers
+    request = trace["messages"][0]["text"]
+    assert "=== artifact 1: vision.md ===\n# Vision\nShip the thing.\n" in request
+    assert "blockers: <number>" in request
+    assert trace["tools"] == ["read", "glob", "grep", "websearch"]  # review is read-only by default
+
+
+def test_counts_written_in_prose_are_normalized_to_the_two_lines(tmp_path: Path) -> None:
+    code, out, _, _ = review(tmp_path, ["Overall: **2 blockers** and 1 nitpick; details above."], "--json")
+    data = json.loads(out)
+    assert code == 0 and (data["blockers"], data["nitpicks"]) == (2, 1)
+    assert data["result"].endswith("details above.\n\nblockers: 2\nnitpicks: 1")
+
+
+def test_a_review_without_counts_gets_one_correction(tmp_path: Path) -> None:
+    code, out, err, trace = review(
+        tmp_path, ["Looks mostly fine.", "Looks mostly fine.\nblockers: 0\nnitpicks: 1"]
+    )
+    assert code == 0
+    assert out == "Looks mostly fine.\n\nblockers: 0\nnitpicks: 1\n"
+    correction = trace["messages"][2]
+    assert correction["role"] == "user" and "does not end with readable counts" in correction["text"]
+    assert "asking once for a corrected review" in err
+
+
+def test_a_review_that_never_gives_counts_is_a_malfunction_not_zero(tmp_path: Path) -> None:
+    code, out, err, _ = review(tmp_path, ["Looks fine.", "Still looks fine to me."], "--json")
+    assert code == 1
+    data = json.loads(out)
+    assert "blockers" not in data and data["stop_reason"] == "review_without_counts"
+    assert "blockers: 0" not in out
+    assert "error: the review has no readable counts" in err
+
+
+def test_custom_rubric_and_its_errors(tmp_path: Path) -> None:
+    rubric = tmp_path / "rubric.j2"
+    rubric.write_text(
+        "Focus: {{ input }}\n{% for a in artifacts %}{{ a.path }}\n{% endfor %}", encoding="utf-8"
+    )
+    code, _, _, trace = review(
+        tmp_path, ["blockers: 0\nnitpicks: 0"], "--rubric", str(rubric), "--input", "tone"
+    )
+    assert code == 0 and trace["messages"][0]["text"] == "Focus: tone\nvision.md\n"
+    rubric.write_text("{{ artefacts }}", encoding="utf-8")
+    code, _, err, _ = review(tmp_path, ["never"], "--rubric", str(rubric))
+    assert code == 2 and "uses an undefined variable: 'artefacts' is undefined" in err
+    rubric.write_text("{% for x in %}", encoding="utf-8")
+    code, _, err, _ = review(tmp_path, ["never"], "--rubric", str(rubric))
+    assert code == 2 and "has a template error on line 1" in err
+
+
+def test_review_against_a_provider_server(tmp_path: Path) -> None:
+    (tmp_path / "plan.md").write_text("# Plan\nTODO: everything\n", encoding="utf-8")
+    with AnthropicServer(validate=True) as server:
+        server.enqueue(
+            Reply.tool_calls([("grep", {"pattern": "TODO"})]),
+            Reply.text("Blockers:\n- plan.md:2 is a TODO\n\nblockers: 1\nnitpicks: 0"),
+        )
+        ran = bhrain(
+            [
+                "run",
+                "--skill",
+                "review",
+                "--atom",
+                "claude",
+                "--input-file",
+                "plan.md",
+                "--base-url",
+                server.base_url,
+            ],
+            tmp_path,
+            env={"ANTHROPIC_API_KEY": "sk-ant-review-key"},
+        )
+        sent = json.dumps(server.requests[0].json["messages"][0])
+        assert "=== artifact 1: plan.md ===" in sent and "TODO: everything" in sent
+        assert [t["name"] for t in server.requests[0].json["tools"]] == ["read", "glob", "grep", "websearch"]
+    assert ran.code == 0, ran.err
+    assert count_issues(ran.out) == (1, 0)
+
+
+@pytest.mark.parametrize(
+    ("artifact", "counts"),
+    [
+        ("# Vision\nTODO: pick a name\n", (1, 0)),
+        ("# Vision\nThe launch date is TBD.\n", (0, 1)),
+        ("# Vision\nA clear plan.\n", (0, 0)),
+    ],
+)
+def test_the_example_scripted_reviewer_needs_no_api_key(
+    tmp_path: Path, artifact: str, counts: tuple[int, int]
+) -> None:
+    (tmp_path / "1.vision.md").write_text(artifact, encoding="utf-8")
+    ran = bhrain(
+        [
+            "run",
+            "--skill",
+            "review",
+            "--atom",
+            "scripted",
+            "--script",
+            str(EXAMPLES / "review.script.yaml"),
+            "--input-file",
+            "1.vision.md",
+        ],
+        tmp_path,
+    )
+    assert ran.code == 0, ran.err
+    assert count_issues(ran.out) == counts
+    assert ran.out.endswith(f"blockers: {counts[0]}\nnitpicks: {counts[1]}\n")
+
+
+def test_count_reading_forms() -> None:
+    assert read_counts("blockers: 3\nnitpicks: 4") == (3, 4)
+    assert read_counts("**Blockers**: 1, **Nitpicks:** 0") == (1, 0)
+    assert read_counts("0 blockers, 2 nitpicks") == (0, 2)
+    assert read_counts("blockers: 1 … later: blockers: 2\nnitpicks: 0") == (2, 0)  # the last mention wins
+    assert read_counts("no blockers, no nitpicks") is None
+    assert read_counts("blockers: 1") is None
+    assert with_counts("Review.\nblockers: 1\nnitpicks: 2\n\n", 1, 2) == "Review.\n\nblockers: 1\nnitpicks: 2"
