@@ -108,7 +108,7 @@ def run_session(settings: RunSettings, *, environ: Mapping[str, str] | None = No
     redactor = Redactor(env)
     model = _atom(settings, env)
     registry = _registry(skill, settings, workdir)
-    hooks = _hooks(settings, workdir, model)
+    hooks = _hooks(settings, workdir, model, registry.names())
     from routedriver.brain.memory import create_memory
 
     memory = create_memory(settings.memory)
@@ -328,7 +328,7 @@ def _load_toolbox(spec: str) -> Any:
     return obj
 
 
-def _hooks(settings: RunSettings, workdir: Path, model: Any) -> list[Any]:
+def _hooks(settings: RunSettings, workdir: Path, model: Any, tool_names: list[str]) -> list[Any]:
     from routedriver.brain.permissions.guard import PermissionHook
     from routedriver.brain.plugins import load_object
 
@@ -355,5 +355,7 @@ def _hooks(settings: RunSettings, workdir: Path, model: Any) -> list[Any]:
         from routedriver.brain.behavior import load_behavior_hook
 
         config_path = settings.config_path or Path("bhrain.yaml").resolve()
-        hooks.append(load_behavior_hook(settings.behavior, config_path=config_path, agent_model=model))
+        behavior = load_behavior_hook(settings.behavior, config_path=config_path, agent_model=model, workdir=workdir)
+        behavior.set_tool_inventory(tool_names)  # the classifier's snapshot lists what the agent can use
+        hooks.append(behavior)
     return hooks

@@ -115,3 +115,35 @@ def test_a_broken_behavior_block_is_refused_naming_file_and_key(tmp_path: Path) 
     )
     with sqlite3.connect(tmp_path / DB_NAME) as db:
         assert [row[0] for row in db.execute("SELECT price FROM products ORDER BY id")] == [1.0, 10.0, 25.0]
+
+
+def test_relative_paths_in_rules_resolve_against_the_configured_workdir(tmp_path: Path) -> None:
+    # The file exists only in the agent's workdir, not where bhrain was started: a rule that looks at the
+    # disk must see what the agent's tools see.
+    (tmp_path / "work").mkdir()
+    (tmp_path / "work" / "present.txt").write_text("here\n", encoding="utf-8")
+    script = [
+        {"text": "Looking.", "tool_calls": [{"name": "write", "arguments": {"file_path": "present.txt",
+                                                                            "content": "x"}}]},
+        {"choose": [{"if_contains": ["[BEHAVIOR BLOCKED] no_clobber"], "text": "blocked as expected"},
+                    {"text": "the rule did not see the file"}]},
+    ]
+    config = {
+        "skill": "act",
+        "atom": "scripted",
+        "script": "script.yaml",
+        "tools": "files",
+        "workdir": "work",
+        "security": {"behavior": {"rule_definitions": [{
+            "id": "no_clobber", "trigger": "write", "action": "block",
+            "condition": {"target_exists_on_disk": True},
+            "message": "{target} exists; read it first.",
+        }]}},
+    }
+    (tmp_path / "script.yaml").write_text(yaml.safe_dump(script), encoding="utf-8")
+    (tmp_path / "bhrain.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
+    ran = run_cli(["bhrain", "run", "--config", str(tmp_path / "bhrain.yaml"), "--input", "write it", "--json"],
+                  tmp_path)
+    assert ran.code in (0, 2), ran.err
+    assert json.loads(ran.out)["result"] == "blocked as expected"
+    assert (tmp_path / "work" / "present.txt").read_text(encoding="utf-8") == "here\n"
