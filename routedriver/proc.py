@@ -21,6 +21,10 @@ TERM_GRACE_S = 1.0
 # After the leader exits, how long we keep reading pipes that a leftover child may still hold open.
 DRAIN_S = 1.0
 
+# Every child still running, so that an interrupted caller can take its process groups down with it.
+_LIVE: dict[int, subprocess.Popen[bytes]] = {}
+_LIVE_LOCK = threading.RLock()  # re-entrant: a signal handler on this thread may call kill_running
+
 
 @dataclass(frozen=True)
 class ProcResult:
@@ -130,6 +134,45 @@ def run(
     except (FileNotFoundError, PermissionError, NotADirectoryError) as exc:
         return ProcResult(127, "", f"{argv[0]}: {exc.strerror or exc}\n", False, time.monotonic() - started)
 
+    with _LIVE_LOCK:
+        _LIVE[proc.pid] = proc
+    try:
+        return _collect(proc, input, timeout, max_output, kill_leftovers, encoding, started)
+    finally:
+        with _LIVE_LOCK:
+            _LIVE.pop(proc.pid, None)
+
+
+def kill_running(grace_s: float = TERM_GRACE_S) -> int:
+    """Stop the process group of every command still running; returns how many there were.
+
+    The CLI calls this when it is interrupted (Ctrl-C) or terminated (SIGTERM), so that reviews and judges
+    running in worker threads do not outlive the command that started them. SIGTERM first, all at once;
+    SIGKILL for whatever is left after ``grace_s``.
+    """
+    with _LIVE_LOCK:
+        running = list(_LIVE.values())
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        for child in running:
+            try:
+                os.killpg(child.pid, sig)
+            except (ProcessLookupError, PermissionError):
+                pass
+        deadline = time.monotonic() + grace_s
+        while sig == signal.SIGTERM and time.monotonic() < deadline and any(c.poll() is None for c in running):
+            time.sleep(0.02)
+    return len(running)
+
+
+def _collect(
+    proc: subprocess.Popen[bytes],
+    input: str | bytes | None,
+    timeout: float | None,
+    max_output: int | None,
+    kill_leftovers: bool,
+    encoding: str,
+    started: float,
+) -> ProcResult:
     out, err = _Capture(proc.stdout, max_output), _Capture(proc.stderr, max_output)
     out.start()
     err.start()

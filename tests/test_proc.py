@@ -80,3 +80,85 @@ def _alive(pid: int) -> bool:
             return handle.read().split()[2] != "Z"
     except FileNotFoundError:
         return False
+
+
+def _wait_for(path: Path, timeout_s: float = 10.0) -> str:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if path.exists() and path.read_text().strip():
+            return path.read_text().strip()
+        time.sleep(0.02)
+    raise AssertionError(f"{path} never appeared")
+
+
+def test_kill_running_stops_commands_started_by_other_threads(tmp_path: Path) -> None:
+    import threading
+
+    pidfile = tmp_path / "child.pid"
+    results: list[proc.ProcResult] = []
+    worker = threading.Thread(
+        target=lambda: results.append(proc.run(f"sleep 60 & echo $! > {pidfile}; wait", shell="bash"))
+    )
+    worker.start()
+    child = int(_wait_for(pidfile))
+    assert proc.kill_running() == 1
+    worker.join(10)
+    assert not worker.is_alive()
+    assert results and not results[0].ok
+    time.sleep(0.1)
+    assert not _alive(child)
+    assert proc.kill_running() == 0
+
+
+CLI_SCRIPT = """
+import sys
+from concurrent.futures import ThreadPoolExecutor
+import click
+from routedriver import proc
+from routedriver.cli._command import Command
+
+@click.command(cls=Command)
+@click.argument("pidfile")
+def main(pidfile):
+    with ThreadPoolExecutor(2) as pool:
+        pool.submit(proc.run, f"sleep 60 & echo $! > {pidfile}; wait", shell="bash").result()
+    return 0
+
+main()
+"""
+
+
+def test_a_terminated_command_takes_its_running_children_down(tmp_path: Path) -> None:
+    import signal
+    import subprocess
+    import sys
+
+    pidfile = tmp_path / "child.pid"
+    script = tmp_path / "cmd.py"
+    script.write_text(CLI_SCRIPT, encoding="utf-8")
+    started = subprocess.Popen([sys.executable, str(script), str(pidfile)], stderr=subprocess.PIPE, text=True)
+    child = int(_wait_for(pidfile))
+    started.send_signal(signal.SIGTERM)
+    _, err = started.communicate(timeout=15)
+    assert started.returncode == 143
+    assert err.strip().splitlines()[-1] == "error: terminated"
+    time.sleep(0.1)
+    assert not _alive(child)
+
+
+def test_an_interrupted_command_takes_its_running_children_down(tmp_path: Path) -> None:
+    import signal
+    import subprocess
+    import sys
+
+    pidfile = tmp_path / "child.pid"
+    script = tmp_path / "cmd.py"
+    script.write_text(CLI_SCRIPT, encoding="utf-8")
+    started = subprocess.Popen([sys.executable, str(script), str(pidfile)], stderr=subprocess.PIPE, text=True)
+    child = int(_wait_for(pidfile))
+    started.send_signal(signal.SIGINT)
+    _, err = started.communicate(timeout=15)
+    assert started.returncode == 130
+    assert "Traceback" not in err
+    time.sleep(0.1)
+    assert not _alive(child)

@@ -50,8 +50,46 @@ def _say(line: str) -> None:
     click.echo(line, err=True)
 
 
+class Terminated(BaseException):
+    """SIGTERM arrived: unwind like Ctrl-C, then exit 143."""
+
+
+def _stop_children() -> None:
+    # Only if this command started any: importing proc just to find nothing would cost start-up time.
+    proc = sys.modules.get("routedriver.proc")
+    if proc is not None:
+        proc.kill_running()
+
+
+def _on_signal(signum: int, frame: object) -> None:
+    # Stop child processes HERE, before unwinding: worker threads blocked on them would otherwise keep
+    # a thread pool's exit (and so the whole unwind) waiting for commands that may run for many minutes.
+    import signal
+
+    _stop_children()
+    if signum == signal.SIGINT:
+        raise KeyboardInterrupt
+    raise Terminated()
+
+
 def invoke(cmd: click.Command, args: Sequence[str] | None, prog_name: str | None, **extra: Any) -> int:
     """Run ``cmd`` non-standalone and map every outcome to an exit code."""
+    import signal
+
+    previous: dict[int, Any] = {}
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        try:
+            previous[signum] = signal.signal(signum, _on_signal)
+        except ValueError:  # not the main thread (an embedding caller): leave signals to it
+            break
+    try:
+        return _invoke(cmd, args, prog_name, **extra)
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+
+def _invoke(cmd: click.Command, args: Sequence[str] | None, prog_name: str | None, **extra: Any) -> int:
     prog = prog_name or cmd.name or "routedriver"
     try:
         rv = click.Command.main(cmd, args=args, prog_name=prog, standalone_mode=False, **extra)
@@ -71,6 +109,9 @@ def invoke(cmd: click.Command, args: Sequence[str] | None, prog_name: str | None
     except click.Abort:
         _say("error: aborted")
         return 130
+    except Terminated:
+        _say("error: terminated")
+        return 143
     except BrokenPipeError:
         # Our reader went away (e.g. `| head`); nothing useful can be said to it.
         try:
