@@ -85,8 +85,8 @@ def invoke(cmd: click.Command, args: Sequence[str] | None, prog_name: str | None
     try:
         return _invoke(cmd, args, prog_name, **extra)
     finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
+        for restored, handler in previous.items():
+            signal.signal(restored, handler)
 
 
 def _invoke(cmd: click.Command, args: Sequence[str] | None, prog_name: str | None, **extra: Any) -> int:

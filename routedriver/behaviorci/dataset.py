@@ -1,0 +1,138 @@
+"""The dataset: one JSON object per line, each a case.
+
+Keys: ``input`` (object, required: the prompt's variables), ``id`` (string or integer; default
+``line-<n>``, so ids stay the same across runs, unlike 0.1.0's per-process ``hash()``), ``expected_output``,
+``metadata`` (object), and ours: ``mock_output`` (what the mock provider answers for this case) and
+``min_pass_rate`` (share of ``repeat`` runs that must pass). Unknown keys are refused with the line number;
+extra data belongs under ``metadata``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from routedriver.behaviorci.errors import BundleError
+
+CASE_KEYS = ("input", "id", "expected_output", "metadata", "mock_output", "min_pass_rate")
+_MISSING: Any = object()
+
+
+@dataclass(frozen=True)
+class Case:
+    id: str
+    line: int
+    input: dict[str, Any]
+    expected_output: Any = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+    mock_output: Any = _MISSING
+    min_pass_rate: float = 1.0
+
+    @property
+    def has_mock_output(self) -> bool:
+        return self.mock_output is not _MISSING
+
+
+def load_dataset(path: Path, shown: str, *, default_min_pass_rate: float = 1.0) -> list[Case]:
+    """Parse the JSONL file at ``path`` (``shown`` is how errors name it)."""
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except FileNotFoundError:
+        raise BundleError(f"dataset {shown} not found", "check dataset_path in bundle.yaml") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise BundleError(
+            f"cannot read dataset {shown}: {_reason(exc)}", "make it a readable UTF-8 file"
+        ) from None
+
+    cases: list[Case] = []
+    seen: dict[str, int] = {}
+    for number, raw in enumerate(text.splitlines(), start=1):
+        if not raw.strip():
+            continue
+        case = _parse_line(raw, number, shown, default_min_pass_rate)
+        if case.id in seen:
+            raise BundleError(
+                f"{shown} line {number}: case id '{case.id}' is already used on line {seen[case.id]}",
+                "give every case a unique id",
+            )
+        seen[case.id] = number
+        cases.append(case)
+    if not cases:
+        raise BundleError(
+            f"dataset {shown} has no cases", 'add one JSON object per line, e.g. {"input": {...}}'
+        )
+    return cases
+
+
+def _parse_line(raw: str, number: int, shown: str, default_min_pass_rate: float) -> Case:
+    where = f"{shown} line {number}"
+    try:
+        data = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise BundleError(
+            f"{where}: invalid JSON ({exc.msg} at column {exc.colno})", "fix the line"
+        ) from None
+    if not isinstance(data, dict):
+        raise BundleError(f"{where}: expected a JSON object, got {_kind(data)}", 'write {"input": {...}}')
+    unknown = [key for key in data if key not in CASE_KEYS]
+    if unknown:
+        raise BundleError(
+            f"{where}: unknown key '{unknown[0]}'",
+            f'use {", ".join(CASE_KEYS)}; put extra data under "metadata"',
+        )
+    if "input" not in data:
+        raise BundleError(
+            f"{where}: missing required key 'input'", 'add "input": {...} with the prompt variables'
+        )
+    if not isinstance(data["input"], dict):
+        raise BundleError(
+            f"{where}: 'input' must be an object of prompt variables, got {_kind(data['input'])}",
+            'write "input": {"name": value}',
+        )
+    metadata = data.get("metadata", {})
+    if metadata is None:
+        metadata = {}
+    if not isinstance(metadata, dict):
+        raise BundleError(f"{where}: 'metadata' must be an object, got {_kind(metadata)}", "wrap it in {...}")
+    return Case(
+        id=_case_id(data.get("id"), number, where),
+        line=number,
+        input=data["input"],
+        expected_output=data.get("expected_output"),
+        metadata=metadata,
+        mock_output=data.get("mock_output", _MISSING),
+        min_pass_rate=_min_pass_rate(data.get("min_pass_rate", default_min_pass_rate), where),
+    )
+
+
+def _case_id(value: Any, number: int, where: str) -> str:
+    if value is None:
+        return f"line-{number}"
+    if isinstance(value, bool) or not isinstance(value, (str, int)):
+        raise BundleError(f"{where}: 'id' must be a string or an integer, got {_kind(value)}", "fix the id")
+    text = str(value).strip()
+    if not text or "\n" in text or "\r" in text:
+        raise BundleError(f"{where}: 'id' must be a non-empty single line", "fix the id")
+    return text
+
+
+def _min_pass_rate(value: Any, where: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= value <= 1.0:
+        raise BundleError(
+            f"{where}: 'min_pass_rate' must be a number from 0 to 1, got {value!r}", "fix the value"
+        )
+    return float(value)
+
+
+def _kind(value: Any) -> str:
+    return {dict: "an object", list: "an array", str: "a string", bool: "a boolean", type(None): "null"}.get(
+        type(value), "a number"
+    )
+
+
+def _reason(exc: BaseException) -> str:
+    if isinstance(exc, OSError):
+        return exc.strerror or str(exc)
+    return str(exc).split("\n")[0]

@@ -1,0 +1,154 @@
+"""The bundle.yaml schema: BehaviorCI 0.1.0's fields plus ours, every model closed to unknown keys.
+
+0.1.0 fields: name, version, description, prompt_path, dataset_path, output_contract {schema_path,
+invariants}, thresholds [{metric, operator, value}], provider {name, model, temperature, max_tokens},
+parallel, timeout, retries. Ours: concurrency, repeat, min_pass_rate, cache, provider.base_url,
+provider.api_key_env and the mock provider's settings (see ``MOCK_KEYS``).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from routedriver.behaviorci.thresholds import METRICS
+
+PROVIDERS = ("openai", "anthropic", "mock")
+DEFAULT_CONCURRENCY = 8
+MOCK_KEYS = (
+    "echo",
+    "default_response",
+    "responses",
+    "cycle",
+    "fail_cases",
+    "failure_rate",
+    "failure_status",
+    "fail_attempts",
+    "failure_seed",
+    "latency_ms",
+)
+
+
+class _Closed(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ThresholdConfig(_Closed):
+    metric: str
+    operator: Literal[">=", ">", "<=", "<", "=="] = ">="
+    value: float = Field(ge=0)
+
+    @field_validator("metric")
+    @classmethod
+    def _known_metric(cls, metric: str) -> str:
+        if metric not in METRICS:
+            raise ValueError(f"unknown metric '{metric}' (known: {', '.join(METRICS)})")
+        return metric
+
+
+class OutputContract(_Closed):
+    schema_path: str | None = None
+    invariants: list[str] = Field(default_factory=list)
+
+
+class ProviderConfig(_Closed):
+    name: str = "openai"  # 0.1.0's default
+    model: str | None = None
+    temperature: float = Field(default=0.0, ge=0.0, le=2.0)
+    max_tokens: int | None = Field(default=None, gt=0)
+    base_url: str | None = None  # openai/anthropic: an OpenAI-compatible or proxy endpoint
+    api_key_env: str | None = None  # read the key from this variable instead of OPENAI_/ANTHROPIC_API_KEY
+    # The mock provider (name: mock). Outputs are strings; any other JSON value is sent as its JSON text.
+    echo: bool = False  # answer with the rendered prompt itself (the contract then checks the prompt)
+    default_response: Any = None  # when no other rule gives an output
+    responses: dict[str, Any] = Field(default_factory=dict)  # case id → output
+    cycle: dict[str, list[Any]] = Field(default_factory=dict)  # case id → outputs, one per repeat, cycled
+    fail_cases: list[str] = Field(default_factory=list)  # these case ids always error
+    failure_rate: float = Field(default=0.0, ge=0.0, le=1.0)  # this share of calls error (deterministic)
+    failure_status: int | Literal["timeout"] = 500  # what the injected error looks like
+    fail_attempts: int | None = Field(default=None, ge=1)  # only the first N attempts of a failing call
+    failure_seed: int = 0  # picks which calls failure_rate hits
+    latency_ms: float = Field(default=0.0, ge=0.0, le=60_000.0)  # simulated (really waited) latency
+
+    @field_validator("name")
+    @classmethod
+    def _known_provider(cls, name: str) -> str:
+        if name.lower() not in PROVIDERS:
+            raise ValueError(f"unknown provider '{name}' (known: {', '.join(PROVIDERS)})")
+        return name.lower()
+
+    @field_validator("failure_status")
+    @classmethod
+    def _error_status(cls, status: int | str) -> int | str:
+        if isinstance(status, int) and not 400 <= status <= 599:
+            raise ValueError("failure_status must be an HTTP error status (400-599) or 'timeout'")
+        return status
+
+    @model_validator(mode="after")
+    def _mock_keys_only_for_mock(self) -> ProviderConfig:
+        if self.name != "mock":
+            stray = [key for key in MOCK_KEYS if key in self.model_fields_set]
+            if stray:
+                raise ValueError(
+                    f"'{stray[0]}' is a mock provider setting but the provider is '{self.name}'; "
+                    "remove it, or set provider.name: mock"
+                )
+        elif self.base_url is not None or self.api_key_env is not None:
+            raise ValueError("base_url and api_key_env are not used by the mock provider; remove them")
+        return self
+
+
+class CacheConfig(_Closed):
+    enabled: bool = True
+    dir: str | None = None  # relative to the bundle; default: $XDG_CACHE_HOME/routedriver/behaviorci
+
+
+class BundleConfig(_Closed):
+    name: str = Field(min_length=1)
+    version: str = "1.0"
+    description: str | None = None
+    prompt_path: str
+    dataset_path: str
+    output_contract: OutputContract | None = None
+    thresholds: list[ThresholdConfig] = Field(default_factory=list)
+    provider: ProviderConfig = Field(default_factory=ProviderConfig)
+    parallel: bool | None = None  # 0.1.0: false = one case at a time; true = concurrently (bounded)
+    concurrency: int | None = Field(default=None, ge=1, le=256)
+    timeout: float = Field(default=30.0, gt=0)  # seconds per provider call attempt
+    retries: int = Field(default=2, ge=0, le=10)  # retries of 429/5xx/timeouts after the first attempt
+    repeat: int = Field(default=1, ge=1, le=100)
+    min_pass_rate: float = Field(default=1.0, ge=0.0, le=1.0)  # a case's default share of passing repeats
+    cache: CacheConfig = Field(default_factory=CacheConfig)  # `cache: false` is short for {enabled: false}
+
+    @field_validator("version", mode="before")
+    @classmethod
+    def _version_text(cls, version: Any) -> Any:
+        # `version: 1.0` in YAML is a float; 0.1.0 documents it as a string. Accept both.
+        return (
+            str(version) if isinstance(version, (int, float)) and not isinstance(version, bool) else version
+        )
+
+    @field_validator("cache", mode="before")
+    @classmethod
+    def _cache_shorthand(cls, cache: Any) -> Any:
+        return {"enabled": cache} if isinstance(cache, bool) else cache
+
+    @field_validator("prompt_path", "dataset_path")
+    @classmethod
+    def _path_not_empty(cls, path: str) -> str:
+        if not path.strip():
+            raise ValueError("must not be empty")
+        return path
+
+    @model_validator(mode="after")
+    def _parallel_agrees(self) -> BundleConfig:
+        if self.parallel is False and self.concurrency not in (None, 1):
+            raise ValueError(f"parallel: false contradicts concurrency: {self.concurrency}; drop one of them")
+        return self
+
+    @property
+    def effective_concurrency(self) -> int:
+        if self.parallel is False:
+            return 1
+        return self.concurrency or DEFAULT_CONCURRENCY

@@ -1,0 +1,72 @@
+"""What ``behaviorci run`` says on stderr while it works: a start line, retry notices, a progress bar.
+
+The progress bar (Rich) appears only when stderr is a terminal; status lines appear unless ``--quiet``.
+Notices may come from worker threads, so writes are serialized.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+from types import TracebackType
+from typing import Any, TextIO
+
+
+class Status:
+    def __init__(
+        self, *, quiet: bool, stream: TextIO | None = None, progress_bar: bool | None = None
+    ) -> None:
+        self.quiet = quiet
+        self.stream = stream or sys.stderr
+        self.lock = threading.Lock()
+        interactive = self.stream.isatty() if progress_bar is None else progress_bar
+        self._want_bar = interactive and not quiet
+        self._progress: Any = None
+        self._task: Any = None
+
+    def say(self, line: str) -> None:
+        if self.quiet:
+            return
+        with self.lock:
+            if self._progress is not None:
+                self._progress.console.print(line, markup=False, highlight=False)
+            else:
+                print(line, file=self.stream, flush=True)
+
+    def retry(self, case_id: str, note: str) -> None:
+        self.say(f"behaviorci: case {case_id}: {note}")
+
+    def start_progress(self, total: int) -> None:
+        if not self._want_bar:
+            return
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        console = Console(file=self.stream, stderr=self.stream is sys.stderr)
+        self._progress = Progress(
+            TextColumn("running"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=console,
+            transient=True,
+        )
+        self._progress.start()
+        self._task = self._progress.add_task("cases", total=total)
+
+    def advance(self, done: int, total: int) -> None:
+        if self._progress is not None:
+            self._progress.update(self._task, completed=done, total=total)
+
+    def stop_progress(self) -> None:
+        if self._progress is not None:
+            self._progress.stop()
+            self._progress = None
+
+    def __enter__(self) -> Status:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.stop_progress()

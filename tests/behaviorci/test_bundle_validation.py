@@ -1,0 +1,219 @@
+"""Every way a bundle can be wrong: one line on stderr naming the file and the fix, exit 2, no case run."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from tests.behaviorci.helpers import invoke, one_error_line, write_bundle
+from tests.conftest import run_cli
+
+
+def _set(key: str, value: object) -> Callable[[Path], Path]:
+    return lambda root: write_bundle(root, {key: value})
+
+
+def _provider(**values: object) -> Callable[[Path], Path]:
+    return lambda root: write_bundle(root, {"provider": {"name": "mock", **values}})
+
+
+def _raw(text: str) -> Callable[[Path], Path]:
+    return lambda root: write_bundle(root, raw_yaml=text)
+
+
+def _remove(name: str) -> Callable[[Path], Path]:
+    def build(root: Path) -> Path:
+        path = write_bundle(root)
+        (root / name).unlink()
+        return path
+
+    return build
+
+
+def _write(name: str, text: str) -> Callable[[Path], Path]:
+    def build(root: Path) -> Path:
+        path = write_bundle(root)
+        (root / name).write_text(text, encoding="utf-8")
+        return path
+
+    return build
+
+
+CASES: list[tuple[str, Callable[[Path], Path], list[str]]] = [
+    (
+        "unknown top-level key",
+        _set("paralel", True),
+        ["bundle.yaml", "unknown key 'paralel'", "allowed here:"],
+    ),
+    ("unknown nested key", _provider(temprature=0.5), ["unknown key 'provider.temprature'", "temperature"]),
+    (
+        "unknown threshold key",
+        _set("thresholds", [{"metric": "pass_rate", "value": 1, "op": ">="}]),
+        ["unknown key 'thresholds[0].op'"],
+    ),
+    (
+        "unknown contract key",
+        _set("output_contract", {"invariant": ["True"]}),
+        ["unknown key 'output_contract.invariant'", "invariants"],
+    ),
+    ("unknown cache key", _set("cache", {"directory": "x"}), ["unknown key 'cache.directory'"]),
+    (
+        "unknown metric",
+        _set("thresholds", [{"metric": "accuracy", "value": 1}]),
+        ["thresholds[0].metric", "unknown metric 'accuracy'", "pass_rate"],
+    ),
+    (
+        "bad operator",
+        _set("thresholds", [{"metric": "pass_rate", "operator": "=>", "value": 1}]),
+        ["thresholds[0].operator"],
+    ),
+    (
+        "negative threshold",
+        _set("thresholds", [{"metric": "pass_rate", "value": -1}]),
+        ["thresholds[0].value"],
+    ),
+    ("unknown provider", _provider(name="gemini"), ["unknown provider 'gemini'", "openai, anthropic, mock"]),
+    ("temperature out of range", _provider(temperature=3), ["provider.temperature"]),
+    (
+        "mock setting on openai",
+        lambda root: write_bundle(root, {"provider": {"name": "openai", "responses": {}}}),
+        ["'responses' is a mock provider setting"],
+    ),
+    ("bad failure status", _provider(failure_status=200), ["failure_status"]),
+    (
+        "parallel false with concurrency",
+        lambda root: write_bundle(root, {"parallel": False, "concurrency": 4}),
+        ["parallel: false contradicts concurrency: 4"],
+    ),
+    ("zero repeat", _set("repeat", 0), ["'repeat'"]),
+    ("min_pass_rate above 1", _set("min_pass_rate", 1.5), ["'min_pass_rate'"]),
+    ("zero timeout", _set("timeout", 0), ["'timeout'"]),
+    (
+        "missing name",
+        _raw("prompt_path: prompt.md\ndataset_path: dataset.jsonl\n"),
+        ["missing required key 'name'"],
+    ),
+    (
+        "missing prompt_path",
+        _raw("name: x\ndataset_path: dataset.jsonl\n"),
+        ["missing required key 'prompt_path'"],
+    ),
+    ("empty dataset_path", _raw("name: x\nprompt_path: prompt.md\ndataset_path: ' '\n"), ["dataset_path"]),
+    ("invalid YAML", _raw("name: x\n  bad: [\n"), ["invalid YAML at line"]),
+    ("not a mapping", _raw("- a\n- b\n"), ["expected a mapping"]),
+    ("prompt missing", _remove("prompt.md"), ["prompt", "prompt.md not found", "prompt_path"]),
+    ("dataset missing", _remove("dataset.jsonl"), ["dataset", "not found", "dataset_path"]),
+    ("schema missing", _remove("schema.json"), ["schema", "schema.json not found"]),
+    (
+        "schema not JSON",
+        _write("schema.json", "{\n  'type': 'object'\n}"),
+        ["schema.json line 2: invalid JSON"],
+    ),
+    ("schema not a schema", _write("schema.json", '{"type": "objekt"}'), ["not a valid JSON schema"]),
+    ("template syntax", _write("prompt.md", "Q: {{ question }\n"), ["prompt.md line 1: template error"]),
+    (
+        "undefined variable",
+        _write("prompt.md", "Q: {{ question }} {{ context }}\n"),
+        ["case 'q1'", "dataset.jsonl line 1", "'context' is undefined"],
+    ),
+    (
+        "unsafe invariant",
+        _set("output_contract", {"invariants": ["().__class__.__base__.__subclasses__()"]}),
+        ["output_contract.invariants[0]", "is not a valid invariant", "attribute '__class__' is not allowed"],
+    ),
+    (
+        "invariant syntax",
+        _set("output_contract", {"invariants": ["len(raw_output) <"]}),
+        ["output_contract.invariants[0]", "not a valid expression"],
+    ),
+    (
+        "invariant unknown name",
+        _set("output_contract", {"invariants": ["len(answer) > 0"]}),
+        ["unknown name 'answer'", "raw_output"],
+    ),
+]
+
+
+@pytest.mark.parametrize(("label", "build", "expected"), CASES, ids=[c[0] for c in CASES])
+def test_invalid_bundle_is_one_line_exit_2(
+    tmp_path: Path, label: str, build: Callable[[Path], Path], expected: list[str]
+) -> None:
+    bundle = build(tmp_path / "b")
+    for command in (["validate", str(bundle)], ["run", str(bundle)]):
+        result = invoke(command)
+        assert result.exit_code == 2, (label, result.stdout, result.stderr)
+        line = one_error_line(result)
+        for fragment in expected:
+            assert fragment in line, (label, line)
+        assert ";" in line, f"no fix hint in: {line}"
+        assert result.stdout == ""  # nothing ran, nothing reported
+
+
+def test_bundle_argument_may_be_the_directory(tmp_path: Path) -> None:
+    write_bundle(tmp_path / "b")
+    result = invoke(["validate", str(tmp_path / "b")])
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.startswith("valid: test-bundle")
+    assert "3 cases" in result.stdout
+
+
+def test_missing_bundle_and_empty_directory(tmp_path: Path) -> None:
+    result = invoke(["run", str(tmp_path / "nope.yaml")])
+    assert result.exit_code == 2
+    assert "bundle" in one_error_line(result) and "not found" in result.stderr
+    (tmp_path / "empty").mkdir()
+    result = invoke(["validate", str(tmp_path / "empty")])
+    assert result.exit_code == 2
+    assert "no bundle.yaml in" in one_error_line(result)
+
+
+def test_unknown_provider_and_format_flags_are_refused(tmp_path: Path) -> None:
+    bundle = write_bundle(tmp_path / "b")
+    for args in (["--provider", "gemini"], ["--format", "html"]):
+        result = invoke(["run", str(bundle), *args])
+        assert result.exit_code == 2
+        assert "see behaviorci --help" in one_error_line(result)
+        assert result.stdout == ""
+
+
+def test_missing_api_key_names_the_variable_before_any_call(tmp_path: Path) -> None:
+    bundle = write_bundle(tmp_path / "b", {"provider": {"name": "anthropic", "model": "claude-x"}})
+    result = invoke(["run", str(bundle)])
+    assert result.exit_code == 2
+    assert one_error_line(result) == (
+        "error: ANTHROPIC_API_KEY is not set (needed by the anthropic provider); "
+        "export ANTHROPIC_API_KEY=… or run with --provider mock"
+    )
+    custom = write_bundle(tmp_path / "c", {"provider": {"name": "openai", "api_key_env": "QWEN_API_KEY"}})
+    result = invoke(["run", str(custom)])
+    assert result.exit_code == 2 and "QWEN_API_KEY is not set" in one_error_line(result)
+
+
+def test_validate_does_not_need_an_api_key(tmp_path: Path) -> None:
+    bundle = write_bundle(tmp_path / "b", {"provider": {"name": "openai"}})
+    result = invoke(["validate", str(bundle)])
+    assert result.exit_code == 0, result.stderr
+    assert "openai (default: gpt-4o-mini)" in result.stdout
+
+
+def test_unreadable_dataset_through_the_installed_command(tmp_path: Path) -> None:
+    bundle = write_bundle(tmp_path / "b")
+    (tmp_path / "b" / "dataset.jsonl").write_bytes(b"\xff\xfe not utf-8\n")
+    ran = run_cli(["behaviorci", "validate", str(bundle)], tmp_path)
+    assert ran.code == 2
+    assert ran.out == ""
+    assert ran.err.count("\n") == 1 and ran.err.startswith("error: cannot read dataset"), ran.err
+
+
+def test_version_and_help_are_cheap(tmp_path: Path) -> None:
+    ran = run_cli(["behaviorci", "--version"], tmp_path)
+    assert ran.code == 0 and "BehaviorCI 0.1.0 compatible" in ran.out
+    ran = run_cli(
+        ["python", "-X", "importtime", "-c", "from routedriver.cli.behaviorci import behaviorci_group"],
+        tmp_path,
+    )
+    imported = {line.split("|")[-1].strip() for line in ran.err.splitlines() if "|" in line}
+    for heavy in ("openai", "anthropic", "pydantic", "jsonschema", "rich", "jinja2", "yaml"):
+        assert heavy not in imported, f"behaviorci --help imports {heavy}"
