@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from routedriver.behaviorci.dataset import Case
+from routedriver.llm.types import Usage
 
 # Pass fractions are compared with a little slack so 2 of 3 repeats meet `min_pass_rate: 0.6667`.
 _EPSILON = 1e-9
@@ -31,15 +32,6 @@ class Evaluation:
                 detail = self.invariant_errors.get(invariant)
                 out.append(f"invariant `{invariant}` " + (f"errored: {detail}" if detail else "is false"))
         return out
-
-
-@dataclass(frozen=True)
-class Usage:
-    input_tokens: int = 0
-    output_tokens: int = 0
-
-    def __add__(self, other: Usage) -> Usage:
-        return Usage(self.input_tokens + other.input_tokens, self.output_tokens + other.output_tokens)
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,6 @@ from typing import Any
 from routedriver.behaviorci.dataset import Case
 from routedriver.behaviorci.errors import ProviderConfigError
 from routedriver.behaviorci.providers.base import Generation, ProviderCallError, RetryNotice
-from routedriver.behaviorci.results import Usage
 
 # name → (default model, key variable, base URL variable, default max_tokens)
 SETTINGS: dict[str, tuple[str, str, str, int]] = {
@@ -112,7 +111,7 @@ class ChatProvider:
                 exc.what, attempts=exc.attempts, auth=isinstance(exc, LLMAuthError), fix=exc.fix
             ) from None
         latency_ms = (time.perf_counter() - started) * 1000
-        usage = Usage(completion.usage.input_tokens, completion.usage.output_tokens)
+        usage = completion.usage
         return Generation(completion.text, usage, latency_ms, 1 + self._local.retries, completion.model)
 
     def _announce(self, attempt: int, delay_s: float, exc: BaseException) -> None:
