@@ -1,20 +1,23 @@
-"""The git queries the route driver needs, through the git binary (``proc.run``), read-only.
+"""Everything routedriver asks of git. The only module that imports GitPython (lazily, for commits).
 
-Nothing here writes the index or the object store: ``git ls-files`` and ``git diff-files`` only read, and
-``GIT_OPTIONAL_LOCKS=0`` keeps git from refreshing the index behind our back. (``git status`` would.)
-GitPython is imported lazily, only by the functions that need it (issue 3 adds commits here).
+Queries run the git binary through ``proc.run`` and only read: ``git ls-files``, ``git diff-files`` and
+``git log`` never write the index, and ``GIT_OPTIONAL_LOCKS=0`` keeps git from refreshing it behind our back
+(``git status`` would). The one write is a human's approval commit (``commit_paths``), made through
+GitPython's git runner: it stays in the caller's terminal session, so a GPG pinentry or an SSH key
+passphrase prompt reaches the human, and git applies their ``commit.gpgsign`` and hooks as usual.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from routedriver import proc
 
 _READ_ONLY_ENV = {"GIT_OPTIONAL_LOCKS": "0", "GIT_LITERAL_PATHSPECS": "1"}
+_GLOB_ENV = {"GIT_OPTIONAL_LOCKS": "0", "GIT_LITERAL_PATHSPECS": "0"}  # for ':(glob)' pathspecs
 _REGULAR_FILE_MODES = ("100644", "100755")  # symlinks and submodules have ids that are not file bytes
 
 
@@ -22,20 +25,102 @@ _REGULAR_FILE_MODES = ("100644", "100755")  # symlinks and submodules have ids t
 class Repo:
     toplevel: Path
     object_format: str  # "sha1" or "sha256": the hash of blob ids
+    git_dir: Path | None = field(default=None, compare=False)  # where HEAD lives (worktrees have their own)
 
 
-def _git(args: Sequence[str], cwd: Path) -> proc.ProcResult:
-    return proc.run(["git", *args], cwd=cwd, extra_env=_READ_ONLY_ENV, timeout=60)
+@dataclass(frozen=True)
+class IndexSnapshot:
+    """One read of git's index (``git ls-files -s``) and of what differs from it (``git diff-files``)."""
+
+    staged: dict[str, str]  # path → blob id, stage-0 regular files
+    modified: frozenset[str]  # tracked paths whose work-tree copy differs from the index (or is gone)
+
+    def clean_ids(self, paths: Iterable[str]) -> dict[str, str]:
+        """Blob ids of ``paths`` that git knows and that are unmodified in the work tree."""
+        staged, modified = self.staged, self.modified
+        return {path: staged[path] for path in paths if path in staged and path not in modified}
+
+
+@dataclass(frozen=True)
+class CommitInfo:
+    """The latest commit that changed one path, and what it put there."""
+
+    sha: str
+    author_email: str
+    author_name: str
+    blob: str  # the path's blob id in that commit; all zeros when the commit deleted it
+
+
+@dataclass(frozen=True)
+class Signature:
+    ok: bool  # git verify-commit succeeded
+    signer: str  # who signed (SSH principal or GPG user id) when git said; else ""
+    detail: str  # git's last line, for messages
+
+
+class GitError(Exception):
+    """A git command failed; ``str()`` is git's own last line."""
+
+
+def _git(
+    args: Sequence[str], cwd: Path, env: Mapping[str, str] = _READ_ONLY_ENV, timeout: float | None = None
+) -> proc.ProcResult:
+    # Local reads get no timeout: waiting with one makes Popen.wait poll with sleeps, which costs
+    # milliseconds per call; they cannot prompt or block on the network. Signing checks get one.
+    return proc.run(["git", *args], cwd=cwd, extra_env=env, timeout=timeout)
+
+
+def _last_line(text: str) -> str:
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return lines[-1] if lines else ""
+
+
+def _unwrap(stderr: str) -> str:
+    """GitPython hands stderr over as ``\n  stderr: '<text>'``; take the text back out."""
+    text = stderr.strip()
+    if text.startswith("stderr: '") and text.endswith("'"):
+        text = text[len("stderr: '") : -1]
+    return text
+
+
+def _problem_line(text: str) -> str:
+    """git's own ``fatal:``/``error:`` line (the cause), else its last line."""
+    for line in text.splitlines():
+        line = line.strip()
+        if line.startswith(("fatal:", "error:")):
+            return line
+    return _last_line(text)
 
 
 def find_repo(path: str | os.PathLike[str]) -> Repo | None:
     """The work tree holding ``path`` (a directory), or None outside git (or without a git binary)."""
-    done = _git(["rev-parse", "--show-toplevel", "--show-object-format"], Path(path))
+    done = _git(["rev-parse", "--show-toplevel", "--show-object-format", "--absolute-git-dir"], Path(path))
     lines = done.stdout.splitlines()
     if done.returncode != 0 or not lines or not lines[0]:
         return None
     object_format = lines[1] if len(lines) > 1 and lines[1] in ("sha1", "sha256") else "sha1"
-    return Repo(toplevel=Path(lines[0]), object_format=object_format)
+    git_dir = Path(lines[2]) if len(lines) > 2 and lines[2] else None
+    return Repo(toplevel=Path(lines[0]), object_format=object_format, git_dir=git_dir)
+
+
+def current_branch(repo: Repo) -> str | None:
+    """The checked-out branch (``feature/x``), or None on a detached HEAD."""
+    head = ""
+    if repo.git_dir is not None:
+        try:
+            head = (repo.git_dir / "HEAD").read_text(encoding="utf-8").strip()
+        except OSError:
+            head = ""
+    if head.startswith("ref: refs/heads/") and head != "ref: refs/heads/.invalid":
+        return head[len("ref: refs/heads/") :]
+    if head and not head.startswith("ref:"):
+        return None  # a commit id: detached
+    # Unusual layouts (reftable, no readable HEAD file): ask git.
+    done = _git(["symbolic-ref", "-q", "--short", "HEAD"], repo.toplevel)
+    return done.stdout.strip() or None if done.returncode == 0 else None
+
+
+# ---------------------------------------------------------------- the index and the work tree
 
 
 def _pathspecs(paths: Sequence[str]) -> list[str]:
@@ -44,36 +129,141 @@ def _pathspecs(paths: Sequence[str]) -> list[str]:
     return sorted({os.path.dirname(path) or "." for path in paths})
 
 
+def index_snapshot(repo: Repo, pathspecs: Sequence[str] = ()) -> IndexSnapshot | None:
+    """ONE ``git ls-files -s`` and ONE ``git diff-files`` (side by side), limited to ``pathspecs`` if
+    given; None when git cannot answer (the caller then hashes files itself)."""
+    import threading
+
+    specs = ["--", *pathspecs] if pathspecs else []
+    modified_box: list[proc.ProcResult] = []
+    side = threading.Thread(
+        target=lambda: modified_box.append(_git(["diff-files", "--name-only", "-z", *specs], repo.toplevel)),
+        daemon=True,
+    )
+    side.start()
+    staged_run = _git(["ls-files", "--stage", "-z", *specs], repo.toplevel)
+    side.join()
+    if staged_run.returncode != 0 or not modified_box or modified_box[0].returncode != 0:
+        return None
+    staged: dict[str, str] = {}
+    for record in staged_run.stdout.split("\0"):
+        meta, tab, path = record.partition("\t")
+        if not tab:
+            continue
+        mode, blob_id, stage = meta.split(" ")
+        if stage == "0" and mode in _REGULAR_FILE_MODES:
+            staged[path] = blob_id
+    modified = frozenset(path for path in modified_box[0].stdout.split("\0") if path)
+    return IndexSnapshot(staged, modified)
+
+
 def clean_blob_ids(repo: Repo, paths: Sequence[str]) -> dict[str, str]:
     """Blob ids git already knows for ``paths`` (relative to the top-level, POSIX) that are tracked, regular
     files whose work-tree copy is unmodified; the rest are left out for the caller to hash itself."""
     if not paths:
         return {}
-    specs = _pathspecs(paths)
-    # The two queries are independent: run them side by side (each is mostly process start-up).
-    import threading
+    snapshot = index_snapshot(repo, _pathspecs(paths))
+    return snapshot.clean_ids(paths) if snapshot is not None else {}
 
-    modified_box: list[proc.ProcResult] = []
-    side = threading.Thread(
-        target=lambda: modified_box.append(
-            _git(["diff-files", "--name-only", "-z", "--", *specs], repo.toplevel)
-        ),
-        daemon=True,
+
+def list_files(repo: Repo, globs: Sequence[str], untracked_only: bool = False) -> list[str]:
+    """Paths (relative to the top-level) of files git tracks or would track (untracked, not ignored) that
+    match the ``:(glob)`` patterns ``globs``. Git walks only what it must; we never walk the tree."""
+    which = ["--others"] if untracked_only else ["--cached", "--others"]
+    specs = [f":(glob){pattern}" for pattern in globs]
+    done = _git(["ls-files", "-z", *which, "--exclude-standard", "--", *specs], repo.toplevel, _GLOB_ENV)
+    if done.returncode != 0:
+        raise GitError(_last_line(done.stderr) or f"git ls-files exited {done.returncode}")
+    return sorted({path for path in done.stdout.split("\0") if path})
+
+
+# ---------------------------------------------------------------- history
+
+
+def last_commits(repo: Repo, paths: Sequence[str]) -> dict[str, CommitInfo]:
+    """For each path, the latest commit (reachable from HEAD) that changed it: ONE ``git log`` for all.
+
+    Paths no commit touched are absent; so is everything when HEAD has no commit yet.
+    """
+    if not paths:
+        return {}
+    done = _git(
+        ["log", "-z", "--raw", "--no-abbrev", "--no-renames", "--format=%x01%H%x00%ae%x00%an", "--", *paths],
+        repo.toplevel,
     )
-    side.start()
-    staged = _git(["ls-files", "--stage", "-z", "--", *specs], repo.toplevel)
-    side.join()
-    if staged.returncode != 0 or not modified_box or modified_box[0].returncode != 0:
+    if done.returncode != 0:
         return {}
     wanted = set(paths)
-    known: dict[str, str] = {}
-    for record in staged.stdout.split("\0"):
-        meta, tab, path = record.partition("\t")
-        if not tab or path not in wanted:
+    found: dict[str, CommitInfo] = {}
+    for chunk in done.stdout.split("\x01")[1:]:
+        fields = chunk.split("\0")
+        if len(fields) < 3:
             continue
-        mode, blob_id, stage = meta.split(" ")
-        if stage == "0" and mode in _REGULAR_FILE_MODES:
-            known[path] = blob_id
-    for path in modified_box[0].stdout.split("\0"):
-        known.pop(path, None)
-    return known
+        sha, email, name = fields[0], fields[1], fields[2]
+        rest = fields[3:]
+        # Then pairs: "\n:<old mode> <new mode> <old blob> <new blob> <status>", "<path>".
+        for meta, path in zip(rest[0::2], rest[1::2], strict=False):
+            parts = meta.strip().split(" ")
+            if path in wanted and path not in found and len(parts) >= 4:
+                found[path] = CommitInfo(sha, email, name, parts[3])
+    return found
+
+
+def is_shallow(repo: Repo) -> bool:
+    done = _git(["rev-parse", "--is-shallow-repository"], repo.toplevel)
+    return done.stdout.strip() == "true"
+
+
+def verify_commit(repo: Repo, sha: str, allowed_signers: Path | None = None) -> Signature:
+    """``git verify-commit`` on ``sha``: GPG, or SSH with ``gpg.ssh.allowedSignersFile`` (or
+    ``allowed_signers``)."""
+    config = ["-c", f"gpg.ssh.allowedSignersFile={allowed_signers}"] if allowed_signers else []
+    done = _git([*config, "verify-commit", "-v", sha], repo.toplevel, timeout=60)
+    text = done.stderr
+    signer = ""
+    for line in text.splitlines():
+        line = line.strip()
+        # SSH: Good "git" signature for alice@example.com with ED25519 key SHA256:…
+        if line.startswith('Good "git" signature for '):
+            signer = line[len('Good "git" signature for ') :].split(" with ", 1)[0]
+        # GPG: gpg: Good signature from "Alice <alice@example.com>" [ultimate]
+        elif "Good signature from " in line:
+            signer = line.split("Good signature from ", 1)[1].split('"')[1] if '"' in line else ""
+    detail = _last_line(text) or (f"exit {done.returncode}" if done.returncode else "ok")
+    return Signature(done.returncode == 0, signer, detail)
+
+
+# ---------------------------------------------------------------- identity and commits
+
+
+def identity(cwd: Path) -> tuple[str, str]:
+    """``(name, email)`` git will put on the caller's commits (``git var GIT_AUTHOR_IDENT``)."""
+    done = _git(["var", "GIT_AUTHOR_IDENT"], cwd)
+    ident = done.stdout.strip()
+    if done.returncode != 0 or "<" not in ident:
+        raise GitError(_last_line(done.stderr) or "git does not know who you are")
+    name, _, rest = ident.partition("<")
+    return name.strip(), rest.split(">", 1)[0].strip()
+
+
+def committed_blob(repo: Repo, path: str) -> str | None:
+    """The blob id of ``path`` in HEAD, or None (not committed, or no commit yet)."""
+    done = _git(["rev-parse", "-q", "--verify", f"HEAD:{path}"], repo.toplevel, {"GIT_OPTIONAL_LOCKS": "0"})
+    return done.stdout.strip() or None if done.returncode == 0 else None
+
+
+def commit_paths(repo: Repo, paths: Sequence[str], message: str) -> str:
+    """Stage ``paths`` and commit exactly them (``git commit -m … -- <paths>``); the caller's other staged
+    work stays staged and out of this commit. Returns the new commit's id."""
+    import git  # GitPython: only this write pays for importing it
+
+    runner = git.Git(str(repo.toplevel))
+    literal = {"GIT_LITERAL_PATHSPECS": "1"}  # a stone named '1.a*' must not stage 1.ab's marker
+    try:
+        runner.execute(["git", "add", "--", *paths], env=literal)
+        runner.execute(["git", "commit", "-q", "-m", message, "--", *paths], env=literal)
+        return str(runner.execute(["git", "rev-parse", "HEAD"])).strip()
+    except git.GitCommandError as exc:
+        raise GitError(_problem_line(_unwrap(str(exc.stderr or ""))) or f"git exited {exc.status}") from None
+    except git.GitCommandNotFound:
+        raise GitError("git is not installed") from None

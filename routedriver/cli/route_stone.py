@@ -13,10 +13,11 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from routedriver.cli._command import Command
-from routedriver.errors import UserError
+from routedriver.errors import Refused, UserError
 
 if TYPE_CHECKING:
-    from routedriver.route.api import ApproveResult, DelResult, GetResult, SetResult
+    from routedriver.route.api import DelResult, GetResult, SetResult
+    from routedriver.route.approve import ApproveResult
     from routedriver.route.model import Verdict
 
 T = TypeVar("T")
@@ -128,33 +129,64 @@ def _render_get(result: GetResult, say: bool) -> None:
     required=True,
     help="passed: run the guard and mark the stone complete; approved: record a human's approval.",
 )
+@click.option(
+    "--no-commit",
+    is_flag=True,
+    help="approved: write the approval marker but do not commit it (commit it yourself).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
-def set_command(route_option: str | None, stone: str, as_: str, as_json: bool) -> int:
-    """Mark a stone passed (through its guard's reviews and judges) or approved."""
+def set_command(route_option: str | None, stone: str, as_: str, no_commit: bool, as_json: bool) -> int:
+    """Mark a stone passed (through its guard's reviews and judges) or approved (humans only: run it in a
+    terminal; the approval is committed with your git identity unless --no-commit)."""
+    import os
+
     from routedriver.route import api
 
     facts = {"route": route_option, "stone": stone}
     if as_ == "approved":
-        approval = _call(as_json, facts, lambda: api.set_approved(route_option, stone))
+        # A robot runs commands with stdin from a pipe or /dev/null; a person types them at a terminal.
+        human = os.isatty(0)
+        approval = _call(
+            as_json,
+            facts,
+            lambda: api.set_approved(route_option, stone, human=human, commit=not no_commit),
+        )
         _render_approved(approval, as_json)
         return 0
+    if no_commit:
+        raise Refused("--no-commit applies only to --as approved", "drop it")
     result = _call(as_json, facts, lambda: api.set_passed(route_option, stone))
     return _render_set(result, as_json)
 
 
 def _render_approved(result: ApproveResult, as_json: bool) -> None:
+    show = result.route.show
     if as_json:
         _json(
             {
                 "route": result.route.display,
                 "stone": result.stone,
-                "outcome": "approved",
-                "marker": result.route.show(result.marker),
+                "outcome": result.outcome,
+                "marker": show(result.marker),
                 "review_input_hash": result.review_input_hash,
+                "approver": {"name": result.approver[0], "email": result.approver[1]},
+                "commit": result.commit,
+                "committed": not result.not_committed,
+                "not_committed": result.not_committed or None,
             }
         )
         return
-    click.echo(f"stone approved: {result.stone}\n  marker {result.route.show(result.marker)}")
+    who = f"{result.approver[0]} <{result.approver[1]}>"
+    if result.outcome == "already-approved":
+        lines = [f"already approved: {result.stone} by {who} for these artifacts (nothing changed)"]
+    else:
+        lines = [f"stone approved: {result.stone} by {who}"]
+    lines.append(f"  marker {show(result.marker)}")
+    if result.commit:
+        lines.append(f"  committed {result.commit[:12]} (only the marker; other staged work is untouched)")
+    elif result.not_committed:
+        lines.append(f"  not committed ({result.not_committed}); commit {show(result.marker)} yourself")
+    click.echo("\n".join(lines))
 
 
 def _set_payload(result: SetResult) -> dict[str, Any]:

@@ -20,6 +20,7 @@ from routedriver.route.model import Route, Stone, Verdict
 from routedriver.route.select import Selection, has_glob, match_names, select
 
 if TYPE_CHECKING:
+    from routedriver.route.approve import ApproveResult
     from routedriver.route.guard import Evaluation
 
 
@@ -34,14 +35,6 @@ class GetResult:
 class SetResult:
     route: Route
     evaluation: Evaluation
-
-
-@dataclass(frozen=True)
-class ApproveResult:
-    route: Route
-    stone: str
-    marker: Path
-    review_input_hash: str
 
 
 @dataclass(frozen=True)
@@ -83,17 +76,14 @@ def set_passed(route_option: str | None, stone: str) -> SetResult:
             lock.release()
 
 
-def set_approved(route_option: str | None, stone: str) -> ApproveResult:
-    """Record a human's approval of the stone's current artifacts (issue 3 adds who, and a git commit)."""
-    from routedriver.route import inputs, store
+def set_approved(
+    route_option: str | None, stone: str, *, human: bool, commit: bool = True
+) -> ApproveResult:
+    """Record a human's approval of the stone's current artifacts and commit it (see ``approve.approve``).
+    ``human`` says a person is at the controls (the CLI: stdin is a terminal); otherwise it refuses."""
+    from routedriver.route.approve import approve
 
-    route = open_route(route_option)
-    context = inputs.stone_context(route, stone)
-    review_input_hash = inputs.review_input(context)[0]
-    with _writing(route):
-        store.ensure_state_dir(route)
-        marker = store.write_approved(route, context.stone.name, review_input_hash)
-    return ApproveResult(route, context.stone.name, marker, review_input_hash)
+    return approve(route_option, stone, human=human, commit=commit)
 
 
 def judge(
@@ -114,13 +104,14 @@ def judge(
     context = inputs.stone_context(route, stone)
     if mechanism == "approved?":
         state = inputs.approval_state(route, context.stone.name)
-        current = inputs.review_input(context)[0] if judges.APPROVAL_MUST_MATCH_ARTIFACTS else None
+        current, ids = inputs.review_input(context)
         return judges.approved(
             state.marker,
             state.exists,
             current,
             context.show,
             context.command_hint("set", portable=True) + " --as approved",
+            current_artifacts=ids.ids,
         )
     review_input_hash = inputs.review_input(context)[0]
     found = inputs.reviews_in_use(context, review_input_hash)

@@ -40,16 +40,14 @@ def parse_document(text: str) -> tuple[Fields, str] | None:
     """``(fields, body)``, or None when ``text`` is not one whole front-matter document."""
     if not text.startswith(FENCE + "\n"):
         return None
+    end = text.find("\n" + FENCE + "\n", len(FENCE))
+    if end < 0:
+        return None  # no closing fence: truncated
     fields: Fields = {}
-    position = len(FENCE) + 1
-    while True:
-        end = text.find("\n", position)
-        if end < 0:
-            return None  # no closing fence: truncated
-        line = text[position:end]
-        position = end + 1
-        if line == FENCE:
-            return fields, text[position:]
+    # One split for the whole head (a .passed marker lists hundreds of artifacts); end == len(FENCE) is an
+    # empty front matter ("---\n---\n").
+    lines = text[len(FENCE) + 1 : end].split("\n") if end > len(FENCE) else []
+    for line in lines:
         key, colon, value = line.partition(":")
         if not colon or not key or key != key.strip():
             return None
@@ -64,6 +62,7 @@ def parse_document(text: str) -> tuple[Fields, str] | None:
             if not isinstance(value, str):
                 return None
         fields.setdefault(key, []).append(value)
+    return fields, text[end + len(FENCE) + 2 :]
 
 
 def one(fields: Fields, key: str) -> str | None:

@@ -146,6 +146,7 @@ def _builtin_verdict(
     reviews: Sequence[ReviewRecord],
     approval: ApprovalState,
     review_input_hash: str,
+    manifest: dict[str, str],
 ) -> Verdict:
     spec = judges.parse_builtin(command)
     assert spec is not None
@@ -157,6 +158,7 @@ def _builtin_verdict(
         review_input_hash,
         context.show,
         context.command_hint("set", portable=True) + " --as approved",
+        current_artifacts=manifest,
     )
 
 
@@ -172,13 +174,14 @@ def _judge(
     judge_input_hash: str,
     reviews: Sequence[ReviewRecord],
     approval: ApprovalState,
+    manifest: dict[str, str],
 ) -> JudgeRecord:
     assert context.guard is not None
     command = context.guard.judges[position - 1]
     if judges.parse_builtin(command) is not None:
         # In-process, from the same snapshot of reviews and approval that the judge-input hash was made of.
         started = time.monotonic()
-        verdict = _builtin_verdict(context, command, reviews, approval, review_input_hash)
+        verdict = _builtin_verdict(context, command, reviews, approval, review_input_hash, manifest)
         outcome = CommandOutcome(
             verdict.status, _EXIT_OF[verdict.status], time.monotonic() - started, verdict.output
         )
@@ -302,6 +305,7 @@ def evaluate(context: StoneContext, artifacts: Sequence[Path] | None = None) -> 
             judge_input_hash,
             review_records,
             approval,
+            ids.ids,
         )
         judge_results.append(JudgeResult(record, False))
 
@@ -313,7 +317,7 @@ def evaluate(context: StoneContext, artifacts: Sequence[Path] | None = None) -> 
         files = [review.record.path.name for review in reviews] + [
             judge.record.path.name for judge in judge_results
         ]
-        marker = _mark_passed(context, review_input_hash, judge_input_hash, files)
+        marker = _mark_passed(context, review_input_hash, judge_input_hash, files, ids.ids, approval.sha256)
     else:
         _drop_stale_marker(context, review_input_hash, always=outcome == "rejected")
         if outcome == "malfunction":
@@ -338,18 +342,35 @@ def evaluate(context: StoneContext, artifacts: Sequence[Path] | None = None) -> 
 
 
 def _mark_passed(
-    context: StoneContext, review_input_hash: str, judge_input_hash: str, files: list[str]
+    context: StoneContext,
+    review_input_hash: str,
+    judge_input_hash: str,
+    files: list[str],
+    manifest: dict[str, str],
+    approval_sha256: str | None,
 ) -> Path:
     path = store.passed_path(context.route, context.stone.name)
     current = store.read_marker(path, context.stone.name)
+    guard_sha256 = context.guard.sha256 if context.guard else None
     if (
         current is not None
         and current.review_input_hash == review_input_hash
         and current.judge_input_hash == judge_input_hash
         and list(current.files) == files
+        and current.manifest == manifest
+        and current.guard_sha256 == (guard_sha256 or None)
     ):
         return path  # already says exactly this; leave its time and bytes alone
-    return store.write_passed(context.route, context.stone.name, review_input_hash, judge_input_hash, files)
+    return store.write_passed(
+        context.route,
+        context.stone.name,
+        review_input_hash,
+        judge_input_hash,
+        files,
+        manifest,
+        approval_sha256,
+        guard_sha256,
+    )
 
 
 def _drop_stale_marker(context: StoneContext, review_input_hash: str, always: bool) -> None:

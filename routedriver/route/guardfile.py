@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 from typing import Any
 
@@ -19,16 +20,31 @@ def default_artifacts(stone_name: str) -> tuple[str, ...]:
     return ("$route/${stone}*.md",)
 
 
+_LOADER: Any = None
+
+
 def _yaml_loader() -> Any:
+    """A safe loader that refuses duplicate keys, built once per process. Deliberately the pure-Python
+    parser: libyaml reads some texts PyYAML refuses (``[approved?]``), and a guard must mean the same
+    on every installation."""
+    global _LOADER
+    if _LOADER is not None:
+        return _LOADER
     import yaml
 
     class StrictLoader(yaml.SafeLoader):
-        """SafeLoader that refuses duplicate keys instead of silently keeping the last one."""
+        """A safe loader that refuses duplicate keys instead of silently keeping the last one."""
 
     def construct_mapping(loader: Any, node: Any, deep: bool = False) -> Any:
         seen: set[object] = set()
         for key_node, _ in node.value:
             key = loader.construct_object(key_node, deep=deep)
+            try:
+                hash(key)
+            except TypeError:
+                raise yaml.constructor.ConstructorError(
+                    None, None, "a key that is a list or a mapping", key_node.start_mark
+                ) from None
             if key in seen:
                 raise yaml.constructor.ConstructorError(
                     None, None, f"duplicate key {key!r}", key_node.start_mark
@@ -37,7 +53,8 @@ def _yaml_loader() -> Any:
         return yaml.SafeLoader.construct_mapping(loader, node, deep=deep)
 
     StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, construct_mapping)
-    return StrictLoader
+    _LOADER = StrictLoader
+    return _LOADER
 
 
 def _type_name(value: object) -> str:
@@ -46,10 +63,19 @@ def _type_name(value: object) -> str:
 
 def parse_guard(text: str, path: Path, shown: str, stone_name: str) -> Guard:
     """A Guard from the YAML ``text`` of the file ``path`` (``shown`` is how error messages name it)."""
+    from routedriver.route import guardyaml
+
+    data = guardyaml.load(text)  # the common shapes without PyYAML; None → PyYAML reads (and judges) it
+    if data is None:
+        data = _yaml_load(text, shown)
+    return _guard_from(data, text, path, shown, stone_name)
+
+
+def _yaml_load(text: str, shown: str) -> Any:
     import yaml
 
     try:
-        data = yaml.load(text, Loader=_yaml_loader())  # noqa: S506 - a SafeLoader subclass
+        return yaml.load(text, Loader=_yaml_loader())  # noqa: S506 - a SafeLoader subclass
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         where = f"line {mark.line + 1}: " if mark is not None else ""
@@ -65,6 +91,9 @@ def parse_guard(text: str, path: Path, shown: str, stone_name: str) -> Guard:
         raise Refused(
             f"{shown}: malformed YAML ({' '.join(str(exc).split())})", "fix the YAML syntax"
         ) from None
+
+
+def _guard_from(data: Any, text: str, path: Path, shown: str, stone_name: str) -> Guard:
     if data is None:
         data = {}
     if not isinstance(data, dict):
@@ -133,6 +162,7 @@ def parse_guard(text: str, path: Path, shown: str, stone_name: str) -> Guard:
         judges=lists.get("judges", ()),
         timeout_s=float(timeout),
         protect=lists.get("protect", ()),
+        sha256=hashlib.sha256(text.encode("utf-8")).hexdigest(),
     )
 
 

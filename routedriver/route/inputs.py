@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from routedriver.errors import Refused
-from routedriver.gitops import Repo, find_repo
+from routedriver.gitops import IndexSnapshot, Repo, find_repo
 from routedriver.route import hashing, records, store
 from routedriver.route.artifacts import find_artifacts
 from routedriver.route.guardfile import load_guard
@@ -92,11 +92,13 @@ def artifacts_or_refuse(context: StoneContext) -> list[Path]:
 
 
 def review_input(
-    context: StoneContext, artifacts: Iterable[Path] | None = None
+    context: StoneContext,
+    artifacts: Iterable[str | Path] | None = None,
+    snapshot: IndexSnapshot | None = None,
 ) -> tuple[str, hashing.ContentIds]:
-    """The review-input hash and the content ids it was made from."""
+    """The review-input hash and the content ids it was made from (``snapshot``: see hashing.content_ids)."""
     paths = artifacts_or_refuse(context) if artifacts is None else list(artifacts)
-    ids = hashing.content_ids(paths, context.base, context.repo)
+    ids = hashing.content_ids(paths, context.base, context.repo, snapshot)
     return hashing.review_input_hash(ids.ids), ids
 
 

@@ -9,15 +9,16 @@ from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from routedriver.route import manifest
 from routedriver.route.model import Marker, ReviewRecord, Verdict
 
 BUILTINS = ("approved?", "reviewed?")
-# Issue 3 turns this on: an approval then counts only for the artifacts it was given for.
-APPROVAL_MUST_MATCH_ARTIFACTS = False
+# An approval counts only for the artifacts it was given for (their review-input hash).
+APPROVAL_MUST_MATCH_ARTIFACTS = True
 
 _PASSED = re.compile(r"^passed:[ \t]*(true|false)[ \t\r]*$", re.IGNORECASE | re.MULTILINE)
 _REASON = re.compile(r"^reason:[ \t]*(.*?)[ \t\r]*$", re.IGNORECASE | re.MULTILINE)
@@ -221,8 +222,9 @@ def approved(
     show: Callable[[Path], str],
     approve_hint: str,
     require_current: bool = APPROVAL_MUST_MATCH_ARTIFACTS,
+    current_artifacts: Mapping[str, str] | None = None,
 ) -> Verdict:
-    """Pass when a human approved the stone (``$stone.approved``)."""
+    """Pass when a human approved the stone (``$stone.approved``) for its current artifacts."""
     if marker is None:
         reason = "wait for human approval"
         hint = f"  a human approves with: {approve_hint}"
@@ -230,7 +232,16 @@ def approved(
             hint = f"  the approval marker does not parse; a human approves again with: {approve_hint}"
         return Verdict("failed", reason, f"passed: false\nreason: {reason}\n{hint}\n")
     if require_current and review_input_hash is not None and marker.review_input_hash != review_input_hash:
-        reason = "wait for human approval (the approval was for other artifact content)"
-        return Verdict("failed", reason, f"passed: false\nreason: {reason}\n  {show(marker.path)}\n")
-    reason = f"approved at {marker.at}"
+        what = ""
+        if marker.artifacts and current_artifacts is not None:
+            what = manifest.describe(marker.manifest, current_artifacts)
+        reason = (
+            f"wait for human approval (an approval exists, but for older content: approved at {marker.at}"
+            + (f"; since then: {what}" if what else "")
+            + ")"
+        )
+        detail = f"  {show(marker.path)}\n  a human approves the new content with: {approve_hint}\n"
+        return Verdict("failed", reason, f"passed: false\nreason: {reason}\n{detail}")
+    who = f" by {marker.approver_name} <{marker.approver_email}>" if marker.approver_email else ""
+    reason = f"approved{who} at {marker.at}"
     return Verdict("passed", reason, f"passed: true\nreason: {reason}\n  {show(marker.path)}\n")

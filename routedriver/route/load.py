@@ -16,10 +16,13 @@ GUARD_SUFFIX = ".guard"
 
 
 def resolve_route(option_value: str | None) -> Path:
-    """The route directory a command works on. The ONE place that decides it (issue 3 adds branch binding)."""
-    if option_value is None or not option_value.strip():
-        raise Refused("no route given", "use --route")
-    return Path(option_value)
+    """The route directory a command works on. The ONE place that decides it: ``--route`` when given, else
+    the route bound to the current git branch (``route.bind``); neither → a refusal naming both."""
+    if option_value is not None and option_value.strip():
+        return Path(option_value)
+    from routedriver.route.bind import bound_route  # git only when --route is left out
+
+    return Path(bound_route())
 
 
 def numeric_prefix(name: str) -> tuple[int, ...]:

@@ -75,6 +75,7 @@ class Guard:
     judges: tuple[str, ...]
     timeout_s: float = DEFAULT_TIMEOUT_S
     protect: tuple[str, ...] = ()
+    sha256: str = ""  # of the guard's text: a pass records it, so route.verify can say "the guard changed"
 
 
 @dataclass(frozen=True)
@@ -146,3 +147,14 @@ class Marker:
     at: str  # UTC, ISO 8601
     files: tuple[str, ...] = field(default=())  # the judge (and review) files the pass relied on
     raw: str = ""  # the file's exact text (the approval state hashes it)
+    # The artifacts passed or approved: (path relative to the top-level, content id). Empty in markers
+    # written before issue 3; route.verify compares it with the files now to name what changed.
+    artifacts: tuple[tuple[str, str], ...] = field(default=())
+    approver_name: str = ""  # .approved only: who approved (git's author identity)
+    approver_email: str = ""
+    approval_sha256: str | None = None  # .passed only: the approval marker's sha256 when it passed
+    guard_sha256: str | None = None  # .passed only: the guard file's sha256 when it passed
+
+    @property
+    def manifest(self) -> dict[str, str]:
+        return dict(self.artifacts)

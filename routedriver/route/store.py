@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import re
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -24,8 +24,8 @@ if TYPE_CHECKING:
 
 SHORT = 16  # hex chars of a hash used in file names; the full hash is recorded inside the file
 GITIGNORE = (
-    "# routedriver: locks and interrupted writes stay local; everything else here may be committed\n"
-    "*.lock\n.*.tmp-*\n"
+    "# routedriver: locks, interrupted writes and hook state stay local; the rest may be committed\n"
+    "*.lock\n.*.tmp-*\n.*.state\n"
 )
 
 _HEX64 = re.compile(r"[0-9a-f]{64}")
@@ -129,7 +129,26 @@ def read_marker(path: Path, stone: str) -> Marker | None:
         at=at,
         files=tuple(fields.get("file", ())),
         raw=text or "",
+        artifacts=_read_manifest(fields.get("artifact", ())),
+        approver_name=fm.one(fields, "approver_name") or "",
+        approver_email=fm.one(fields, "approver_email") or "",
+        approval_sha256=read_hash(fields, "approval_sha256"),
+        guard_sha256=read_hash(fields, "guard_sha256"),
     )
+
+
+def _read_manifest(lines: Sequence[str]) -> tuple[tuple[str, str], ...]:
+    """``artifact: <content id> <path>`` lines (the id first: paths may hold spaces)."""
+    entries = []
+    for line in lines:
+        content_id, _, path = line.partition(" ")
+        if path:
+            entries.append((path, content_id))
+    return tuple(sorted(entries))
+
+
+def _manifest_fields(manifest: Mapping[str, str]) -> list[tuple[str, fm.Value]]:
+    return [("artifact", f"{content_id} {path}") for path, content_id in sorted(manifest.items())]
 
 
 def is_passed(route: Route, stone: str, names: frozenset[str] | None = None) -> bool:
@@ -161,27 +180,48 @@ def ensure_state_dir(route: Route) -> None:
 
 
 def write_passed(
-    route: Route, stone: str, review_input_hash: str, judge_input_hash: str, files: Sequence[str]
+    route: Route,
+    stone: str,
+    review_input_hash: str,
+    judge_input_hash: str,
+    files: Sequence[str],
+    manifest: Mapping[str, str] | None = None,
+    approval_sha256: str | None = None,
+    guard_sha256: str | None = None,
 ) -> Path:
+    """The stone passed: what for (both hashes, the artifacts' content ids, the approval and guard it saw)
+    and on which review and judge files, so route.verify can re-check the claim and say what changed."""
     path = passed_path(route, stone)
     fields: list[tuple[str, fm.Value]] = [
         ("stone", stone),
         ("review_input_hash", review_input_hash),
         ("judge_input_hash", judge_input_hash),
         *(("file", name) for name in files),
-        ("passed_at", utc_now()),
+        *_manifest_fields(manifest or {}),
     ]
+    if approval_sha256:
+        fields.append(("approval_sha256", approval_sha256))
+    if guard_sha256:
+        fields.append(("guard_sha256", guard_sha256))
+    fields.append(("passed_at", utc_now()))
     write_text(path, fm.render_document(fields))
     return path
 
 
-def write_approved(route: Route, stone: str, review_input_hash: str) -> Path:
+def write_approved(
+    route: Route,
+    stone: str,
+    review_input_hash: str,
+    manifest: Mapping[str, str] | None = None,
+    approver: tuple[str, str] | None = None,
+) -> Path:
+    """A human approved the stone's artifacts: who (name, email), which content (hash and manifest), when."""
     path = approved_path(route, stone)
-    fields: list[tuple[str, fm.Value]] = [
-        ("stone", stone),
-        ("review_input_hash", review_input_hash),
-        ("approved_at", utc_now()),
-    ]
+    fields: list[tuple[str, fm.Value]] = [("stone", stone)]
+    if approver is not None:
+        fields += [("approver_name", approver[0]), ("approver_email", approver[1])]
+    fields += [("review_input_hash", review_input_hash), *_manifest_fields(manifest or {})]
+    fields.append(("approved_at", utc_now()))
     write_text(path, fm.render_document(fields))
     return path
 

@@ -61,7 +61,9 @@ def test_artifact_change_cascades_to_fresh_reviews_and_judges(git_repo: Path) ->
     stone_set(git_repo, route, "1.spec", as_="approved")
     first = evaluate(git_repo, route, 0)
     write(route / "1.spec.md", "# Spec v2\n")
-    second = evaluate(git_repo, route, 0)
+    # The approval was for v1 (issue 3: approvals count for the content approved), so approved? now says
+    # no (exit 2), but every review and judge still runs afresh for the new content.
+    second = evaluate(git_repo, route, 2)
     assert second["review_input_hash"] != first["review_input_hash"]
     assert second["judge_input_hash"] != first["judge_input_hash"]
     assert reused(second, "reviews") == [False, False] and reused(second, "judges") == [False, False, False]
@@ -70,11 +72,11 @@ def test_artifact_change_cascades_to_fresh_reviews_and_judges(git_repo: Path) ->
     assert all(".i2p1." in j["path"] for j in second["judges"])
     # A new versioned artifact is an artifact change too.
     write(route / "1.spec.v2.md", "# Spec v2, second file\n")
-    third = evaluate(git_repo, route, 0)
+    third = evaluate(git_repo, route, 2)
     assert third["review_input_hash"] != second["review_input_hash"] and counts(git_repo) == (3, 3, 3)
     # Back to known content: the earlier results for that hash are found again.
     (route / "1.spec.v2.md").unlink()
-    back = evaluate(git_repo, route, 0)
+    back = evaluate(git_repo, route, 2)
     assert back["review_input_hash"] == second["review_input_hash"] and counts(git_repo) == (3, 3, 3)
 
 

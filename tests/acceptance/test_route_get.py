@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from tests.conftest import run_cli
-from tests.route.routes import definition_digest, make_route, stone_get, stone_set, write
+from tests.route.routes import definition_digest, make_route, run_route, stone_get, stone_set, write
 
 TIERED = {
     "1.vision": "Write the vision.\n",
@@ -100,9 +100,12 @@ def test_route_not_found_and_no_route(git_repo: Path) -> None:
     assert missing.code == 2 and missing.out == ""
     assert missing.err.startswith(f"error: route not found: {git_repo / 'nope'}")
     assert len(missing.err.splitlines()) == 1
-    refused = run_cli(["route.stone.get", "--stone", "@next-one"], git_repo)
-    assert (refused.code, refused.err) == (2, "error: no route given; use --route\n")
-    failed_json = run_cli(["route.stone.get", "--route", "nope", "--json"], git_repo)
+    refused = run_route(["route.stone.get", "--stone", "@next-one"], git_repo)
+    assert (refused.code, refused.err) == (
+        2,
+        "error: no route bound to this branch; use --route or route.bind --set\n",
+    )
+    failed_json = run_route(["route.stone.get", "--route", "nope", "--json"], git_repo)
     assert failed_json.code == 2 and json.loads(failed_json.out)["outcome"] == "refused"
 
 

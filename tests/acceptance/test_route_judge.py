@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.conftest import Ran, run_cli
-from tests.route.routes import make_route, review, route_cmd, steer, stone_set, write
+from tests.conftest import Ran
+from tests.route.routes import make_route, review, route_cmd, run_route, steer, stone_set, write
 
 
 def judge(repo: Path, route: Path, *args: str) -> Ran:
-    return run_cli(route_cmd("judge", route, "--stone", "1.doc", *args), repo)
+    return run_route(route_cmd("judge", route, "--stone", "1.doc", *args), repo)
 
 
 def setup(repo: Path) -> Path:
@@ -66,7 +66,9 @@ def test_approved(git_repo: Path) -> None:
     assert waiting.code == 2 and waiting.out.startswith("passed: false\nreason: wait for human approval\n")
     stone_set(git_repo, route, "1.doc", as_="approved")
     done = judge(git_repo, route, "--mechanism", "approved?")
-    assert done.code == 0 and done.out.startswith("passed: true\nreason: approved at ")
+    assert done.code == 0 and done.out.startswith(
+        "passed: true\nreason: approved by Test Human <human@example.com> at "
+    )
     flags = judge(git_repo, route, "--mechanism", "approved?", "--allow-blockers", "1")
     assert flags.code == 2 and "apply only to reviewed?" in flags.err
     unknown = judge(git_repo, route, "--mechanism", "tested?")

@@ -15,6 +15,7 @@ from tests.route.routes import (
     make_route,
     review,
     route_cmd,
+    run_route,
     runs,
     state_files,
     stone_get,
@@ -163,7 +164,8 @@ def test_only_del_ever_changes_stones_and_guards(git_repo: Path) -> None:
         (route_cmd("get", route, "--say"), 0),
         (route_cmd("get", route, "--stone", "*", "--json"), 0),
         (route_cmd("set", route, "--stone", "1.a", "--as", "passed"), 2),
-        (route_cmd("set", route, "--stone", "1.a", "--as", "approved"), 0),
+        (route_cmd("set", route, "--stone", "1.a", "--as", "approved"), 2),  # a robot: refused
+        (route_cmd("set", route, "--stone", "1.a", "--as", "approved", "--human"), 0),
         (route_cmd("set", route, "--stone", "1.a", "--as", "passed"), 0),
         (route_cmd("set", route, "--stone", "2.b", "--as", "passed"), 2),
         (route_cmd("judge", route, "--stone", "1.a", "--mechanism", "reviewed?"), 0),
@@ -171,7 +173,8 @@ def test_only_del_ever_changes_stones_and_guards(git_repo: Path) -> None:
         (route_cmd("get", route, "--stone", "@next-all", "--say"), 0),
     ]
     for argv, code in commands:
-        assert run_cli(argv, git_repo).code == code, argv
+        human = argv[-1] == "--human"  # an approval typed by a person at a terminal
+        assert run_route(argv[:-1] if human else argv, git_repo, human=human).code == code, argv
         assert definition_digest(route) == before, argv
     assert run_cli(route_cmd("del", route, "--stone", "2.b"), git_repo).code == 0
     assert definition_digest(route) == {

@@ -6,8 +6,18 @@ import json
 import re
 from pathlib import Path
 
-from tests.conftest import BIN_DIR, run_cli
-from tests.route.routes import make_route, review, runs, state_files, steer, stone_get, stone_set, write
+from tests.conftest import BIN_DIR
+from tests.route.routes import (
+    make_route,
+    review,
+    run_route,
+    runs,
+    state_files,
+    steer,
+    stone_get,
+    stone_set,
+    write,
+)
 
 GATED = (
     "reviews:\n  - {review}\njudges:\n  - reviewed? --allow-blockers 0 --allow-nitpicks 2\n  - approved?\n"
@@ -137,11 +147,15 @@ def test_composed_judges_are_and(git_repo: Path) -> None:
     blocked = stone_set(git_repo, route, "1.vision")
     assert blocked.code == 2
     assert "blockers exceed threshold (2 > 0)" in blocked.out and "- blocker: no goals" in blocked.out
-    assert "wait for human approval" not in blocked.out  # the approval still stands (issue 2)
+    # Issue 3: the approval was for the earlier content; the robot hears about both problems.
+    assert "wait for human approval (an approval exists, but for older content" in blocked.out
+    assert "changed route/1.vision.md" in blocked.out
     assert not (route / ".route" / "1.vision.passed").exists()
 
     write(route / "1.vision.md", "# Vision, fixed\n")
     steer(git_repo, "r1", out="blockers: 0\nnitpicks: 0\n")
+    assert stone_set(git_repo, route, "1.vision").code == 2  # reviewed, but this content is not approved
+    assert stone_set(git_repo, route, "1.vision", as_="approved").code == 0
     both = stone_set(git_repo, route, "1.vision")
     assert both.code == 0, both.out
     assert (route / ".route" / "1.vision.passed").is_file()
@@ -322,8 +336,8 @@ def test_guards_find_this_installs_commands_without_an_activated_venv(git_repo: 
     write(route / "1.x.md", "x\n")
     bare_path = {"PATH": "/usr/bin:/bin"}
     argv = [str(BIN_DIR / "route.stone.set"), "--route", str(route), "--stone", "1.x", "--as", "passed"]
-    waiting = run_cli(argv, git_repo, env=bare_path)
+    waiting = run_route(argv, git_repo, env=bare_path)
     assert waiting.code == 2, waiting.err  # the judge ran and said no (not 127: command not found)
     assert "reason: wait for human approval" in waiting.out
     assert stone_set(git_repo, route, "1.x", as_="approved").code == 0
-    assert run_cli(argv, git_repo, env=bare_path).code == 0
+    assert run_route(argv, git_repo, env=bare_path).code == 0

@@ -93,11 +93,13 @@ def route_cmd(command: str, route: Path, *args: str) -> list[str]:
 
 
 def stone_set(repo: Path, route: Path, stone: str, *extra: str, as_: str = "passed") -> Ran:
-    return run_cli(route_cmd("set", route, "--stone", stone, "--as", as_, *extra), repo)
+    """``route.stone.set``; an approval is a human act, so ``as_="approved"`` runs it at a terminal."""
+    argv = route_cmd("set", route, "--stone", stone, "--as", as_, *extra)
+    return run_route(argv, repo, human=as_ == "approved")
 
 
 def stone_get(repo: Path, route: Path, *extra: str) -> Ran:
-    return run_cli(route_cmd("get", route, *extra), repo)
+    return run_route(route_cmd("get", route, *extra), repo)
 
 
 def state_files(route: Path) -> list[str]:
@@ -111,3 +113,53 @@ def definition_digest(route: Path) -> dict[str, str]:
         for path in sorted(route.iterdir())
         if path.suffix in (".stone", ".guard")
     }
+
+
+def definitions(repo: Path) -> dict[str, str]:
+    """sha256 of every .stone and .guard file anywhere in ``repo`` (read-only templates)."""
+    return {
+        str(path.relative_to(repo)): hashlib.sha256(path.read_bytes()).hexdigest()
+        for path in sorted(repo.rglob("*"))
+        if path.suffix in (".stone", ".guard") and path.is_file() and ".git" not in path.parts
+    }
+
+
+def run_route(
+    argv: list[str],
+    cwd: Path,
+    *,
+    human: bool = False,
+    input: str | None = None,
+    env: dict[str, str] | None = None,
+) -> Ran:
+    """Run a route.* command; unless it is route.stone.del, assert it changed no stone or guard byte.
+    ``human``: stdin is a pseudo-terminal (a person at a keyboard) instead of /dev/null."""
+    before = definitions(cwd)
+    result = run_as_human(argv, cwd, env=env) if human else run_cli(argv, cwd, input=input, env=env)
+    if argv[0] != "route.stone.del":
+        assert definitions(cwd) == before, f"{argv[0]} changed a stone or guard"
+    return result
+
+
+def run_as_human(argv: list[str], cwd: Path, env: dict[str, str] | None = None, timeout: float = 120) -> Ran:
+    """Run a command with a pseudo-terminal as its stdin, as when a person types it (python's pty)."""
+    import pty
+    import subprocess
+
+    full_env = {**os.environ, **(env or {})}
+    controller, terminal = pty.openpty()
+    try:
+        done = subprocess.run(
+            argv,
+            cwd=cwd,
+            stdin=terminal,
+            capture_output=True,
+            text=True,
+            env=full_env,
+            timeout=timeout,
+            check=False,
+        )
+    finally:
+        os.close(terminal)
+        os.close(controller)
+    return Ran(done.returncode, done.stdout, done.stderr)

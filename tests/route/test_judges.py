@@ -134,10 +134,12 @@ def test_approved() -> None:
         judge_input_hash=None,
         at="2025-01-01T00:00:00Z",
     )
-    assert judges.approved(marker, True, "b" * 64, show, "hint").status == "passed"
-    # Issue 3 requires the approval to be for the current artifacts:
-    assert judges.approved(marker, True, "b" * 64, show, "hint", require_current=True).status == "failed"
-    assert judges.approved(marker, True, "a" * 64, show, "hint", require_current=True).status == "passed"
+    assert judges.approved(marker, True, "b" * 64, show, "hint", require_current=False).status == "passed"
+    # Issue 3: by default an approval counts only for the artifacts it was given for.
+    assert judges.APPROVAL_MUST_MATCH_ARTIFACTS is True
+    older = judges.approved(marker, True, "b" * 64, show, "hint")
+    assert older.status == "failed" and older.reason.startswith("wait for human approval (an approval exists")
+    assert judges.approved(marker, True, "a" * 64, show, "hint").status == "passed"
 
 
 @pytest.mark.parametrize(

@@ -77,12 +77,17 @@ def test_a_stone_without_numeric_prefix_is_refused_naming_the_file(tmp_path: Pat
     )
 
 
-def test_missing_route_and_missing_option_are_refused(tmp_path: Path) -> None:
+def test_missing_route_and_missing_option_are_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     with pytest.raises(Refused, match="route not found: .*nope"):
         load_route(tmp_path / "nope")
+    monkeypatch.chdir(tmp_path)  # outside git: no branch, so no route can be bound
     with pytest.raises(Refused) as caught:
         resolve_route(None)
-    assert caught.value.line() == "error: no route given; use --route"
+    assert caught.value.line() == (
+        "error: no route bound to this branch (not in a git repository); use --route or route.bind --set"
+    )
 
 
 def test_next_one_next_all_and_tiers(tmp_path: Path) -> None:

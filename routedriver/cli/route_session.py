@@ -1,0 +1,155 @@
+"""``route.bind``, ``route.drive`` and ``route.bounce``: a robot's session on a route. No logic here.
+
+``route.drive --when …`` and ``route.bounce`` are Claude Code hooks. For them exit 2 means "block" (a
+Stop hook: keep going; a PreToolUse hook: do not run the tool), so a mistake in the hook's own command
+line must NOT exit 2: their flag errors exit 1, which Claude Code reports without blocking anything.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import click
+
+from routedriver.cli._command import Command
+from routedriver.errors import Malfunction, Refused
+
+ROUTE_HELP = "The route directory (default: the route bound to this branch)."
+
+
+class HookCommand(Command):
+    """A command Claude Code runs as a hook: a usage error is a non-blocking failure (exit 1), never 2."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        try:
+            return super().parse_args(ctx, args)
+        except click.UsageError as exc:
+            message = " ".join(exc.format_message().split())
+            raise Malfunction(message, f"fix the hook's command line; see {self.name} --help") from None
+
+
+def _read_stdin() -> str:
+    stream = sys.stdin
+    if stream is None or stream.isatty():
+        return ""  # run by hand at a terminal: no event
+    try:
+        return stream.read()
+    except (OSError, UnicodeDecodeError):
+        return ""
+
+
+def _emit(answer: Any) -> int:
+    if answer.stdout:
+        click.echo(answer.stdout, nl=False)
+    if answer.stderr:
+        click.echo(answer.stderr, nl=False, err=True)
+    return int(answer.exit_code)
+
+
+# ---------------------------------------------------------------- route.bind
+
+
+@click.command("route.bind", cls=Command)
+@click.option("--set", "set_route", metavar="DIR", help="Bind this route to the current branch.")
+@click.option("--get", "get_", is_flag=True, help="Print the route bound to the current branch.")
+@click.option("--del", "del_", is_flag=True, help="Unbind the current branch.")
+def bind_command(set_route: str | None, get_: bool, del_: bool) -> int:
+    """Bind a route to the current git branch, so route.* commands can leave out --route."""
+    import os
+    from pathlib import Path
+
+    from routedriver.route import bind
+
+    if sum((set_route is not None, get_, del_)) != 1:
+        raise Refused("give exactly one of --set DIR, --get, --del", "see route.bind --help")
+    cwd = Path.cwd()
+    if set_route is not None:
+        from routedriver.route.load import load_route
+
+        result = bind.bind_set(load_route(set_route))
+        shown = os.path.relpath(result.routes[0], cwd)
+        if result.action == "already-bound":
+            click.echo(f"{shown} is already bound to branch {result.branch}")
+        else:
+            click.echo(f"bound {shown} to branch {result.branch}")
+        for replaced in result.replaced:
+            click.echo(f"notice: unbound {os.path.relpath(replaced, cwd)} from {result.branch}", err=True)
+        return 0
+    if get_:
+        result = bind.bind_get(cwd)
+        if not result.routes:
+            raise Refused(f"{bind.NOT_BOUND} ({result.branch})", "bind one with route.bind --set DIR")
+        if len(result.routes) > 1:
+            names = " and ".join(os.path.relpath(path, cwd) for path in result.routes)
+            raise Refused(
+                f"{len(result.routes)} routes are bound to branch {result.branch}: {names}",
+                "keep one: route.bind --set DIR replaces the others",
+            )
+        click.echo(os.path.relpath(result.routes[0], cwd))
+        return 0
+    result = bind.bind_del(cwd)
+    for path in result.routes:
+        click.echo(f"unbound {os.path.relpath(path, cwd)} from branch {result.branch}")
+    if not result.routes:
+        click.echo(f"notice: no route was bound to branch {result.branch}", err=True)
+    return 0
+
+
+# ---------------------------------------------------------------- route.drive
+
+
+@click.command("route.drive", cls=HookCommand)
+@click.option("--route", "route_option", metavar="DIR", help=ROUTE_HELP)
+@click.option(
+    "--when",
+    type=click.Choice(["hook.onBoot", "hook.onStop"]),
+    help="Run as a Claude Code hook: hook.onBoot (SessionStart) or hook.onStop (Stop); reads stdin.",
+)
+@click.option(
+    "--max-blocks",
+    type=click.IntRange(min=1),
+    default=3,
+    show_default=True,
+    help="hook.onStop: let the robot stop after this many blocks in a row with nothing changed.",
+)
+def drive_command(route_option: str | None, when: str | None, max_blocks: int) -> int:
+    """Where the robot is on its route: the next stone(s), their instructions and the exact commands."""
+    from routedriver.route import session
+
+    if when is None:
+        from routedriver.route.drive import guidance, render
+
+        click.echo(render(guidance(route_option)), nl=False)
+        return 0
+    try:
+        payload = session.parse_payload(_read_stdin())
+    except Refused as exc:
+        raise Malfunction(exc.what, exc.fix) from None  # a bad event must not block (nor loop) the robot
+    if when == session.ON_BOOT:
+        return _emit(session.on_boot(route_option))
+    return _emit(session.on_stop(route_option, payload, max_blocks))
+
+
+# ---------------------------------------------------------------- route.bounce
+
+
+@click.command("route.bounce", cls=HookCommand)
+@click.option("--route", "route_option", metavar="DIR", help=ROUTE_HELP)
+def bounce_command(route_option: str | None) -> int:
+    """A Claude Code PreToolUse hook: blocks robot edits of route templates, driver files and protected paths
+    (reads the event JSON on stdin; exit 2 = blocked, the reason on stderr)."""
+    from routedriver.route import session
+    from routedriver.route.bounce import decide
+
+    try:
+        payload = session.parse_payload(_read_stdin())
+    except Refused as exc:
+        raise Malfunction(exc.what, exc.fix) from None
+    decision = decide(payload, route_option)
+    for warning in decision.warnings:
+        click.echo(f"warning: {warning}", err=True)
+    if decision.blocked:
+        click.echo(decision.reason, err=True)
+        return 2
+    return 0

@@ -1,0 +1,152 @@
+"""Bind a route to the current git branch, so robots on that branch can leave out ``--route``.
+
+The binding is a file, ``$route/.route/.bind.<branch, / → .>.flag``, that can be committed with the branch.
+Finding the route bound to a branch asks git for that one file name (``git ls-files`` with a ``:(glob)``
+pathspec over tracked and untracked, not ignored, files) instead of walking the tree.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+from dataclasses import dataclass
+from pathlib import Path
+
+from routedriver import gitops
+from routedriver.errors import Refused
+from routedriver.route import frontmatter as fm
+from routedriver.route.model import STATE_DIR, Route
+
+NOT_BOUND = "no route bound to this branch"
+NOT_BOUND_FIX = "use --route or route.bind --set"
+PROTECTED_BRANCHES = ("main", "master")
+
+
+@dataclass(frozen=True)
+class Binding:
+    route_dir: Path  # absolute
+    flag: Path
+    branch: str
+
+
+@dataclass(frozen=True)
+class BindResult:
+    action: str  # bound | unbound | shown | already-bound | nothing-bound
+    branch: str
+    routes: tuple[Path, ...]  # the route(s) concerned, absolute
+    replaced: tuple[Path, ...] = ()  # routes that were bound to the branch before --set
+
+
+def flag_name(branch: str) -> str:
+    return f".bind.{branch.replace('/', '.')}.flag"
+
+
+def _where(cwd: Path, action: str) -> tuple[gitops.Repo, str]:
+    repo = gitops.find_repo(cwd)
+    if repo is None:
+        raise Refused(f"cannot {action}: not in a git repository", "routes bind to git branches; use --route")
+    branch = gitops.current_branch(repo)
+    if branch is None:
+        raise Refused(f"cannot {action}: HEAD is detached (no branch)", "git switch to a branch first")
+    return repo, branch
+
+
+def _flags(repo: gitops.Repo, branch: str) -> list[Binding]:
+    """The bindings of ``branch`` that exist in the work tree."""
+    try:
+        paths = gitops.list_files(repo, [f"**/{STATE_DIR}/{flag_name(branch)}"])
+    except gitops.GitError as exc:
+        raise Refused(f"cannot look up route bindings: {exc}", "use --route") from None
+    found = []
+    for relative in paths:
+        flag = repo.toplevel / relative
+        if not flag.is_file():
+            continue  # deleted in the work tree but still in the index
+        recorded = _recorded_branch(flag)
+        if recorded is not None and recorded != branch:
+            continue  # 'feature/x' and 'feature.x' share a file name; the file says which it is
+        found.append(Binding(flag.parent.parent, flag, branch))
+    return found
+
+
+def _recorded_branch(flag: Path) -> str | None:
+    try:
+        parsed = fm.parse_document(flag.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError):
+        return None
+    return fm.one(parsed[0], "branch") if parsed is not None else None
+
+
+def _display(path: Path, cwd: Path) -> str:
+    return os.path.relpath(path, cwd)
+
+
+def bound_route(cwd: Path | None = None) -> str:
+    """The route bound to the current branch, as a path relative to ``cwd`` (what ``--route`` would be).
+    Refuses, naming the fix, when there is none or more than one."""
+    here = Path.cwd() if cwd is None else cwd
+    repo = gitops.find_repo(here)
+    branch = gitops.current_branch(repo) if repo is not None else None
+    if repo is None or branch is None:
+        why = " (not in a git repository)" if repo is None else " (HEAD is detached)"
+        raise Refused(NOT_BOUND + why, NOT_BOUND_FIX)
+    bindings = _flags(repo, branch)
+    if not bindings:
+        raise Refused(NOT_BOUND, NOT_BOUND_FIX)
+    if len(bindings) > 1:
+        names = " and ".join(_display(binding.route_dir, here) for binding in bindings)
+        raise Refused(
+            f"{len(bindings)} routes are bound to branch {branch}: {names}",
+            "keep one: route.bind --set R (it replaces the others), or pass --route",
+        )
+    return _display(bindings[0].route_dir, here)
+
+
+def bind_set(route: Route) -> BindResult:
+    """Bind ``route`` to the current branch (replacing any other route bound to it)."""
+    from routedriver.route import store
+
+    repo, branch = _where(route.path, "bind a route")
+    if branch in PROTECTED_BRANCHES:
+        raise Refused(
+            f"refusing to bind a route to {branch}",
+            f"bind on a work branch: git switch -c route/{route.path.name}, then route.bind --set "
+            + shlex.quote(route.display),
+        )
+    cwd_repo = gitops.find_repo(Path.cwd())
+    if cwd_repo is None or cwd_repo.toplevel != repo.toplevel:
+        raise Refused(f"route {route.display} is not in this git repository", "cd into its repository first")
+    others = [binding for binding in _flags(repo, branch) if binding.route_dir != route.path]
+    flag = route.state_dir / flag_name(branch)
+    relative = Path(os.path.relpath(route.path, repo.toplevel)).as_posix()
+    fields: list[tuple[str, fm.Value]] = [
+        ("branch", branch),
+        ("route", relative),
+        ("bound_at", store.utc_now()),
+    ]
+    already = flag.is_file() and _recorded_branch(flag) == branch
+    if not already:
+        store.ensure_state_dir(route)
+        store.write_text(flag, fm.render_document(fields))
+    # The new flag first: killed in between, two bindings are refused with both names (never none).
+    for binding in others:
+        binding.flag.unlink(missing_ok=True)
+    action = "already-bound" if already and not others else "bound"
+    return BindResult(action, branch, (route.path,), tuple(binding.route_dir for binding in others))
+
+
+def bind_get(cwd: Path | None = None) -> BindResult:
+    here = Path.cwd() if cwd is None else cwd
+    repo, branch = _where(here, "look up the route binding")
+    bindings = _flags(repo, branch)
+    return BindResult("shown", branch, tuple(binding.route_dir for binding in bindings))
+
+
+def bind_del(cwd: Path | None = None) -> BindResult:
+    here = Path.cwd() if cwd is None else cwd
+    repo, branch = _where(here, "unbind")
+    bindings = _flags(repo, branch)
+    for binding in bindings:
+        binding.flag.unlink(missing_ok=True)
+    action = "unbound" if bindings else "nothing-bound"
+    return BindResult(action, branch, tuple(binding.route_dir for binding in bindings))

@@ -1,0 +1,228 @@
+"""``route.lint``: every problem of a route that can be known before anything runs, file by file.
+
+Errors (exit 2): a stone without instructions (empty or whitespace), a stone name without a numeric prefix
+or with an unprintable character, duplicate stones (same numbers and same name, ignoring letter case:
+``1.a`` and ``01.a``, ``2.Plan`` and ``2.plan``), a guard that does not parse, has an unknown key, a wrong
+type or an unknown judge mechanism, and a guard without its stone.
+
+Warnings (exit 0): a review or judge command whose program cannot be found (it would fail at run time), and
+a stone whose default artifact glob also matches another stone's files (``1.a`` → ``$route/1.a*.md`` also
+matches ``1.ab.md``).
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import sys
+import unicodedata
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from routedriver.errors import Refused
+from routedriver.route.guardfile import default_artifacts, parse_guard
+from routedriver.route.judges import parse_builtin
+from routedriver.route.load import GUARD_SUFFIX, STONE_SUFFIX, numeric_prefix
+from routedriver.route.model import Guard, Route, Stone
+from routedriver.route.subst import substitute
+
+# Words that are not programs: shell keywords and builtins a command may start with.
+_SHELL_WORDS_TEXT = (
+    "! [ [[ { ( . : alias break builtin case cd command continue declare eval exec exit export false for "
+    "function if local printf pwd read readonly return set shift source test trap true type ulimit umask "
+    "unset until wait while echo"
+)
+_SHELL_WORDS = frozenset(_SHELL_WORDS_TEXT.split())
+
+
+Add = Callable[[str, str, str], None]  # (file name in the route, level, message)
+
+
+@dataclass(frozen=True)
+class Problem:
+    file: str  # as the user would name it (under the route as given)
+    level: str  # error | warning
+    message: str
+
+
+@dataclass(frozen=True)
+class LintReport:
+    route: str
+    problems: tuple[Problem, ...]
+
+    @property
+    def errors(self) -> tuple[Problem, ...]:
+        return tuple(problem for problem in self.problems if problem.level == "error")
+
+    @property
+    def warnings(self) -> tuple[Problem, ...]:
+        return tuple(problem for problem in self.problems if problem.level == "warning")
+
+
+def lint(route_path: Path) -> LintReport:
+    """Lint the route directory ``route_path`` (as the user named it)."""
+    display = os.fspath(route_path)
+    root = route_path.resolve()
+    if not root.is_dir():
+        raise Refused(f"route not found: {display}", "check --route (a directory holding <name>.stone files)")
+    route = Route(root, display, ())
+    try:
+        entries = sorted(entry.name for entry in os.scandir(root) if entry.is_file())
+    except OSError as exc:
+        raise Refused(f"cannot read route {display}: {exc.strerror}", "check its permissions") from None
+    problems: list[Problem] = []
+
+    def add(name: str, level: str, message: str) -> None:
+        problems.append(Problem(route.show(root / name), level, message))
+
+    stone_names = [name[: -len(STONE_SUFFIX)] for name in entries if _visible(name, STONE_SUFFIX)]
+    guard_names = [name[: -len(GUARD_SUFFIX)] for name in entries if _visible(name, GUARD_SUFFIX)]
+    stones: list[Stone] = []
+    for name in stone_names:
+        filename = name + STONE_SUFFIX
+        if not name.isprintable():
+            add(filename, "error", "the name has an unprintable character; rename it without it")
+            continue
+        prefix = numeric_prefix(name)
+        if not prefix:
+            add(filename, "error", f"the name has no numeric prefix; rename it like 1.{filename}")
+        else:
+            stones.append(Stone(name, root, prefix, name in guard_names))
+        problem = _instructions_problem(root / filename)
+        if problem:
+            add(filename, "error", problem)
+    _duplicates(stones, add)
+    for name in guard_names:
+        if name not in stone_names:
+            add(
+                name + GUARD_SUFFIX,
+                "error",
+                f"a guard without its stone; add {name}.stone or remove the guard",
+            )
+    route = Route(root, display, tuple(sorted(stones, key=lambda stone: stone.sort_key)))
+    for name in guard_names:
+        if name not in stone_names:  # and say what is wrong inside it, too
+            _guard(route, Stone(name, root, numeric_prefix(name), True), add)
+    guards: dict[str, Guard | None] = {}
+    for stone in route.stones:
+        guards[stone.name] = _guard(route, stone, add)
+    _overlapping_defaults(route, guards, add)
+    order = {"error": 0, "warning": 1}
+    problems.sort(key=lambda problem: (problem.file, order[problem.level]))
+    return LintReport(display, tuple(problems))
+
+
+def _visible(name: str, suffix: str) -> bool:
+    return name.endswith(suffix) and not name.startswith(".")
+
+
+def _instructions_problem(path: Path) -> str:
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError:
+        return "not UTF-8 text; save it as UTF-8"
+    except OSError as exc:
+        return f"cannot read it ({exc.strerror})"
+    if not text.strip():
+        what = "empty" if not text else "only whitespace"
+        return f"no instructions (the file is {what}); write what to do, why and how"
+    return ""
+
+
+def _duplicates(stones: list[Stone], add: Add) -> None:
+    """Stones with the same numbers and the same name (case-insensitive, Unicode-normalized) collide: the
+    order between them is arbitrary, and on a case-insensitive file system they are one file."""
+    assert callable(add)
+    groups: dict[tuple[tuple[int, ...], str], list[Stone]] = {}
+    for stone in stones:
+        rest = stone.name.split(".")[len(stone.prefix) :]
+        key = (stone.prefix, unicodedata.normalize("NFC", ".".join(rest)).casefold())
+        groups.setdefault(key, []).append(stone)
+    for group in groups.values():
+        if len(group) < 2:
+            continue
+        for stone in group:
+            others = ", ".join(other.name + STONE_SUFFIX for other in group if other is not stone)
+            add(
+                stone.name + STONE_SUFFIX,
+                "error",
+                f"duplicate of {others} (same numbers, same name); keep one",
+            )
+
+
+def _guard(route: Route, stone: Stone, add: Add) -> Guard | None:
+    if stone.guard_path is None:
+        return None
+    filename = stone.guard_path.name
+    shown = route.show(stone.guard_path)
+    try:
+        text = stone.guard_path.read_bytes().decode("utf-8")
+        guard = parse_guard(text, stone.guard_path, shown, stone.name)
+    except UnicodeDecodeError:
+        add(filename, "error", "not UTF-8 text; save it as UTF-8")
+        return None
+    except OSError as exc:
+        add(filename, "error", f"cannot read it ({exc.strerror})")
+        return None
+    except Refused as exc:
+        add(filename, "error", exc.line().removeprefix("error: ").removeprefix(f"{shown}: "))
+        return None
+    for kind, commands in (("reviews", guard.reviews), ("judges", guard.judges)):
+        for index, command in enumerate(commands, start=1):
+            missing = _missing_program(command, route, stone)
+            if missing:
+                add(filename, "warning", f"{kind}[{index}]: {missing}")
+    return guard
+
+
+def _search_path() -> str:
+    own = os.path.dirname(sys.executable)  # commands get this install's bin dir, like guard.py gives them
+    return os.pathsep.join([os.environ.get("PATH", ""), own])
+
+
+def _missing_program(command: str, route: Route, stone: Stone) -> str:
+    if parse_builtin(command) is not None:
+        return ""
+    try:
+        words = shlex.split(substitute(command, {"route": "ROUTE", "stone": "STONE", "hash": "HASH"}))
+    except ValueError as exc:
+        return f"cannot read it as shell words ({exc}); check its quoting"
+    while words and "=" in words[0] and not words[0].startswith("="):
+        words.pop(0)  # VAR=value prefixes
+    if not words or words[0] in _SHELL_WORDS or words[0].startswith("$"):
+        return ""
+    program = words[0]
+    if "/" in program:
+        from routedriver.gitops import find_repo
+
+        repo = find_repo(route.path)
+        base = repo.toplevel if repo is not None else Path.cwd()
+        candidate = Path(os.path.expanduser(program))
+        candidate = candidate if candidate.is_absolute() else base / candidate
+        if not (candidate.is_file() and os.access(candidate, os.X_OK)):
+            return f"program {program!r} is not an executable file (commands run from {base})"
+        return ""
+    if shutil.which(program, path=_search_path()) is None:
+        return f"program {program!r} is not on PATH (the command would fail when it runs)"
+    return ""
+
+
+def _overlapping_defaults(route: Route, guards: dict[str, Guard | None], add: Add) -> None:
+    for stone in route.stones:
+        guard = guards.get(stone.name)
+        if guard is not None and guard.artifacts != default_artifacts(stone.name):
+            continue
+        if stone.has_guard and guard is None:
+            continue  # the guard is broken; already reported
+        others = [
+            other.name for other in route.stones if other is not stone and other.name.startswith(stone.name)
+        ]
+        if others:
+            add(
+                stone.name + STONE_SUFFIX,
+                "warning",
+                f"its default artifacts ($route/{stone.name}*.md) also match those of {', '.join(others)}; "
+                "give it an artifacts: glob in its guard",
+            )

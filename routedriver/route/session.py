@@ -1,0 +1,153 @@
+"""``route.drive`` as a Claude Code hook: ``Stop`` keeps a robot going while it can act; ``SessionStart``
+tells it where it is.
+
+The hook contract (Claude Code's hooks reference): the event arrives as JSON on stdin; exit 0 lets things
+proceed and, for ``Stop``, JSON on stdout may carry a ``systemMessage`` shown to the user; exit 2 blocks,
+and for ``Stop`` that means "do not stop": stderr is fed to the model as the reason to continue. A
+``SessionStart`` hook's plain stdout is added to the session's context. Any other exit code is a
+non-blocking error. ``stop_hook_active`` is true when the model is already continuing because of a Stop
+hook: that is where a hook must avoid keeping a robot in a loop it cannot leave.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from routedriver.errors import Refused, UserError
+from routedriver.route import store
+from routedriver.route.model import Route
+
+ON_BOOT = "hook.onBoot"
+ON_STOP = "hook.onStop"
+STATE_FILE = ".drive.state"  # under .route/, ignored by .route/.gitignore (".*.state")
+DEFAULT_MAX_BLOCKS = 3
+
+
+@dataclass(frozen=True)
+class HookAnswer:
+    exit_code: int
+    stdout: str = ""
+    stderr: str = ""
+
+
+def parse_payload(text: str) -> dict[str, Any]:
+    """The hook's JSON event; empty input is an empty event (the hook was run by hand)."""
+    if not text.strip():
+        return {}
+    try:
+        payload = json.loads(text)
+    except ValueError as exc:
+        raise Refused(
+            f"hook input is not JSON ({exc})", "Claude Code passes the event as JSON on stdin"
+        ) from None
+    if not isinstance(payload, dict):
+        raise Refused("hook input is not a JSON object", "Claude Code passes the event as a JSON object")
+    return payload
+
+
+def _system_message(text: str) -> str:
+    return json.dumps({"systemMessage": text}, ensure_ascii=False) + "\n"
+
+
+def on_boot(route_option: str | None) -> HookAnswer:
+    """SessionStart: the guidance on stdout (added to the robot's context), always exit 0."""
+    from routedriver.route.bind import NOT_BOUND
+    from routedriver.route.drive import guidance, render
+
+    try:
+        guide = guidance(route_option)
+    except UserError as exc:
+        if exc.what.startswith(NOT_BOUND):
+            return HookAnswer(0)  # no route on this branch: nothing to say
+        return HookAnswer(0, f"route.drive: cannot read the route ({exc.line()}); a human must fix it.\n")
+    return HookAnswer(0, "route.drive: " + render(guide))
+
+
+def on_stop(
+    route_option: str | None, payload: dict[str, Any], max_blocks: int = DEFAULT_MAX_BLOCKS
+) -> HookAnswer:
+    """Stop: exit 2 with guidance while the robot can act; exit 0 (saying why) otherwise."""
+    from routedriver.route.bind import NOT_BOUND
+    from routedriver.route.drive import guidance, render
+
+    try:
+        guide = guidance(route_option)
+    except UserError as exc:
+        if exc.what.startswith(NOT_BOUND):
+            return HookAnswer(0)
+        return HookAnswer(
+            0,
+            _system_message(
+                f"route.drive: cannot drive the route ({exc.line()}); "
+                "a human must fix it, so the robot may stop."
+            ),
+        )
+    if guide.complete:
+        _forget(guide.route)
+        return HookAnswer(
+            0, _system_message(f"route {guide.route.display}: all {guide.total} stones passed.")
+        )
+    if not guide.robot_can_act:
+        _forget(guide.route)
+        names = ", ".join(state.stone.name for state in guide.waiting)
+        return HookAnswer(
+            0,
+            _system_message(
+                f"route {guide.route.display}: waiting for human approval of {names}; "
+                "a human approves with route.stone.set --as approved (see route.drive)."
+            ),
+        )
+    fingerprint = guide.fingerprint()
+    blocks = _blocks_so_far(guide.route, fingerprint) if payload.get("stop_hook_active") is True else 0
+    if blocks >= max_blocks:
+        return HookAnswer(
+            0,
+            _system_message(
+                f"route.drive: letting the robot stop: it was sent back {blocks} times and nothing changed "
+                f"(same next stone, same artifacts). Next on route {guide.route.display}: "
+                + ", ".join(f"{state.stone.name} ({state.state})" for state in guide.stones)
+            ),
+        )
+    _remember(guide.route, fingerprint, blocks + 1)
+    text = "The route is not finished; keep going.\n" + render(guide)
+    return HookAnswer(2, stderr=text)
+
+
+def _state_path(route: Route) -> Path:
+    return route.state_dir / STATE_FILE
+
+
+def _blocks_so_far(route: Route, fingerprint: str) -> int:
+    try:
+        state = json.loads(_state_path(route).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return 0
+    if not isinstance(state, dict) or state.get("fingerprint") != fingerprint:
+        return 0
+    blocks = state.get("blocks")
+    return blocks if isinstance(blocks, int) and blocks >= 0 else 0
+
+
+def _remember(route: Route, fingerprint: str, blocks: int) -> None:
+    store.ensure_state_dir(route)
+    _ignore_state(route)
+    payload = {"fingerprint": fingerprint, "blocks": blocks, "at": store.utc_now()}
+    store.write_text(_state_path(route), json.dumps(payload) + "\n")
+
+
+def _forget(route: Route) -> None:
+    _state_path(route).unlink(missing_ok=True)
+
+
+def _ignore_state(route: Route) -> None:
+    """Routes made before the hook state existed have a .gitignore without '.*.state': add it once."""
+    ignore = route.state_dir / ".gitignore"
+    try:
+        text = ignore.read_text(encoding="utf-8")
+    except OSError:
+        return
+    if ".*.state" not in text.splitlines():
+        store.write_text(ignore, text + ("" if text.endswith("\n") or not text else "\n") + ".*.state\n")

@@ -1,0 +1,356 @@
+"""``route.verify``: re-check, from the files and git alone, every claim a route makes. The CI gate.
+
+It starts no review or judge command and imports no LLM SDK. For each stone it re-derives the review-input
+hash from the work tree and then asks: does a ``.passed`` claim still hold for these artifacts, this guard and
+this approval? Are the judge files behind it consistent, and do the built-in judges (pure functions of the
+files) still say yes? Was every approval marker committed by a listed approver (and signed, if required)?
+
+What it cannot do: re-check what a review command (an LLM) or a shell judge said. Their recorded output is
+checked for consistency (hashes, verdict vs. output), not re-derived; see docs/route-gate.md.
+
+Git is asked a fixed number of times for the whole run, however many stones: one ``git ls-files -s`` and one
+``git diff-files`` (content ids of committed, unmodified files), one ``git log`` over all approval markers,
+and, with ``--all``, one ``git ls-files`` to find the routes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from routedriver import gitops
+from routedriver.errors import Refused
+from routedriver.route import inputs, judges, manifest, records, store
+from routedriver.route.artifacts import artifact_paths
+from routedriver.route.guardfile import load_guard
+from routedriver.route.inputs import StoneContext
+from routedriver.route.later import Later
+from routedriver.route.load import load_route
+from routedriver.route.model import JudgeRecord, ReviewRecord, Route, Stone
+from routedriver.route.provenance import ApprovalCheck, Provenance, marker_paths
+
+STATUSES = ("passed", "incomplete", "stale", "unproven", "unapproved", "forged", "broken")
+
+
+@dataclass(frozen=True)
+class StoneCheck:
+    route: str  # the route relative to the top-level (the cwd outside git)
+    stone: str
+    status: str  # one of STATUSES
+    why: str
+    file: str  # the file a reader should look at, relative to the top-level
+
+    def ok(self, allow_incomplete: bool) -> bool:
+        return self.status == "passed" or (allow_incomplete and self.status == "incomplete")
+
+
+@dataclass(frozen=True)
+class VerifyReport:
+    checks: tuple[StoneCheck, ...]
+    allow_incomplete: bool
+    require_signed: bool
+
+    @property
+    def ok(self) -> bool:
+        return all(check.ok(self.allow_incomplete) for check in self.checks)
+
+    @property
+    def failing(self) -> tuple[StoneCheck, ...]:
+        return tuple(check for check in self.checks if not check.ok(self.allow_incomplete))
+
+    def counts(self) -> dict[str, int]:
+        found: dict[str, int] = {}
+        for check in self.checks:
+            found[check.status] = found.get(check.status, 0) + 1
+        return found
+
+
+@dataclass(frozen=True)
+class _Run:
+    repo: gitops.Repo | None
+    base: Path
+    index: Later[gitops.IndexSnapshot | None]  # read in the background while routes and guards load
+    provenance: Provenance
+
+    @property
+    def snapshot(self) -> gitops.IndexSnapshot | None:
+        return self.index.get()
+
+
+def discover_routes(repo: gitops.Repo) -> list[Path]:
+    """Every directory holding ``*.stone`` files that git tracks or would track (one ``git ls-files``)."""
+    try:
+        stones = gitops.list_files(repo, ["**/*.stone"])
+    except gitops.GitError as exc:
+        raise Refused(
+            f"cannot list the repository's files: {exc}", "run route.verify inside a git work tree"
+        ) from None
+    directories = set()
+    for path in stones:
+        parent, _, filename = path.rpartition("/")
+        if filename.startswith(".") or f"/{parent}/".find("/.route/") >= 0:
+            continue
+        directories.add(repo.toplevel / parent if parent else repo.toplevel)
+    return sorted(directories)
+
+
+def verify(
+    route_options: Sequence[str],
+    *,
+    all_routes: bool = False,
+    approvers: Path | None = None,
+    require_signed: bool = False,
+    allow_incomplete: bool = False,
+    allowed_signers: Path | None = None,
+    cwd: Path | None = None,
+) -> VerifyReport:
+    here = Path.cwd() if cwd is None else cwd
+    repo = gitops.find_repo(here)
+    # Git is asked in the background, each question once, while Python reads routes and guards.
+    index: Later[gitops.IndexSnapshot | None] = Later(
+        lambda: gitops.index_snapshot(repo) if repo is not None else None
+    )
+    paths = _route_paths(route_options, all_routes, repo)
+    base = repo.toplevel if repo is not None else here
+    routes: dict[Route, frozenset[str]] = {}
+    checks: list[StoneCheck] = []
+    for path in paths:
+        try:
+            route = load_route(path)
+        except Refused as exc:
+            shown = _rel(Path(path).resolve(), base)
+            checks.append(StoneCheck(shown, "*", "broken", exc.line().removeprefix("error: "), shown))
+            continue
+        routes[route] = store.list_state(route)
+    provenance = Provenance(repo, approvers, require_signed, allowed_signers)
+    if repo is not None:
+        provenance.load_history(marker_paths(routes, repo.toplevel))
+    run = _Run(repo, base, index, provenance)
+    for route, names in routes.items():
+        for stone in route.stones:
+            checks.append(_check_stone(run, route, stone, names))
+    return VerifyReport(tuple(checks), allow_incomplete, require_signed)
+
+
+def _route_paths(route_options: Sequence[str], all_routes: bool, repo: gitops.Repo | None) -> list[Path]:
+    if all_routes:
+        if route_options:
+            raise Refused("--all and --route exclude each other", "give one of them")
+        if repo is None:
+            raise Refused("--all needs a git repository", "run it inside one, or use --route")
+        found = discover_routes(repo)
+        if not found:
+            raise Refused("no routes in this repository (no *.stone files)", "add a route, or use --route")
+        return found
+    if route_options:
+        return [Path(option) for option in route_options]
+    from routedriver.route.load import resolve_route
+
+    try:
+        return [resolve_route(None)]
+    except Refused as exc:
+        raise Refused(exc.what, "use --route, --all or route.bind --set") from None
+
+
+def _rel(path: Path, base: Path) -> str:
+    from routedriver.route.hashing import relative_posix
+
+    return relative_posix(path, base)
+
+
+def _check_stone(run: _Run, route: Route, stone: Stone, names: frozenset[str]) -> StoneCheck:
+    route_rel = _rel(route.path, run.base)
+
+    def result(status: str, why: str, file: Path | str | None = None) -> StoneCheck:
+        where = file if isinstance(file, str) else _rel(file or stone.path, run.base)
+        return StoneCheck(route_rel, stone.name, status, why, where)
+
+    try:
+        guard = load_guard(route, stone)
+    except Refused as exc:
+        return result("broken", exc.line().removeprefix("error: "), stone.guard_path)
+    context = StoneContext(route=route, stone=stone, guard=guard, repo=run.repo, base=run.base)
+    approval = inputs.approval_state(route, stone.name)
+    approve_hint = context.command_hint("set", portable=True) + " --as approved"
+    approval_check: ApprovalCheck | None = None
+    if approval.exists:
+        approval_path = store.approved_path(route, stone.name)
+        approval_check = run.provenance.check(route, approval.marker, approval_path, approve_hint)
+        if not approval_check.ok:
+            return result(approval_check.status, approval_check.why, approval_path)
+
+    passed_path = store.passed_path(route, stone.name)
+    passed = store.read_marker(passed_path, stone.name) if f"{stone.name}.passed" in names else None
+    if passed is None:
+        if f"{stone.name}.passed" in names:
+            return result(
+                "broken",
+                "its .passed marker does not parse (a merge conflict?); run route.stone.set again",
+                passed_path,
+            )
+        why = "not passed yet"
+        gated = guard is not None and any(judges.first_word(judge) == "approved?" for judge in guard.judges)
+        if gated and approval_check is None:
+            why += "; waiting for human approval"
+        return result("incomplete", why)
+
+    try:
+        artifacts = artifact_paths(route, stone, guard, run.base)
+        if not artifacts and inputs.artifacts_required(context):
+            gone = ", ".join(path for path, _ in passed.artifacts[:5]) or "its artifacts"
+            return result("stale", f"passed, but its artifacts are gone: {gone}")
+        review_input_hash, ids = inputs.review_input(context, artifacts, run.snapshot)
+    except Refused as exc:
+        return result("broken", exc.line().removeprefix("error: "))
+    if review_input_hash != passed.review_input_hash:
+        if passed.artifacts:
+            found = manifest.changes(passed.manifest, ids.ids)
+            first = next((entry.split(" ", 1)[1] for entry in found if not entry.startswith("removed")), None)
+            what = manifest.describe(passed.manifest, ids.ids) or "the artifact set changed"
+            return result("stale", f"artifacts changed since the pass: {what}", first)
+        return result("stale", "artifacts changed since the pass (this .passed predates artifact manifests)")
+    if guard is None:
+        return result("passed", "passed; its artifacts are unchanged")
+
+    guard_changed = bool(passed.guard_sha256) and passed.guard_sha256 != guard.sha256
+    reviews = inputs.reviews_in_use(context, review_input_hash, names)
+    for position, command in enumerate(guard.reviews, start=1):
+        if position not in reviews:
+            if guard_changed:
+                return result(
+                    "stale",
+                    f"the guard changed since the pass: review r{position} ({command}) has no result for "
+                    "these artifacts",
+                    guard.path,
+                )
+            return result(
+                "unproven",
+                f"review r{position} ({command}) has no successful review file for these artifacts "
+                "(were the .route/ files committed?)",
+                route.state_dir,
+            )
+    ordered = [reviews[position] for position in sorted(reviews)]
+    judge_input_hash = inputs.judge_input_hash(review_input_hash, ordered, approval)
+    if judge_input_hash != passed.judge_input_hash:
+        if passed.approval_sha256 != approval.sha256 and (passed.approval_sha256 or approval.sha256):
+            why = "the approval marker changed since the pass"
+        elif guard_changed:
+            why = "the guard changed since the pass"
+        else:
+            why = "the review files changed since the pass"
+        return result("stale", f"{why}; run route.stone.set again", passed_path)
+
+    return _check_judges(
+        context, names, review_input_hash, judge_input_hash, ordered, approval, ids.ids, guard_changed, result
+    )
+
+
+def _check_judges(
+    context: StoneContext,
+    names: frozenset[str],
+    review_input_hash: str,
+    judge_input_hash: str,
+    reviews: list[ReviewRecord],
+    approval: inputs.ApprovalState,
+    artifact_ids: dict[str, str],
+    guard_changed: bool,
+    result: Callable[..., StoneCheck],
+) -> StoneCheck:
+    """Every judge of the CURRENT guard: a passed, self-consistent judge file for these hashes and this
+    command, and the built-ins say yes again right now."""
+    assert context.guard is not None
+    route, stone = context.route, context.stone.name
+    entries = store.judge_files(names, stone)
+    for position, command in enumerate(context.guard.judges, start=1):
+        record, tampered = _judge_file(
+            route, stone, entries, review_input_hash, judge_input_hash, position, command
+        )
+        if record is None:
+            if tampered is not None:
+                return result(
+                    "forged",
+                    f"judge file j{position} ({command}) is not what the driver wrote (edited by hand?)",
+                    tampered,
+                )
+            if guard_changed:
+                return result(
+                    "stale",
+                    f"the guard changed since the pass: judge j{position} ({command}) has not judged "
+                    "these artifacts",
+                    context.guard.path,
+                )
+            return result(
+                "unproven",
+                f"no passed judge file for j{position} ({command}) at these hashes "
+                "(were the .route/ files committed?)",
+                route.state_dir,
+            )
+        spec = judges.parse_builtin(command)
+        if spec is None:
+            verdict = judges.parse_verdict(record.stdout, record.exit_code)
+            if not verdict.passed:
+                return result(
+                    "forged",
+                    f"judge file j{position} ({command}) says passed, but its recorded output and exit "
+                    f"code say {verdict.status}: {verdict.reason}",
+                    record.path,
+                )
+            continue
+        if spec.mechanism == "reviewed?":
+            verdict = judges.reviewed(reviews, context.show, spec.allow_blockers, spec.allow_nitpicks)
+            if not verdict.passed:
+                return result(
+                    "forged",
+                    f"judge file j{position} says reviewed? passed, but the reviews say {verdict.status}: "
+                    f"{verdict.reason}",
+                    record.path,
+                )
+            continue
+        verdict = judges.approved(
+            approval.marker,
+            approval.exists,
+            review_input_hash,
+            context.show,
+            context.command_hint("set", portable=True) + " --as approved",
+            current_artifacts=artifact_ids,
+        )
+        if not verdict.passed:
+            return result(
+                "unapproved",
+                f"j{position} approved? does not hold now: {verdict.reason}",
+                store.approved_path(route, stone),
+            )
+    count = len(context.guard.judges)
+    return result("passed", f"passed and fresh ({count} judge{'s' if count != 1 else ''} re-checked)")
+
+
+def _judge_file(
+    route: Route,
+    stone: str,
+    entries: list[tuple[int, int, str, str, int, str]],
+    review_input_hash: str,
+    judge_input_hash: str,
+    position: int,
+    command: str,
+) -> tuple[JudgeRecord | None, Path | None]:
+    """The latest passed judge file for exactly these inputs, or (None, a file named for them that does not
+    read back as the driver wrote it)."""
+    tampered: Path | None = None
+    for entry in sorted(entries, reverse=True):
+        _iteration, _pass, review_short, judge_short, at, filename = entry
+        if at != position or review_short != review_input_hash[:16] or judge_short != judge_input_hash[:16]:
+            continue
+        path = route.state_dir / filename
+        record = records.read_judge(path, stone)
+        if record is None:
+            tampered = tampered or path
+            continue
+        if (
+            record.passed
+            and record.command == command
+            and record.review_input_hash == review_input_hash
+            and record.judge_input_hash == judge_input_hash
+        ):
+            return record, None
+    return None, tampered

@@ -1,0 +1,131 @@
+"""How a ``route.verify`` report is shown: text, JSON, JUnit XML, GitHub annotations and step summary.
+
+Pure functions from a ``VerifyReport`` to strings; the CLI decides where they go.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from routedriver.route.verify import StoneCheck, VerifyReport
+
+_WIDTH = max(len("unapproved"), len("incomplete"))
+
+
+def name_of(check: StoneCheck) -> str:
+    return check.stone if check.route in ("", ".") else f"{check.route}/{check.stone}"
+
+
+def text(report: VerifyReport) -> str:
+    """One line per stone, ``<status> <route>/<stone>: <why>``, then a summary line."""
+    lines = [f"{check.status:<{_WIDTH}} {name_of(check)}: {check.why}" for check in report.checks]
+    lines.append(summary(report))
+    return "\n".join(lines) + "\n"
+
+
+def summary(report: VerifyReport) -> str:
+    counts = report.counts()
+    parts = ", ".join(f"{counts[status]} {status}" for status in sorted(counts, key=_order))
+    verdict = "ok" if report.ok else "FAILED"
+    stones = f"{len(report.checks)} stone" + ("s" if len(report.checks) != 1 else "")
+    return f"route.verify {verdict}: {stones} ({parts})"
+
+
+def _order(status: str) -> int:
+    from routedriver.route.verify import STATUSES
+
+    return STATUSES.index(status) if status in STATUSES else len(STATUSES)
+
+
+def as_json(report: VerifyReport) -> dict[str, Any]:
+    return {
+        "ok": report.ok,
+        "allow_incomplete": report.allow_incomplete,
+        "require_signed": report.require_signed,
+        "counts": report.counts(),
+        "stones": [
+            {
+                "route": check.route,
+                "stone": check.stone,
+                "status": check.status,
+                "ok": check.ok(report.allow_incomplete),
+                "why": check.why,
+                "file": check.file,
+            }
+            for check in report.checks
+        ],
+    }
+
+
+def junit(report: VerifyReport) -> str:
+    """JUnit XML: a testsuite per route, a testcase per stone; failure message = why."""
+    import xml.etree.ElementTree as ET
+
+    root = ET.Element("testsuites", name="route.verify")
+    suites: dict[str, ET.Element] = {}
+    totals = {"tests": 0, "failures": 0, "skipped": 0}
+    for check in report.checks:
+        suite = suites.get(check.route)
+        if suite is None:
+            suite = ET.SubElement(root, "testsuite", name=check.route or ".")
+            suite.attrib.update(tests="0", failures="0", skipped="0", errors="0")
+            suites[check.route] = suite
+        case = ET.SubElement(
+            suite, "testcase", classname=check.route or ".", name=check.stone, file=check.file
+        )
+        suite.set("tests", str(int(suite.get("tests", "0")) + 1))
+        totals["tests"] += 1
+        if check.status == "passed":
+            ET.SubElement(case, "system-out").text = check.why
+        elif check.ok(report.allow_incomplete):
+            ET.SubElement(case, "skipped", message=check.why)
+            suite.set("skipped", str(int(suite.get("skipped", "0")) + 1))
+            totals["skipped"] += 1
+        else:
+            failure = ET.SubElement(case, "failure", message=check.why, type=check.status)
+            failure.text = f"{check.status}: {check.why}\nfile: {check.file}"
+            suite.set("failures", str(int(suite.get("failures", "0")) + 1))
+            totals["failures"] += 1
+    root.attrib.update({key: str(value) for key, value in totals.items()})
+    root.set("errors", "0")
+    return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
+
+
+def _escape_data(value: str) -> str:
+    return value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _escape_property(value: str) -> str:
+    return _escape_data(value).replace(":", "%3A").replace(",", "%2C")
+
+
+def github_annotations(report: VerifyReport) -> list[str]:
+    """``::error file=…,title=…::why`` for each failing stone (GitHub workflow commands)."""
+    lines = []
+    for check in report.failing:
+        title = f"route.verify {check.status}: {name_of(check)}"
+        lines.append(
+            f"::error file={_escape_property(check.file)},title={_escape_property(title)}::"
+            f"{_escape_data(check.why)}"
+        )
+    return lines
+
+
+def _cell(value: str) -> str:
+    return value.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+
+
+def step_summary(report: VerifyReport) -> str:
+    """A Markdown section for ``$GITHUB_STEP_SUMMARY``: the verdict and one table row per stone."""
+    lines = [
+        f"### {summary(report)}",
+        "",
+        "| | route | stone | status | why |",
+        "| --- | --- | --- | --- | --- |",
+    ]
+    for check in report.checks:
+        icon = "✅" if check.status == "passed" else "⏳" if check.ok(report.allow_incomplete) else "❌"
+        lines.append(
+            f"| {icon} | {_cell(check.route)} | {_cell(check.stone)} | {check.status} | {_cell(check.why)} |"
+        )
+    return "\n".join(lines) + "\n\n"

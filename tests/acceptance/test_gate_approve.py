@@ -1,0 +1,132 @@
+"""Human approvals (issue 3): only at a terminal, recorded with who and what, committed alone."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.conftest import TEST_EMAIL, TEST_NAME, git, run_cli
+from tests.route.routes import state_files, write
+from tests.route_gate.gate import approve, commit_all, gated_route, route_set
+
+
+def test_a_robot_cannot_approve_and_nothing_is_written(git_repo: Path) -> None:
+    route = gated_route(git_repo)
+    argv = ["route.stone.set", "--route", str(route), "--stone", "1.vision", "--as", "approved"]
+    for stdin in (None, "yes\n"):  # /dev/null, then a pipe a robot could type into
+        refused = run_cli(argv, git_repo, input=stdin)
+        assert refused.code == 2 and refused.out == ""
+        assert refused.err.startswith("error: only humans can approve; a person runs route.stone.set")
+        assert len(refused.err.splitlines()) == 1
+    assert not (route / ".route").exists()
+    assert git(git_repo, "log", "--oneline").count("\n") == 1  # only the initial commit
+
+
+def test_a_human_approval_records_who_and_what_and_commits_only_the_marker(git_repo: Path) -> None:
+    route = gated_route(git_repo)
+    commit_all(git_repo, "route")
+    write(git_repo / "staged.txt", "the human's own work\n")
+    git(git_repo, "add", "staged.txt")
+    write(git_repo / "unstaged.txt", "more work\n")
+
+    done = approve(git_repo, route, "1.vision")
+    assert done.code == 0, done.err
+    assert done.out.startswith(f"stone approved: 1.vision by {TEST_NAME} <{TEST_EMAIL}>\n")
+    assert "committed " in done.out
+
+    marker = (route / ".route" / "1.vision.approved").read_text()
+    blob = git(git_repo, "hash-object", "route/1.vision.md").strip()
+    assert f"approver_name: {TEST_NAME}\n" in marker and f"approver_email: {TEST_EMAIL}\n" in marker
+    assert f"artifact: {blob} route/1.vision.md\n" in marker
+    assert "review_input_hash: " in marker and "approved_at: " in marker
+
+    subject, author = git(git_repo, "log", "-1", "--format=%s%n%an <%ae>").splitlines()
+    assert subject == "route(route): approve 1.vision"
+    assert author == f"{TEST_NAME} <{TEST_EMAIL}>"
+    assert git(git_repo, "show", "--name-only", "--format=", "HEAD").split() == [
+        "route/.route/1.vision.approved"
+    ]
+    # The human's other work is exactly as it was: staged stays staged, unstaged stays unstaged.
+    assert git(git_repo, "diff", "--cached", "--name-only").split() == ["staged.txt"]
+    assert "?? unstaged.txt" in git(git_repo, "status", "--porcelain")
+
+
+def test_approving_twice_is_a_no_op_and_new_content_is_a_new_approval(git_repo: Path) -> None:
+    route = gated_route(git_repo)
+    commit_all(git_repo, "route")
+    assert approve(git_repo, route, "1.vision").code == 0
+    first = (route / ".route" / "1.vision.approved").read_bytes()
+    head = git(git_repo, "rev-parse", "HEAD")
+
+    again = approve(git_repo, route, "1.vision", "--json")
+    assert again.code == 0
+    payload = json.loads(again.out)
+    assert payload["outcome"] == "already-approved" and payload["commit"] is None and payload["committed"]
+    assert (route / ".route" / "1.vision.approved").read_bytes() == first
+    assert git(git_repo, "rev-parse", "HEAD") == head
+
+    write(route / "1.vision.md", "# Vision, second draft\n")
+    second = approve(git_repo, route, "1.vision", "--json")
+    assert second.code == 0 and json.loads(second.out)["outcome"] == "approved"
+    assert git(git_repo, "rev-parse", "HEAD") != head
+    assert git(git_repo, "log", "--format=%s").splitlines()[:2] == ["route(route): approve 1.vision"] * 2
+
+
+def test_the_approved_judge_needs_an_approval_of_the_current_content(git_repo: Path) -> None:
+    route = gated_route(git_repo)
+    assert approve(git_repo, route, "1.vision").code == 0
+    assert route_set(git_repo, route, "1.vision").code == 0
+    write(route / "1.vision.md", "# Vision, edited after the approval\n")
+    waiting = route_set(git_repo, route, "1.vision")
+    assert waiting.code == 2
+    assert "wait for human approval (an approval exists, but for older content" in waiting.out
+    assert "since then: changed route/1.vision.md" in waiting.out
+    assert "1.vision.passed" not in state_files(route)  # rejected content is never "passed"
+
+
+def test_no_commit_and_a_rerun_commits_the_recorded_approval(git_repo: Path) -> None:
+    route = gated_route(git_repo)
+    commit_all(git_repo, "route")
+    head = git(git_repo, "rev-parse", "HEAD")
+    # --no-commit leaves exactly the state of a run killed between writing the marker and committing it.
+    written = approve(git_repo, route, "1.vision", "--no-commit")
+    assert written.code == 0 and "not committed (--no-commit)" in written.out
+    assert git(git_repo, "rev-parse", "HEAD") == head
+    marker = (route / ".route" / "1.vision.approved").read_bytes()
+    rerun = approve(git_repo, route, "1.vision", "--json")
+    payload = json.loads(rerun.out)
+    assert payload["outcome"] == "already-approved" and payload["commit"]  # the recorded approval, committed
+    assert (route / ".route" / "1.vision.approved").read_bytes() == marker
+    assert git(git_repo, "show", "--name-only", "--format=", "HEAD").split() == [
+        "route/.route/1.vision.approved"
+    ]
+
+
+def test_a_failing_commit_keeps_the_marker_and_says_how_to_finish(git_repo: Path) -> None:
+    route = gated_route(git_repo)
+    hook = write(git_repo / ".git" / "hooks" / "pre-commit", "#!/bin/sh\necho 'lint failed' >&2\nexit 1\n")
+    hook.chmod(0o755)
+    failed = approve(git_repo, route, "1.vision")
+    assert failed.code == 2
+    assert failed.err.startswith("error: approval recorded in ")
+    assert "but not committed" in failed.err and "run the same command again" in failed.err
+    hook.unlink()
+    assert "committed " in approve(git_repo, route, "1.vision").out
+
+
+def test_outside_git_the_marker_is_written_and_not_committed(tmp_path: Path) -> None:
+    plain = tmp_path / "plain"
+    route = gated_route(plain)
+    done = approve(plain, route, "1.vision")
+    assert done.code == 0 and "not committed (not a git repository)" in done.out
+    assert f"approver_email: {TEST_EMAIL}" in (route / ".route" / "1.vision.approved").read_text()
+
+
+def test_commit_gpgsign_is_honoured(git_repo: Path, tmp_path: Path) -> None:
+    from tests.route_gate.gate import ssh_signing
+
+    route = gated_route(git_repo)
+    ssh_signing(git_repo, tmp_path)
+    assert approve(git_repo, route, "1.vision").code == 0
+    signature = git(git_repo, "cat-file", "commit", "HEAD")
+    assert "-----BEGIN SSH SIGNATURE-----" in signature

@@ -1,0 +1,116 @@
+# ruff: noqa: E501 - expected output lines are kept whole, as the user sees them
+"""route.lint: every problem a route has before anything runs, file by file (seed 004: a step without a
+guide fails at creation, not at run time)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.conftest import git
+from tests.route.routes import make_route, review, run_route
+
+
+def test_a_clean_route_prints_ok(git_repo: Path) -> None:
+    make_route(
+        git_repo,
+        {"1.vision": "Write the vision.\n", "2.plan": "Plan.\n", "10.ship": "Ship.\n"},
+        {"1.vision": f"reviews:\n  - {review('r1')}\njudges:\n  - reviewed?\n  - approved?\n"},
+    )
+    done = run_route(["route.lint", "--route", "route"], git_repo)
+    assert (done.code, done.out, done.err) == (0, "ok\n", "")
+
+
+def test_every_problem_class_is_listed_file_by_file(git_repo: Path) -> None:
+    make_route(
+        git_repo,
+        {
+            "1.vision": "Write the vision.\n",
+            "01.vision": "The same stone again.\n",
+            "2.Plan": "Plan.\n",
+            "2.plan": "Plan again.\n",
+            "3.empty": "",
+            "4.blank": " \n\t\n",
+            "notes": "no number\n",
+            "5.guarded": "Guarded.\n",
+            "6.unknown": "Unknown judge.\n",
+            "7.yaml": "Bad YAML.\n",
+            "8.tools": "Missing tools.\n",
+        },
+        {
+            "5.guarded": "revews: []\n",
+            "6.unknown": "judges:\n  - sure?\n",
+            "7.yaml": "reviews: [unclosed\n",
+            "8.tools": "reviews:\n  - no-such-reviewer --strict $route\njudges:\n  - ./tools/missing.sh\n  - 'test -f x'\n",
+            "9.orphan": "judges:\n  - maybe?\n",
+        },
+    )
+    done = run_route(["route.lint", "--route", "route"], git_repo)
+    assert done.code == 2
+    assert done.out.splitlines() == [
+        "route/01.vision.stone: error: duplicate of 1.vision.stone (same numbers, same name); keep one",
+        "route/1.vision.stone: error: duplicate of 01.vision.stone (same numbers, same name); keep one",
+        "route/2.Plan.stone: error: duplicate of 2.plan.stone (same numbers, same name); keep one",
+        "route/2.plan.stone: error: duplicate of 2.Plan.stone (same numbers, same name); keep one",
+        "route/3.empty.stone: error: no instructions (the file is empty); write what to do, why and how",
+        "route/4.blank.stone: error: no instructions (the file is only whitespace); write what to do, why and how",
+        "route/5.guarded.guard: error: unknown key 'revews'; allowed: artifacts, judges, protect, reviews, timeout",
+        "route/6.unknown.guard: error: judges[1]: unknown judge mechanism 'sure?'; built-ins: approved?, reviewed?",
+        "route/7.yaml.guard: error: line 2: malformed YAML (expected ',' or ']', but got '<stream end>'); fix the "
+        "YAML syntax",
+        "route/8.tools.guard: warning: reviews[1]: program 'no-such-reviewer' is not on PATH (the command would "
+        "fail when it runs)",
+        f"route/8.tools.guard: warning: judges[1]: program './tools/missing.sh' is not an executable file "
+        f"(commands run from {git_repo})",
+        "route/9.orphan.guard: error: a guard without its stone; add 9.orphan.stone or remove the guard",
+        "route/9.orphan.guard: error: judges[1]: unknown judge mechanism 'maybe?'; built-ins: approved?, reviewed?",
+        "route/notes.stone: error: the name has no numeric prefix; rename it like 1.notes.stone",
+    ]
+    assert done.err == "error: 12 problems in route; fix each file named above\n"
+    payload = json.loads(run_route(["route.lint", "--route", "route", "--json"], git_repo).out)
+    assert payload["ok"] is False and len(payload["routes"][0]["problems"]) == 14
+
+
+def test_warnings_alone_do_not_fail_and_overlapping_default_artifacts_are_noted(git_repo: Path) -> None:
+    make_route(
+        git_repo, {"1.a": "A.\n", "1.ab": "AB.\n", "2.b": "B.\n"}, {"2.b": "reviews: ['nope-tool x']\n"}
+    )
+    done = run_route(["route.lint", "--route", "route"], git_repo)
+    assert done.code == 0
+    assert done.out.splitlines() == [
+        "route/1.a.stone: warning: its default artifacts ($route/1.a*.md) also match those of 1.ab; give it an "
+        "artifacts: glob in its guard",
+        "route/2.b.guard: warning: reviews[1]: program 'nope-tool' is not on PATH (the command would fail when "
+        "it runs)",
+        "ok (2 warnings)",
+    ]
+
+
+def test_lint_uses_the_bound_route_and_all_routes(git_repo: Path) -> None:
+    make_route(git_repo, {"1.a": "A.\n"}, name="good")
+    make_route(git_repo, {"1.a": ""}, name="bad")
+    git(git_repo, "switch", "-q", "-c", "work")
+    assert run_route(["route.bind", "--set", "good"], git_repo).code == 0
+    assert run_route(["route.lint"], git_repo).out == "ok\n"
+    everything = run_route(["route.lint", "--all"], git_repo)
+    assert everything.code == 2
+    assert (
+        everything.out
+        == "bad/1.a.stone: error: no instructions (the file is empty); write what to do, why and how\n"
+    )
+    missing = run_route(["route.lint", "--route", "nowhere"], git_repo)
+    assert (missing.code, missing.err) == (
+        2,
+        "error: route not found: nowhere; check --route (a directory holding <name>.stone files)\n",
+    )
+
+
+def test_unprintable_names_and_non_utf8_files_are_errors(git_repo: Path) -> None:
+    route = make_route(git_repo, {"1.ok": "fine\n", "2.tab\there": "x\n"})
+    (route / "3.bytes.stone").write_bytes(b"\xff\xfe not utf-8\n")
+    done = run_route(["route.lint", "--route", "route"], git_repo)
+    assert done.code == 2
+    assert done.out.splitlines() == [
+        "route/2.tab\there.stone: error: the name has an unprintable character; rename it without it",
+        "route/3.bytes.stone: error: not UTF-8 text; save it as UTF-8",
+    ]

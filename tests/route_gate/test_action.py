@@ -1,0 +1,108 @@
+"""The reusable action: a composite that installs routedriver from its own checkout and runs route.verify,
+with every input passed through the environment and quoted (never spliced into a shell script)."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+ACTION = yaml.safe_load((ROOT / "action.yml").read_text(encoding="utf-8"))
+EXAMPLE = yaml.safe_load((ROOT / "examples" / "github" / "route-gate.yml").read_text(encoding="utf-8"))
+
+
+def _steps() -> list[dict[str, Any]]:
+    return ACTION["runs"]["steps"]
+
+
+def test_it_is_a_composite_with_the_contract_inputs() -> None:
+    assert ACTION["runs"]["using"] == "composite"
+    assert {"route", "all", "approvers", "require-signed", "allow-incomplete", "python-version"} <= set(
+        ACTION["inputs"]
+    )
+    uses = [step.get("uses", "") for step in _steps()]
+    assert uses[0].startswith("actions/setup-python@")
+    install = _steps()[1]
+    assert install["env"] == {"ROUTEDRIVER_SOURCE": "${{ github.action_path }}"}
+    assert '"$ROUTEDRIVER_SOURCE"' in install["run"] and "pip install" in install["run"]
+
+
+def test_no_expression_is_ever_interpolated_into_a_script() -> None:
+    for step in _steps():
+        assert "${{" not in step.get("run", ""), step.get("name")
+        assert "run" not in step or step["shell"] == "bash"  # composite run steps must name their shell
+
+
+def _run_verify_step(tmp_path: Path, inputs: dict[str, str]) -> list[str]:
+    """Run the action's verify script with a stand-in route.verify that prints its argv, one per line."""
+    step = next(step for step in _steps() if step.get("name") == "route.verify")
+    env_names = {name: value for name, value in step["env"].items()}
+    fake = tmp_path / "bin"
+    fake.mkdir(exist_ok=True)
+    stub = fake / "route.verify"
+    stub.write_text('#!/bin/sh\nfor arg in "$@"; do printf "%s\\n" "$arg"; done\n')
+    stub.chmod(0o755)
+    env = {"PATH": f"{fake}{os.pathsep}{os.environ['PATH']}", "HOME": str(tmp_path)}
+    defaults = {name: spec.get("default", "") for name, spec in ACTION["inputs"].items()}
+    for variable, expression in env_names.items():
+        match = re.fullmatch(r"\$\{\{ inputs\.([a-z-]+) \}\}", expression)
+        assert match, expression
+        env[variable] = inputs.get(match[1], defaults[match[1]])
+    done = subprocess.run(
+        ["bash", "-c", step["run"]], cwd=tmp_path, env=env, capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout.splitlines()
+
+
+def test_inputs_become_flags_quoted_and_never_run(tmp_path: Path) -> None:
+    assert _run_verify_step(tmp_path, {"route": "examples/gated-route"}) == [
+        "--route",
+        "examples/gated-route",
+    ]
+    hostile = "routes/a b; touch pwned $(touch pwned2) `touch pwned3`"
+    argv = _run_verify_step(
+        tmp_path,
+        {
+            "route": f"{hostile}\nroutes/second\n",
+            "approvers": ".github/approvers file",
+            "require-signed": "true",
+            "allowed-signers": ".github/allowed signers",
+            "allow-incomplete": "true",
+            "junit": "reports/route verify.xml",
+        },
+    )
+    assert argv == [
+        "--route",
+        hostile,
+        "--route",
+        "routes/second",
+        "--approvers",
+        ".github/approvers file",
+        "--require-signed",
+        "--allowed-signers",
+        ".github/allowed signers",
+        "--allow-incomplete",
+        "--junit",
+        "reports/route verify.xml",
+    ]
+    assert not list(tmp_path.glob("pwned*"))
+    assert _run_verify_step(tmp_path, {"all": "true"}) == ["--all"]
+
+
+def test_the_example_workflow_gates_pull_requests_with_full_history() -> None:
+    triggers = EXAMPLE.get("on", EXAMPLE.get(True))  # PyYAML reads a bare `on:` key as True
+    assert "pull_request" in triggers
+    steps = [step for job in EXAMPLE["jobs"].values() for step in job["steps"]]
+    checkout = next(step for step in steps if step.get("uses", "").startswith("actions/checkout@"))
+    assert checkout["with"]["fetch-depth"] == 0
+    gate = next(step for step in steps if step.get("name") == "route.verify")
+    assert gate["uses"].endswith("/routedriver@v1")
+    assert set(gate["with"]) <= set(ACTION["inputs"])  # only inputs the action declares
+    for step in steps:  # expressions reach scripts only through env
+        assert "${{" not in step.get("run", ""), step.get("name")

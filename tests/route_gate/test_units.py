@@ -1,0 +1,101 @@
+"""Pure parts of the gate: path globs, approvers files, manifests, report escaping, hook events."""
+
+from __future__ import annotations
+
+import pytest
+
+from routedriver.errors import Refused
+from routedriver.route import frontmatter, manifest, session, verify_report
+from routedriver.route.pathglob import matches
+from routedriver.route.provenance import emails_in, parse_approvers
+from routedriver.route.verify import StoneCheck, VerifyReport
+
+
+@pytest.mark.parametrize(
+    ("path", "pattern", "expected"),
+    [
+        ("src/a.py", "src/**", True),
+        ("src/x/y/a.py", "src/**", True),
+        ("srcx/a.py", "src/**", False),
+        ("src", "src/**", False),  # the directory itself is not a file under it
+        ("a.py", "**/a.py", True),
+        ("x/y/a.py", "**/a.py", True),
+        ("src/c.md", "src/**/*.md", True),
+        ("src/a/b/c.md", "src/**/*.md", True),
+        ("src/a/b.py", "src/*.py", False),
+        ("a/b", "a/", True),
+        ("docs/v1.md", "docs/v?.md", True),
+        ("docs/v10.md", "docs/v?.md", False),
+        ("x[1].md", "x[[]1].md", True),
+        ("b.md", "[!a].md", True),
+        ("a.md", "[!a].md", False),
+        ("dir.with.dots/f", "dir.with.dots/*", True),
+        ("dirXwithXdots/f", "dir.with.dots/*", False),
+    ],
+)
+def test_path_globs_follow_recursive_glob(path: str, pattern: str, expected: bool) -> None:
+    assert matches(path, pattern) is expected
+
+
+def test_approvers_files_take_emails_names_and_comments() -> None:
+    text = (
+        "# release managers\nalice@example.com\n\nBob Builder <BOB@Example.com>  # on call\n"
+        "  carol@x.org \nnot an email\n"
+    )
+    assert parse_approvers(text) == frozenset({"alice@example.com", "bob@example.com", "carol@x.org"})
+    assert emails_in("Alice <alice@example.com> [ultimate]") == {"alice@example.com"}
+    assert emails_in("") == set()
+
+
+def test_manifest_changes_read_like_a_person_would_say_them() -> None:
+    before = {"a.md": "1", "b.md": "2", "c.md": "3"}
+    after = {"a.md": "1", "b.md": "9", "d.md": "4"}
+    assert manifest.changes(before, after) == ["changed b.md", "added d.md", "removed c.md"]
+    assert manifest.describe(before, before) == ""
+    many = {f"{index}.md": "x" for index in range(8)}
+    assert manifest.describe({}, many, limit=2) == "added 0.md, added 1.md (+6 more)"
+
+
+def test_markers_round_trip_the_manifest_and_approver(tmp_path: object) -> None:
+    fields = [("stone", "1.a"), ("approver_name", ""), ("artifact", "abc a b.md"), ("approved_at", "t")]
+    parsed = frontmatter.parse_document(frontmatter.render_document(fields))
+    assert (
+        parsed is not None and parsed[0]["approver_name"] == [""] and parsed[0]["artifact"] == ["abc a b.md"]
+    )
+
+
+def test_annotations_escape_what_github_would_misread() -> None:
+    check = StoneCheck("r", "1.a", "stale", "changed a,b.md: 100%\nsecond line", "r/a,b.md")
+    report = VerifyReport((check,), allow_incomplete=False, require_signed=False)
+    assert verify_report.github_annotations(report) == [
+        "::error file=r/a%2Cb.md,title=route.verify stale%3A r/1.a::changed a,b.md: 100%25%0Asecond line"
+    ]
+    summary = verify_report.step_summary(report)
+    assert "| ❌ | r | 1.a | stale | changed a,b.md: 100% second line |" in summary
+
+
+def test_incomplete_is_ok_only_when_allowed() -> None:
+    check = StoneCheck("r", "1.a", "incomplete", "not passed yet", "r/1.a.stone")
+    assert not VerifyReport((check,), False, False).ok
+    allowed = VerifyReport((check,), True, False)
+    assert allowed.ok and "| ⏳ | r | 1.a | incomplete |" in verify_report.step_summary(allowed)
+    assert "<skipped " in verify_report.junit(allowed)
+
+
+def test_hook_events_parse_or_refuse_in_one_line() -> None:
+    assert session.parse_payload("") == {}
+    assert session.parse_payload(' {"stop_hook_active": true} ') == {"stop_hook_active": True}
+    for bad in ("{", "[]", "3"):
+        with pytest.raises(Refused) as caught:
+            session.parse_payload(bad)
+        assert "\n" not in caught.value.line()
+
+
+def test_a_guard_with_a_list_as_a_key_is_a_one_line_refusal() -> None:
+    from pathlib import Path
+
+    from routedriver.route.guardfile import parse_guard
+
+    with pytest.raises(Refused) as caught:
+        parse_guard("? [a]\n: b\n", Path("g"), "r/1.a.guard", "1.a")
+    assert caught.value.line().startswith("error: r/1.a.guard: line 1: malformed YAML (a key that is a list")
