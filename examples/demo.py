@@ -1,0 +1,256 @@
+"""`make demo`: drive an example route end to end, as a robot, a human and CI would, with no API key.
+
+It makes a fresh git repository in a temporary directory, copies `examples/demo/route` into it as
+`routes/launch`, and plays the three parts, printing every command and its answer:
+
+- the robot asks `route.stone.get` what to do, writes artifacts and asks `route.stone.set --as passed`;
+  a bhrain review (scripted, offline) blocks a TODO, a behaviorci judge rejects a weak prompt;
+- the human approves the vision at a terminal (`--as approved` refuses anyone else) and git records it;
+- CI runs `route.verify`, which re-checks every pass from the files and git history without running a
+  single review, and catches an artifact changed after its approval.
+
+Every step checks the exit code it expects, so the demo also fails loudly if the driver regresses.
+Usage: python examples/demo.py [--keep DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import pty
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+import textwrap
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROUTE = "routes/launch"
+HUMAN = ("Dana Human", "dana@example.com")
+ROBOT = ("Robo Coder", "robot@example.com")
+COLOUR = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+
+
+def paint(text: str, code: str) -> str:
+    return f"\033[{code}m{text}\033[0m" if COLOUR else text
+
+
+class DemoFailed(Exception):
+    pass
+
+
+class Demo:
+    def __init__(self, repo: Path) -> None:
+        self.repo = repo
+        self.env = {
+            **os.environ,
+            "GIT_CONFIG_GLOBAL": str(repo.parent / "gitconfig"),
+            "GIT_CONFIG_NOSYSTEM": "1",
+            "NO_COLOR": "1",
+        }
+        self.env.pop("GITHUB_ACTIONS", None)  # the CI part below is a local run of the same gate
+
+    # -- narration -----------------------------------------------------------------------------------
+    def part(self, title: str) -> None:
+        print()
+        print(paint(f"━━ {title}", "1;36"))
+
+    def note(self, text: str) -> None:
+        print(paint(textwrap.fill(text, 100, initial_indent="   ", subsequent_indent="   "), "2"))
+
+    def run(self, who: str, argv: list[str], expect: int, *, tty: bool = False, show: int = 40) -> str:
+        print(paint(f"{who} $ ", "1;33") + shlex.join(argv))
+        code, out, err = (self._run_tty if tty else self._run)(argv)
+        lines = (out + err).rstrip("\n").splitlines()
+        for line in lines[:show]:
+            print(f"   {line}")
+        if len(lines) > show:
+            print(paint(f"   … {len(lines) - show} more lines", "2"))
+        print(paint(f"   [exit {code}]", "32" if code == expect else "1;31"))
+        if code != expect:
+            raise DemoFailed(f"{shlex.join(argv)} exited {code}, expected {expect}")
+        return out
+
+    def _run(self, argv: list[str]) -> tuple[int, str, str]:
+        done = subprocess.run(argv, cwd=self.repo, env=self.env, capture_output=True, text=True,
+                              stdin=subprocess.DEVNULL, check=False)
+        return done.returncode, done.stdout, done.stderr
+
+    def _run_tty(self, argv: list[str]) -> tuple[int, str, str]:
+        """Run with a pseudo-terminal as stdin: this is what a person at a terminal looks like."""
+        leader, follower = pty.openpty()
+        try:
+            done = subprocess.run(argv, cwd=self.repo, env=self.env, stdin=follower, capture_output=True,
+                                  text=True, check=False)
+        finally:
+            os.close(follower)
+            os.close(leader)
+        return done.returncode, done.stdout, done.stderr
+
+    def write(self, who: str, relpath: str, text: str, why: str) -> None:
+        path = self.repo / relpath
+        path.write_text(textwrap.dedent(text).lstrip(), encoding="utf-8")
+        print(paint(f"{who} writes ", "1;33") + f"{relpath}  " + paint(f"({why})", "2"))
+
+    def git(self, *args: str, who: tuple[str, str] | None = None) -> str:
+        identity = ["-c", f"user.name={who[0]}", "-c", f"user.email={who[1]}"] if who else []
+        done = subprocess.run(["git", *identity, *args], cwd=self.repo, env=self.env, capture_output=True,
+                              text=True, check=False)
+        if done.returncode != 0:
+            raise DemoFailed(f"git {' '.join(args)} failed: {done.stderr.strip()}")
+        return done.stdout
+
+    # -- the story -------------------------------------------------------------------------------------
+    def setup(self) -> None:
+        (self.repo.parent / "gitconfig").write_text(
+            f"[user]\n\tname = {HUMAN[0]}\n\temail = {HUMAN[1]}\n[init]\n\tdefaultBranch = main\n"
+            "[commit]\n\tgpgsign = false\n", encoding="utf-8")
+        self.repo.mkdir()
+        shutil.copytree(HERE / "demo" / "route", self.repo / ROUTE)
+        (self.repo / "tools").mkdir()
+        shutil.copy(HERE / "bhrain" / "review.script.yaml", self.repo / "tools" / "review.script.yaml")
+        (self.repo / ".route-approvers").write_text(f"# who may approve gated stones\n{HUMAN[1]}\n",
+                                                    encoding="utf-8")
+        self.git("init", "-q")
+        self.git("add", "-A")
+        self.git("commit", "-q", "-m", "A route to launch the product", who=HUMAN)
+        self.part(f"A fresh repository at {self.repo}, with the route {ROUTE}")
+        for stone in sorted((self.repo / ROUTE).glob("*.stone")):
+            guard = stone.with_suffix(".guard")
+            print(f"   {stone.name:<18} {'guarded by ' + guard.name if guard.exists() else 'no guard'}")
+
+    def vision(self) -> None:
+        get = ["route.stone.get", "--route", ROUTE, "--stone", "@next-one"]
+        set_passed = ["route.stone.set", "--route", ROUTE, "--stone", "1.vision", "--as", "passed"]
+        self.part("The robot asks what to do next")
+        self.run("robot", [*get, "--say"], 0, show=8)
+
+        self.part("The robot writes the vision, leaving a TODO; the review blocks it")
+        self.write("robot", f"{ROUTE}/1.vision.md", VISION.replace("{success}", "TODO: decide the metric"),
+                   "with a TODO left in")
+        self.run("robot", set_passed, 2, show=14)
+        self.note("The guard ran the bhrain review (its output is a file under .route/), then the judges. "
+                  "reviewed? found 1 blocker; approved? waits for a person. The robot reads the feedback.")
+
+        self.part("The robot fixes the blocker; the review passes, the human has not approved yet")
+        self.write("robot", f"{ROUTE}/1.vision.md", VISION.replace("{success}", SUCCESS), "TODO resolved")
+        self.run("robot", set_passed, 2, show=10)
+
+        self.part("The robot cannot approve on its own")
+        approve = ["route.stone.set", "--route", ROUTE, "--stone", "1.vision", "--as", "approved"]
+        self.run("robot", approve, 2)
+
+        self.part("A human approves at a terminal; git records who approved which content")
+        self.run("human", approve, 0, tty=True)
+        print("   " + self.git("log", "-1", "--format=%h %an <%ae> %s").strip())
+
+        self.part("The robot retries: same reviews (reused), fresh judges, the stone passes")
+        self.run("robot", set_passed, 0, show=12)
+
+    def parallel(self) -> None:
+        self.part("The next tier has two stones the robot can do in parallel")
+        self.run("robot", ["route.stone.get", "--route", ROUTE, "--stone", "@next-all"], 0)
+        self.write("robot", f"{ROUTE}/2.1.api.md", API, "the API sketch")
+        self.write("robot", f"{ROUTE}/2.1.cli.md", CLI, "the CLI sketch")
+        for stone in ("2.1.api", "2.1.cli"):
+            self.run("robot", ["route.stone.set", "--route", ROUTE, "--stone", stone, "--as", "passed"], 0)
+
+    def prompt(self) -> None:
+        set_passed = ["route.stone.set", "--route", ROUTE, "--stone", "3.prompt", "--as", "passed"]
+        self.part("The robot writes a prompt that forgets the refund rule; behaviorci rejects it")
+        self.write("robot", f"{ROUTE}/3.prompt.md", PROMPT.replace("{refund}", ""), "no refund rule")
+        self.run("robot", set_passed, 2, show=16)
+        self.part("The robot adds the rule; behaviorci passes the stone")
+        self.write("robot", f"{ROUTE}/3.prompt.md", PROMPT.replace("{refund}", REFUND), "refund rule added")
+        self.run("robot", set_passed, 0, show=8)
+        self.run("robot", ["route.stone.get", "--route", ROUTE, "--stone", "@next-one"], 0)
+
+    def ci(self) -> None:
+        verify = ["route.verify", "--route", ROUTE]
+        self.part("The robot commits its work; CI re-checks every pass without running a review")
+        self.git("add", "-A")
+        self.git("commit", "-q", "-m", "Launch route: vision, API, CLI, prompt", who=ROBOT)
+        self.run("ci", verify, 0, show=12)
+
+        self.part("Someone edits the approved vision afterwards; CI catches it")
+        vision = self.repo / ROUTE / "1.vision.md"
+        vision.write_text(vision.read_text(encoding="utf-8") + "\nAlso: we will ship a mobile app.\n",
+                          encoding="utf-8")
+        self.git("commit", "-q", "-am", "Sneak a change into the vision", who=ROBOT)
+        self.run("ci", verify, 2, show=12)
+        self.git("revert", "--no-edit", "HEAD", who=ROBOT)
+        self.note("Reverted; the gate is green again.")
+        self.run("ci", verify, 0, show=3)
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--keep", metavar="DIR", help="build the demo repository in DIR and keep it")
+    args = parser.parse_args(argv)
+    base = Path(args.keep).resolve() if args.keep else Path(tempfile.mkdtemp(prefix="routedriver-demo-"))
+    if args.keep and (base / "repo").exists():
+        print(f"error: {base / 'repo'} exists; pick another --keep directory or remove it", file=sys.stderr)
+        return 2
+    base.mkdir(parents=True, exist_ok=True)
+    demo = Demo(base / "repo")
+    try:
+        demo.setup()
+        demo.vision()
+        demo.parallel()
+        demo.prompt()
+        demo.ci()
+    except DemoFailed as exc:
+        print(paint(f"\ndemo failed: {exc}", "1;31"), file=sys.stderr)
+        print(f"the repository is kept for a look: {demo.repo}", file=sys.stderr)
+        return 1
+    print()
+    print(paint("━━ Done: every stone passed, a human approved the gated one, CI verified it all.", "1;32"))
+    if args.keep:
+        print(f"   The repository is at {demo.repo}; look in {ROUTE}/.route/ for the review and judge files.")
+    else:
+        shutil.rmtree(base, ignore_errors=True)
+    return 0
+
+
+VISION = """
+# Vision: Acme Notes
+
+## Users
+Small teams who keep meeting notes in scattered documents.
+
+## Problem
+Decisions get lost; nobody can find what was agreed or by whom.
+
+## Non-goals
+No real-time co-editing, no mobile app in the first release.
+
+## Success
+{success}
+"""
+SUCCESS = "Half of the pilot teams find a past decision in under a minute, measured in week four."
+API = """
+# API
+| method | path | does |
+|---|---|---|
+| POST | /notes | create a note |
+| GET | /notes?q= | search notes and decisions |
+| GET | /decisions/{id} | one decision with who and when |
+"""
+CLI = """
+# CLI
+- `notes add "text"`: add a note (`notes add "We ship on Friday"`)
+- `notes find QUERY`: search (`notes find friday`)
+- `notes decision ID`: show a decision (`notes decision 42`)
+"""
+PROMPT = """
+You are the support assistant for {{ product }}.
+Customer question: {{ question }}
+Answer briefly and kindly.{refund}
+Reply in JSON with the fields "answer" (text) and "escalate" (true when a human must take over).
+"""
+REFUND = " Never promise a refund; a human decides refunds."
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
