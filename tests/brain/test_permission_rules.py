@@ -67,7 +67,30 @@ BYPASSES = [
     "while true; do rm -rf build; done",
     "f() { rm -rf build; }; f",
     "x=$(rm -rf build) true",
+    "busybox rm -rf build",
+    "toybox rm -rf build",
 ]
+
+
+# git's global options come before the subcommand and must not hide it from `Bash(git push:*)`.
+GIT_PUSHES = [
+    "git push --force",
+    "git -C . push --force",
+    "git -c user.name=x --no-pager push",
+    "git --git-dir=.git --work-tree . push origin main",
+    "cd repo && git -C sub push",
+]
+
+
+@pytest.mark.parametrize("command", GIT_PUSHES)
+def test_git_global_options_do_not_hide_the_subcommand(tmp_path: Path, command: str) -> None:
+    decision = policy(tmp_path, deny=["Bash(git push:*)"]).decide(event("bash", command=command))
+    assert decision.action == "deny", (command, split_command(command))
+
+
+def test_git_without_push_is_not_denied_by_a_push_rule(tmp_path: Path) -> None:
+    decision = policy(tmp_path, deny=["Bash(git push:*)"]).decide(event("bash", command="git -C . status"))
+    assert decision.action == "allow"
 
 
 @pytest.mark.parametrize("command", BYPASSES)

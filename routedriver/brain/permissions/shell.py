@@ -365,6 +365,8 @@ def _resolve(reader: _Reader, simple: _Simple) -> None:
         return
     argv = [w.text for w in words]
     argv[0] = os.path.basename(argv[0]) or argv[0]
+    if argv[0] == "git":
+        argv = _git_without_global_options(argv)
     out.commands.append(argv)
     if argv[0] in SHELLS:
         _shell(reader, simple, words)
@@ -399,6 +401,8 @@ _FLAGS_WITH_VALUE = {
         "--arg-file",
     },
     "builtin": set(),
+    "busybox": set(),  # multiplexers: `busybox rm x` runs the applet `rm`
+    "toybox": set(),
     "nohup": set(),
     "setsid": set(),
     "unbuffer": set(),
@@ -431,6 +435,20 @@ def _unwrap(reader: _Reader, name: str, words: list[_Word]) -> list[_Word] | Non
     if name == "timeout":
         rest = rest[1:]  # the duration
     return rest
+
+
+# git options that come before the subcommand; the ones in the first set take the next word as their value.
+_GIT_GLOBAL_WITH_VALUE = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--exec-path",
+                                    "--config-env", "--super-prefix", "--attr-source"})
+
+
+def _git_without_global_options(argv: list[str]) -> list[str]:
+    """``git -C repo -c k=v --no-pager push`` → ``git push``: rules name subcommands (``Bash(git push:*)``),
+    and global options in front of the subcommand must not hide it."""
+    rest = argv[1:]
+    while rest and rest[0].startswith("-") and rest[0] != "--":
+        rest = rest[2:] if rest[0] in _GIT_GLOBAL_WITH_VALUE else rest[1:]
+    return ["git", *rest]
 
 
 def _shell(reader: _Reader, simple: _Simple, words: list[_Word]) -> None:
