@@ -169,6 +169,10 @@ RUNTIME_LIMITS: list[tuple[str, dict[str, Any]]] = [
     ("raw_output.replace('a', raw_output) != ''", {"raw_output": "a" * 2000}),
     ("output ** output", {"output": 10**6}),
     ("sum(output, [])", {"output": [[1], [2]]}),
+    # Catastrophic backtracking on an adversarial output: the regex engine gives up, the case errors.
+    ("matches(r'^(a|a)*$', raw_output)", {"raw_output": "a" * 40 + "b"}),
+    ("findall(r'(x+x+)+y', raw_output) == []", {"raw_output": "x" * 1000}),
+    ("matches(r'(\\w+\\s?)+$', raw_output)", {"raw_output": "word " * 1000 + "!"}),
 ]
 
 
@@ -177,6 +181,11 @@ def test_runtime_limits_fail_the_invariant_instead_of_hanging(source: str, conte
     invariant = compile_invariant(source)
     with pytest.raises(InvariantFailure):
         invariant.evaluate({**CONTEXT, **context})
+
+
+def test_a_constant_catastrophic_regex_is_rejected_when_loaded() -> None:
+    with pytest.raises(UnsafeExpression, match="gave up after"):
+        compile_invariant("matches('^(a|a)*$', 'a' * 40 + 'b')")
 
 
 def test_size_limit_is_checked_before_allocating() -> None:

@@ -4,25 +4,45 @@ from __future__ import annotations
 
 import ast
 import json
-import re
 from collections.abc import Callable, Iterable
 from functools import lru_cache
 from typing import Any
 
-from routedriver.behaviorci.invariants.limits import MAX_PATTERN_CHARS, InvariantFailure, LimitExceeded
+from routedriver.behaviorci.invariants.limits import (
+    MAX_PATTERN_CHARS,
+    MAX_REGEX_SECONDS,
+    InvariantFailure,
+    LimitExceeded,
+)
 from routedriver.behaviorci.jsonout import parse_output
 
 
 @lru_cache(maxsize=256)
-def compile_regex(pattern: str) -> re.Pattern[str]:
+def compile_regex(pattern: str) -> Any:
+    """Compile with the ``regex`` engine (``re``-compatible syntax) because it can give up: a pattern that
+    backtracks catastrophically on some model output must fail that case, not hang the whole run."""
+    import regex
+
     if not isinstance(pattern, str):
         raise InvariantFailure(f"a regex pattern must be a string, not {type(pattern).__name__}")
     if len(pattern) > MAX_PATTERN_CHARS:
         raise LimitExceeded(f"regex pattern longer than {MAX_PATTERN_CHARS} characters")
     try:
-        return re.compile(pattern)
-    except re.error as exc:
+        return regex.compile(pattern)
+    except regex.error as exc:
         raise InvariantFailure(f"invalid regex {pattern!r}: {exc}") from None
+
+
+def _match(pattern: str, text: Any, fn: str) -> Any:
+    compiled = compile_regex(pattern)
+    method = "search" if fn == "matches" else fn
+    try:
+        return getattr(compiled, method)(_text(text, fn), timeout=MAX_REGEX_SECONDS)
+    except TimeoutError:
+        raise LimitExceeded(
+            f"{fn}({pattern!r}, …) gave up after {MAX_REGEX_SECONDS:g} s (the pattern backtracks too much "
+            "on this text; make it more specific)"
+        ) from None
 
 
 def _text(value: Any, fn: str) -> str:
@@ -33,23 +53,23 @@ def _text(value: Any, fn: str) -> str:
 
 def matches(pattern: str, text: str) -> bool:
     """True when ``pattern`` matches anywhere in ``text`` (``re.search``)."""
-    return compile_regex(pattern).search(_text(text, "matches")) is not None
+    return _match(pattern, text, "matches") is not None
 
 
 def search(pattern: str, text: str) -> str | None:
     """The first match of ``pattern`` in ``text`` (the whole match), or None."""
-    found = compile_regex(pattern).search(_text(text, "search"))
+    found = _match(pattern, text, "search")
     return None if found is None else found.group(0)
 
 
 def fullmatch(pattern: str, text: str) -> bool:
     """True when ``pattern`` matches all of ``text``."""
-    return compile_regex(pattern).fullmatch(_text(text, "fullmatch")) is not None
+    return _match(pattern, text, "fullmatch") is not None
 
 
 def findall(pattern: str, text: str) -> list[Any]:
     """Every non-overlapping match of ``pattern`` in ``text`` (as ``re.findall`` returns them)."""
-    return compile_regex(pattern).findall(_text(text, "findall"))
+    return list(_match(pattern, text, "findall"))
 
 
 def is_json(text: str) -> bool:

@@ -13,6 +13,7 @@ MAX_SEQUENCE = 1_000_000  # elements/characters one operation may produce
 MAX_ALLOC = 10_000_000  # elements/characters all operations of one evaluation may produce together
 MAX_INT_BITS = 4096
 MAX_PATTERN_CHARS = 1000
+MAX_REGEX_SECONDS = 1.0  # per regex helper call; beyond it the case errors instead of hanging
 MAX_GENERATORS = 2
 
 DUNDER = re.compile(r"__\w+__")
