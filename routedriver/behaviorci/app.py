@@ -66,7 +66,7 @@ def execute(request: RunRequest, status: Status, environ: Mapping[str, str] | No
     finally:
         status.stop_progress()
     if cache is not None and cache.write_errors:
-        status.say(
+        status.warn(
             f"behaviorci: warning: {cache.write_errors} answers could not be cached in {cache.directory}"
         )
     return result

@@ -1,7 +1,9 @@
 """What ``behaviorci run`` says on stderr while it works: a start line, retry notices, a progress bar.
 
-The progress bar (Rich) appears only when stderr is a terminal; status lines appear unless ``--quiet``.
-Notices may come from worker threads, so writes are serialized.
+Following the project's contract, chatter (the start line, "report written to") appears only when stderr is
+a terminal or with ``--verbose``; warnings (retries, cache write failures) appear unless ``--quiet``, so CI
+logs show them. The progress bar (Rich) appears only on a terminal. Notices may come from worker threads,
+so writes are serialized.
 """
 
 from __future__ import annotations
@@ -14,19 +16,33 @@ from typing import Any, TextIO
 
 class Status:
     def __init__(
-        self, *, quiet: bool, stream: TextIO | None = None, progress_bar: bool | None = None
+        self,
+        *,
+        quiet: bool,
+        verbose: bool = False,
+        stream: TextIO | None = None,
+        progress_bar: bool | None = None,
     ) -> None:
         self.quiet = quiet
         self.stream = stream or sys.stderr
         self.lock = threading.Lock()
         interactive = self.stream.isatty() if progress_bar is None else progress_bar
+        self._chatty = (interactive or verbose) and not quiet
         self._want_bar = interactive and not quiet
         self._progress: Any = None
         self._task: Any = None
 
     def say(self, line: str) -> None:
-        if self.quiet:
-            return
+        """Chatter: only on a terminal or with --verbose."""
+        if self._chatty:
+            self._write(line)
+
+    def warn(self, line: str) -> None:
+        """Something the reader of a CI log should see: always, unless --quiet."""
+        if not self.quiet:
+            self._write(line)
+
+    def _write(self, line: str) -> None:
         with self.lock:
             if self._progress is not None:
                 self._progress.console.print(line, markup=False, highlight=False)
@@ -34,7 +50,7 @@ class Status:
                 print(line, file=self.stream, flush=True)
 
     def retry(self, case_id: str, note: str) -> None:
-        self.say(f"behaviorci: case {case_id}: {note}")
+        self.warn(f"behaviorci: case {case_id}: {note}")
 
     def start_progress(self, total: int) -> None:
         if not self._want_bar:

@@ -101,7 +101,7 @@ def _invoke(cmd: click.Command, args: Sequence[str] | None, prog_name: str | Non
         click.echo(exc.ctx.get_help(), err=True)
         return int(ExitCode.REFUSED)
     except click.UsageError as exc:
-        _say(f"error: {' '.join(exc.format_message().split())}; see {prog} --help")
+        _say(f"error: {' '.join(exc.format_message().split()).rstrip('.')}; see {prog} --help")
         return int(ExitCode.REFUSED)
     except click.ClickException as exc:
         _say(f"error: {' '.join(exc.format_message().split())}")

@@ -117,7 +117,7 @@ def run_command(
         repeat=repeat,
     )
     in_actions = github.active()
-    with Status(quiet=quiet) as status:
+    with Status(quiet=quiet, verbose=verbose) as status:
         try:
             if output is not None:
                 app.check_output_path(output)  # before the run, not after paying for it

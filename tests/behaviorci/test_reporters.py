@@ -132,7 +132,8 @@ def test_console_report_ends_with_the_verdict_lines(tmp_path: Path) -> None:
         "✗ low (" in result.stdout
         and "invariant `output.get('confidence', 0) > 0.5` is false" in result.stdout
     )
-    assert "behaviorci: running" in result.stderr and "behaviorci: running" not in result.stdout
+    # stderr is not a terminal here: no chatter (the project's contract), and never any on stdout.
+    assert "behaviorci: running" not in result.stderr and "behaviorci: running" not in result.stdout
     quiet = invoke(["run", str(_bundle(tmp_path)), "--quiet"])
     assert quiet.stdout.splitlines() == lines[-2:]
     assert quiet.stderr == ""
@@ -146,7 +147,7 @@ def test_output_file_is_written_and_stdout_stays_empty(tmp_path: Path) -> None:
     assert result.exit_code == 0
     assert result.stdout == ""
     ET.fromstring(target.read_text(encoding="utf-8"))
-    assert f"report written to {target}" in result.stderr
+    assert "report written to" not in result.stderr  # chatter only on a terminal or with --verbose
     assert [p.name for p in target.parent.iterdir()] == ["report.xml"]  # no temp file left behind
 
 
@@ -195,6 +196,7 @@ def test_colour_and_progress_on_a_terminal_unless_no_color(tmp_path: Path) -> No
     env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}
     env["TERM"] = "xterm-256color"
     code, out, _ = _run_on_terminal([str(BIN_DIR / "behaviorci"), "run", bundle], env, stderr_too=True)
+    assert "behaviorci: running" in out  # stderr is the terminal too: the start line shows
     assert code == 0
     assert "\x1b[" in out  # Rich colour (and the progress bar) on the terminal
     assert "passed: true" in out and out.rstrip().splitlines()[-2].strip().endswith("passed: true")
@@ -207,14 +209,20 @@ def test_colour_and_progress_on_a_terminal_unless_no_color(tmp_path: Path) -> No
     assert out.replace("\r\n", "\n").endswith(
         "passed: true\nreason: 2/4 cases passed; thresholds met: pass_rate 0.5 meets >= 0.5\n"
     )
-    assert "behaviorci: running" in err
+    assert "behaviorci: running" not in err  # stderr was a pipe in this run: no chatter there
 
 
-def test_installed_command_json_is_valid_with_status_on_stderr(tmp_path: Path) -> None:
+def test_installed_command_json_is_valid_with_status_on_stderr_only_when_asked(tmp_path: Path) -> None:
     ran = run_cli(["behaviorci", "run", str(_bundle(tmp_path)), "-f", "json"], tmp_path)
     assert ran.code == 0
     assert json.loads(ran.out)["passed"] is True
+    assert ran.err == ""  # stderr is not a terminal: a CI log gets the report and warnings, no chatter
+    target = tmp_path / "report.json"
+    ran = run_cli(["behaviorci", "run", str(_bundle(tmp_path)), "-f", "json", "-v", "-o", str(target)], tmp_path)
+    assert ran.code == 0 and ran.out == ""
     assert ran.err.startswith("behaviorci: running test-bundle: 4 cases with mock (mock-v1)")
+    assert f"report written to {target}" in ran.err
+    assert json.loads(target.read_text(encoding="utf-8"))["passed"] is True
 
 
 def test_unwritable_characters_in_model_output_do_not_break_reports(tmp_path: Path) -> None:
@@ -243,7 +251,7 @@ def test_unwritable_output_is_refused_before_the_run(tmp_path: Path) -> None:
         (tmp_path / "a-file" / "r.json", "is not a directory"),
         (tmp_path, "is a directory"),
     ):
-        result = invoke(["run", str(_bundle(tmp_path)), "-f", "json", "-o", str(target)])
+        result = invoke(["run", str(_bundle(tmp_path)), "-f", "json", "-v", "-o", str(target)])
         assert result.exit_code == 2
         line = one_error_line(result)
         assert str(target) in line and problem in line
