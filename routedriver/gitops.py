@@ -10,26 +10,31 @@ passphrase prompt reaches the human, and git applies their ``commit.gpgsign`` an
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from operator import itemgetter
 from pathlib import Path
+from typing import NamedTuple
 
 from routedriver import proc
+from routedriver.later import Later
 
 _READ_ONLY_ENV = {"GIT_OPTIONAL_LOCKS": "0", "GIT_LITERAL_PATHSPECS": "1"}
 _GLOB_ENV = {"GIT_OPTIONAL_LOCKS": "0", "GIT_LITERAL_PATHSPECS": "0"}  # for ':(glob)' pathspecs
-_REGULAR_FILE_MODES = ("100644", "100755")  # symlinks and submodules have ids that are not file bytes
+_REGULAR_FILE_MODES = frozenset(("100644", "100755"))  # symlinks and submodules: ids that are not file bytes
+_REV_PARSE = ("rev-parse", "--show-toplevel", "--show-object-format", "--absolute-git-dir")
+_LS_STAGE = ("ls-files", "--stage", "-z")
+_DIFF_FILES = ("diff-files", "--name-only", "-z")
+ROUTE_STONES = "**/*.stone"  # the glob that finds routes (route.verify --all)
 
 
-@dataclass(frozen=True)
-class Repo:
+class Repo(NamedTuple):
     toplevel: Path
     object_format: str  # "sha1" or "sha256": the hash of blob ids
-    git_dir: Path | None = field(default=None, compare=False)  # where HEAD lives (worktrees have their own)
+    git_dir: Path | None = None  # where HEAD lives (worktrees have their own)
 
 
-@dataclass(frozen=True)
-class IndexSnapshot:
+class IndexSnapshot(NamedTuple):
     """One read of git's index (``git ls-files -s``) and of what differs from it (``git diff-files``)."""
 
     staged: dict[str, str]  # path → blob id, stage-0 regular files
@@ -37,12 +42,20 @@ class IndexSnapshot:
 
     def clean_ids(self, paths: Iterable[str]) -> dict[str, str]:
         """Blob ids of ``paths`` that git knows and that are unmodified in the work tree."""
-        staged, modified = self.staged, self.modified
-        return {path: staged[path] for path in paths if path in staged and path not in modified}
+        staged = self.staged
+        clean = staged.keys() & paths  # set operations: route.verify asks about 10,000 paths at once
+        clean -= self.modified
+        return dict(zip(clean, map(staged.__getitem__, clean), strict=True))
+
+    def unsure(self, paths: Iterable[str]) -> set[str]:
+        """Those of ``paths`` git does not vouch for as regular files: untracked, not a regular file in the
+        index, or modified (possibly replaced by a directory) in the work tree."""
+        asked = set(paths)
+        # difference(dict) probes the dict; ``asked - staged.keys()`` would copy all its keys into a set.
+        return asked.difference(self.staged) | asked.intersection(self.modified)
 
 
-@dataclass(frozen=True)
-class CommitInfo:
+class CommitInfo(NamedTuple):
     """The latest commit that changed one path, and what it put there."""
 
     sha: str
@@ -51,8 +64,7 @@ class CommitInfo:
     blob: str  # the path's blob id in that commit; all zeros when the commit deleted it
 
 
-@dataclass(frozen=True)
-class Signature:
+class Signature(NamedTuple):
     ok: bool  # git verify-commit succeeded
     signer: str  # who signed (SSH principal or GPG user id) when git said; else ""
     detail: str  # git's last line, for messages
@@ -65,9 +77,61 @@ class GitError(Exception):
 def _git(
     args: Sequence[str], cwd: Path, env: Mapping[str, str] = _READ_ONLY_ENV, timeout: float | None = None
 ) -> proc.ProcResult:
+    if _EARLY and timeout is None:
+        with _EARLY_LOCK:
+            early = _EARLY.pop(_early_key(args, cwd, env), None)
+        if early is not None:
+            return early.get()
     # Local reads get no timeout: waiting with one makes Popen.wait poll with sleeps, which costs
     # milliseconds per call; they cannot prompt or block on the network. Signing checks get one.
     return proc.run(["git", *args], cwd=cwd, extra_env=env, timeout=timeout)
+
+
+# ---------------------------------------------------------------- queries started early
+
+# Read-only queries started before the caller needs (or even knows it needs) their answers, keyed by exactly
+# what ``_git`` would run. The first identical ``_git`` call takes the answer and removes it: an answer is
+# used once, by the run that started it, so nothing here can serve an old answer to a later question.
+_EARLY: dict[tuple[str, ...], Later[proc.ProcResult]] = {}
+_EARLY_LOCK = threading.Lock()
+
+
+def _early_key(args: Sequence[str], cwd: str | os.PathLike[str], env: Mapping[str, str]) -> tuple[str, ...]:
+    return (os.fspath(cwd), repr(sorted(env.items())), *args)
+
+
+def _start_early(
+    args: Sequence[str], cwd: Path, env: Mapping[str, str] = _READ_ONLY_ENV
+) -> Later[proc.ProcResult]:
+    argv = ["git", *args]
+    query = Later(lambda: proc.run(argv, cwd=cwd, extra_env=env))
+    with _EARLY_LOCK:
+        _EARLY[_early_key(args, cwd, env)] = query
+    return query
+
+
+def prefetch_verify(cwd: Path, *, discover: bool) -> threading.Thread:
+    """Start, in the background, the git queries ``route.verify`` begins with: the repository, the index and
+    what differs from it, and (``discover``, for ``--all``) the route listing. Returns the thread that starts
+    all but the first (which needs the first's answer); nobody has to wait for it.
+
+    The console script calls this before it imports click and the driver (~50 ms of Python on one core), so
+    git does its part on another core meanwhile. Only reads; an answer nobody asks for is dropped at exit.
+    """
+    head = _start_early(_REV_PARSE, cwd)
+
+    def rest() -> None:
+        repo = _repo_from(head.get())
+        if repo is None:
+            return
+        _start_early(_DIFF_FILES, repo.toplevel)
+        _start_early(_LS_STAGE, repo.toplevel)
+        if discover:
+            _start_early(_list_files_args([ROUTE_STONES], False), repo.toplevel, _GLOB_ENV)
+
+    starter = threading.Thread(target=rest, name="git-prefetch", daemon=True)
+    starter.start()
+    return starter
 
 
 def _last_line(text: str) -> str:
@@ -94,7 +158,10 @@ def _problem_line(text: str) -> str:
 
 def find_repo(path: str | os.PathLike[str]) -> Repo | None:
     """The work tree holding ``path`` (a directory), or None outside git (or without a git binary)."""
-    done = _git(["rev-parse", "--show-toplevel", "--show-object-format", "--absolute-git-dir"], Path(path))
+    return _repo_from(_git(_REV_PARSE, Path(path)))
+
+
+def _repo_from(done: proc.ProcResult) -> Repo | None:
     lines = done.stdout.splitlines()
     if done.returncode != 0 or not lines or not lines[0]:
         return None
@@ -132,29 +199,45 @@ def _pathspecs(paths: Sequence[str]) -> list[str]:
 def index_snapshot(repo: Repo, pathspecs: Sequence[str] = ()) -> IndexSnapshot | None:
     """ONE ``git ls-files -s`` and ONE ``git diff-files`` (side by side), limited to ``pathspecs`` if
     given; None when git cannot answer (the caller then hashes files itself)."""
-    import threading
-
     specs = ["--", *pathspecs] if pathspecs else []
     modified_box: list[proc.ProcResult] = []
     side = threading.Thread(
-        target=lambda: modified_box.append(_git(["diff-files", "--name-only", "-z", *specs], repo.toplevel)),
-        daemon=True,
+        target=lambda: modified_box.append(_git([*_DIFF_FILES, *specs], repo.toplevel)), daemon=True
     )
     side.start()
-    staged_run = _git(["ls-files", "--stage", "-z", *specs], repo.toplevel)
+    staged_run = _git([*_LS_STAGE, *specs], repo.toplevel)
     side.join()
     if staged_run.returncode != 0 or not modified_box or modified_box[0].returncode != 0:
         return None
+    staged = _parse_stage(staged_run.stdout, repo.object_format)
+    modified = frozenset(filter(None, modified_box[0].stdout.split("\0")))
+    return IndexSnapshot(staged, modified)
+
+
+def _parse_stage(output: str, object_format: str) -> dict[str, str]:
+    """``git ls-files --stage -z`` → ``{path: blob id}`` of its stage-0 regular files.
+
+    git prints each entry as ``%06o %s %d\t<path>\0`` (mode, id, stage), so in the usual index, where every
+    entry is a stage-0 regular file, every field sits at the same offset: the whole listing is then cut with
+    C-level slicing (a 10,000-file index in a few milliseconds). Anything else (symlinks, submodules, a
+    merge in progress) takes the entry-by-entry loop.
+    """
+    records = output.split("\0")
+    records.pop()  # the empty string after the last NUL
+    width = 64 if object_format == "sha256" else 40
+    stage_and_tab = set(map(itemgetter(slice(width + 8, width + 10)), records))
+    if stage_and_tab <= {"0\t"} and _REGULAR_FILE_MODES.issuperset(map(itemgetter(slice(0, 6)), records)):
+        paths = map(itemgetter(slice(width + 10, None)), records)
+        return dict(zip(paths, map(itemgetter(slice(7, 7 + width)), records), strict=True))
     staged: dict[str, str] = {}
-    for record in staged_run.stdout.split("\0"):
+    for record in records:
         meta, tab, path = record.partition("\t")
         if not tab:
             continue
         mode, blob_id, stage = meta.split(" ")
         if stage == "0" and mode in _REGULAR_FILE_MODES:
             staged[path] = blob_id
-    modified = frozenset(path for path in modified_box[0].stdout.split("\0") if path)
-    return IndexSnapshot(staged, modified)
+    return staged
 
 
 def clean_blob_ids(repo: Repo, paths: Sequence[str]) -> dict[str, str]:
@@ -169,12 +252,15 @@ def clean_blob_ids(repo: Repo, paths: Sequence[str]) -> dict[str, str]:
 def list_files(repo: Repo, globs: Sequence[str], untracked_only: bool = False) -> list[str]:
     """Paths (relative to the top-level) of files git tracks or would track (untracked, not ignored) that
     match the ``:(glob)`` patterns ``globs``. Git walks only what it must; we never walk the tree."""
-    which = ["--others"] if untracked_only else ["--cached", "--others"]
-    specs = [f":(glob){pattern}" for pattern in globs]
-    done = _git(["ls-files", "-z", *which, "--exclude-standard", "--", *specs], repo.toplevel, _GLOB_ENV)
+    done = _git(_list_files_args(globs, untracked_only), repo.toplevel, _GLOB_ENV)
     if done.returncode != 0:
         raise GitError(_last_line(done.stderr) or f"git ls-files exited {done.returncode}")
-    return sorted({path for path in done.stdout.split("\0") if path})
+    return sorted(set(filter(None, done.stdout.split("\0"))))
+
+
+def _list_files_args(globs: Sequence[str], untracked_only: bool) -> list[str]:
+    which = ["--others"] if untracked_only else ["--cached", "--others"]
+    return ["ls-files", "-z", *which, "--exclude-standard", "--", *(f":(glob){pattern}" for pattern in globs)]
 
 
 # ---------------------------------------------------------------- history

@@ -103,3 +103,15 @@ def test_help_exits_zero(runner: CliRunner) -> None:
     result = runner.invoke(tool, ["--help"])
     assert result.exit_code == 0
     assert "hello" in result.stdout
+
+
+def test_a_deleted_working_directory_is_one_line_not_a_crash(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    script = "import os, sys; os.chdir(sys.argv[1]); os.rmdir(sys.argv[1]); from routedriver.cli.route_stone import get_command; get_command(['--route', 'r'])"
+    done = subprocess.run([sys.executable, "-c", script, str(gone)], capture_output=True, text=True, check=False)
+    assert done.returncode == 1
+    assert done.stderr == "error: the current directory no longer exists; cd into an existing directory and run it again\n"

@@ -92,6 +92,12 @@ def invoke(cmd: click.Command, args: Sequence[str] | None, prog_name: str | None
 def _invoke(cmd: click.Command, args: Sequence[str] | None, prog_name: str | None, **extra: Any) -> int:
     prog = prog_name or cmd.name or "routedriver"
     try:
+        os.getcwd()
+    except FileNotFoundError:
+        # Exit 1, not 2: under Claude Code a hook's exit 2 would block the robot's tool call.
+        _say("error: the current directory no longer exists; cd into an existing directory and run it again")
+        return int(ExitCode.MALFUNCTION)
+    try:
         rv = click.Command.main(cmd, args=args, prog_name=prog, standalone_mode=False, **extra)
     except UserError as exc:
         _say(exc.line())

@@ -6,14 +6,22 @@ import fnmatch
 import glob
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
+from functools import lru_cache
+from itertools import filterfalse
 from pathlib import Path
 
 from routedriver.route.guardfile import default_artifacts
+from routedriver.route.hashing import relative_posix
 from routedriver.route.model import Guard, Route, Stone
 from routedriver.route.subst import VARIABLE
 
 _DRIVER_SUFFIXES = (".stone", ".guard")
+_DRIVER_FILE = re.compile(r".*\.(?:stone|guard)\Z", re.DOTALL)  # a name ending in one of _DRIVER_SUFFIXES
+
+# Given relative paths, says which are NOT known to be regular files (e.g. ``IndexSnapshot.unsure``: git's
+# index lists them as regular files and the work tree agrees); those, and only those, are stat-ed.
+Unsure = Callable[[Iterable[str]], set[str]]
 
 
 def expand_glob(pattern: str, route: Route, stone: Stone) -> str:
@@ -33,20 +41,89 @@ def find_artifacts(route: Route, stone: Stone, guard: Guard | None, base: Path) 
 
 
 def artifact_paths(route: Route, stone: Stone, guard: Guard | None, base: Path) -> list[str]:
-    """``find_artifacts`` as absolute path strings (route.verify handles thousands; Path objects cost)."""
+    """``find_artifacts`` as absolute path strings (Path objects cost when there are thousands)."""
     found: set[str] = set()
-    state_dir = os.fspath(route.state_dir)
-    state_prefix = state_dir + os.sep
-    escaped_base = glob.escape(str(base))
-    for pattern in artifact_globs(stone, guard):
-        expanded = expand_glob(pattern, route, stone)
-        if not os.path.isabs(expanded):
-            expanded = os.path.join(escaped_base, expanded)
-        for path in _files(os.path.normpath(expanded)):
+    state_prefix = os.fspath(route.state_dir) + os.sep
+    for pattern in _patterns(route, stone, guard, base):
+        for path in _files(pattern):
             if path.endswith(_DRIVER_SUFFIXES) or path.startswith(state_prefix):
                 continue
             found.add(path)
     return sorted(found)
+
+
+def artifact_map(
+    route: Route, stone: Stone, guard: Guard | None, base: Path, unsure: Unsure | None = None
+) -> dict[str, str]:
+    """``find_artifacts`` for route.verify, which handles thousands: ``{path relative to base (POSIX):
+    absolute path}``, the same files.
+
+    With ``unsure`` (see ``Unsure``), the common glob, wildcards in the last component only
+    (``$route/art/*.md``), lists its directory once, filters the names in C and stats only the matches git
+    does not vouch for. Other globs, or no ``unsure``, go through ``artifact_paths``'s way.
+    """
+    found: dict[str, str] = {}
+    state_dir = os.fspath(route.state_dir)
+    state_prefix = state_dir + os.sep
+    for pattern in _patterns(route, stone, guard, base):
+        directory, name = os.path.split(pattern)
+        if unsure is None or os.sep != "/" or glob.has_magic(directory) or not _last_only(name):
+            for path in _files(pattern):
+                if not (path.endswith(_DRIVER_SUFFIXES) or path.startswith(state_prefix)):
+                    found[relative_posix(path, base)] = path
+            continue
+        if directory == state_dir or directory.startswith(state_prefix):
+            continue
+        try:
+            names = os.listdir(directory)
+        except OSError:
+            continue  # like glob: a directory that is missing or unreadable matches nothing
+        entries = list(filter(_name_matcher(name), names))
+        if _may_match_driver_files(name):
+            entries = list(filterfalse(_DRIVER_FILE.match, entries))
+        relative_dir = relative_posix(directory, base)
+        head = "" if relative_dir == "." else relative_dir + "/"
+        absolute_head = directory.rstrip("/") + "/"
+        # map/zip: the thousands of names are joined in C, not one by one in Python.
+        here = dict(zip(map(head.__add__, entries), map(absolute_head.__add__, entries), strict=True))
+        for relative in unsure(here):
+            if not os.path.isfile(here[relative]):
+                del here[relative]  # a directory (or a broken link) whose name matches
+        found.update(here)
+    return found
+
+
+@lru_cache(maxsize=256)
+def _name_matcher(name: str) -> Callable[[str], re.Match[str] | None]:
+    """Matches a file name against the glob component ``name`` as glob does: like fnmatch, except that a
+    leading dot is matched only by a pattern that starts with one."""
+    hidden = "" if name.startswith(".") else r"(?!\.)"
+    return re.compile(hidden + fnmatch.translate(name)).match
+
+
+@lru_cache(maxsize=256)
+def _may_match_driver_files(name: str) -> bool:
+    """Whether the glob component ``name`` can match a ``.stone`` or ``.guard`` file: not when it ends in
+    literal text that rules both out (``*.md``: every name it matches ends in ``.md``)."""
+    tail = re.split(r"[*?\]]", name)[-1]  # the literal text after the last wildcard or class
+    return not tail or any(suffix.endswith(tail) or tail.endswith(suffix) for suffix in _DRIVER_SUFFIXES)
+
+
+def _last_only(name: str) -> bool:
+    """Wildcards in this (last) component, none of them ``**``: one directory listing answers the glob."""
+    return glob.has_magic(name) and "**" not in name
+
+
+def _patterns(route: Route, stone: Stone, guard: Guard | None, base: Path) -> list[str]:
+    """The stone's artifact globs, substituted, absolute (relative ones start at ``base``) and normalized."""
+    escaped_base = glob.escape(str(base))
+    patterns = []
+    for pattern in artifact_globs(stone, guard):
+        expanded = expand_glob(pattern, route, stone)
+        if not os.path.isabs(expanded):
+            expanded = os.path.join(escaped_base, expanded)
+        patterns.append(os.path.normpath(expanded))
+    return patterns
 
 
 def _files(pattern: str) -> Iterator[str]:
@@ -55,7 +132,7 @@ def _files(pattern: str) -> Iterator[str]:
     ``docs/*.md``), reads the directory once with ``os.scandir``, whose entries already know whether they
     are files: no stat per file, which matters at 10,000 files."""
     directory, name = os.path.split(pattern)
-    if glob.has_magic(directory) or not glob.has_magic(name) or "**" in name:
+    if glob.has_magic(directory) or not _last_only(name):
         for match in glob.glob(pattern, recursive=True):
             if os.path.isfile(match):
                 yield os.path.normpath(match)

@@ -38,31 +38,47 @@ def render_document(fields: Sequence[tuple[str, Value]], body: str = "") -> str:
 
 def parse_document(text: str) -> tuple[Fields, str] | None:
     """``(fields, body)``, or None when ``text`` is not one whole front-matter document."""
+    split = split_document(text)
+    if split is None:
+        return None
+    lines, body = split
+    fields: Fields = {}
+    for line in lines:
+        if not add_line(fields, line):
+            return None
+    return fields, body
+
+
+def split_document(text: str) -> tuple[list[str], str] | None:
+    """``(front-matter lines, body)``, or None when the fences are missing (truncated)."""
     if not text.startswith(FENCE + "\n"):
         return None
     end = text.find("\n" + FENCE + "\n", len(FENCE))
     if end < 0:
         return None  # no closing fence: truncated
-    fields: Fields = {}
     # One split for the whole head (a .passed marker lists hundreds of artifacts); end == len(FENCE) is an
     # empty front matter ("---\n---\n").
     lines = text[len(FENCE) + 1 : end].split("\n") if end > len(FENCE) else []
-    for line in lines:
-        key, colon, value = line.partition(":")
-        if not colon or not key or key != key.strip():
-            return None
-        value = value.strip()
-        if value.startswith('"'):
-            import json
+    return lines, text[end + len(FENCE) + 2 :]
 
-            try:
-                value = json.loads(value)
-            except ValueError:
-                return None
-            if not isinstance(value, str):
-                return None
-        fields.setdefault(key, []).append(value)
-    return fields, text[end + len(FENCE) + 2 :]
+
+def add_line(fields: Fields, line: str) -> bool:
+    """Add one ``key: value`` line to ``fields``; False when it is not one."""
+    key, colon, value = line.partition(":")
+    if not colon or not key or key != key.strip():
+        return False
+    value = value.strip()
+    if value.startswith('"'):
+        import json
+
+        try:
+            value = json.loads(value)
+        except ValueError:
+            return False
+        if not isinstance(value, str):
+            return False
+    fields.setdefault(key, []).append(value)
+    return True
 
 
 def one(fields: Fields, key: str) -> str | None:

@@ -57,21 +57,20 @@ _ESCAPES = {"\\": "\\", '"': '"', "/": "/", "n": "\n", "t": "\t", "r": "\r", "0"
 def _double_quoted(inner: str) -> str | None:
     """The value of a one-line double-quoted YAML scalar using only the common escapes, or None."""
     out: list[str] = []
-    index, length = 0, len(inner)
-    while index < length:
-        char = inner[index]
-        if char == '"':
+    index = 0
+    while True:  # from one backslash to the next: the text between them is taken as it is
+        slash = inner.find("\\", index)
+        plain = inner[index:] if slash < 0 else inner[index:slash]
+        if '"' in plain:
             return None  # an unescaped quote ends the scalar early: not one scalar
-        if char == "\\":
-            escaped = _ESCAPES.get(inner[index + 1 : index + 2])
-            if escaped is None:
-                return None
-            out.append(escaped)
-            index += 2
-            continue
-        out.append(char)
-        index += 1
-    return "".join(out)
+        out.append(plain)
+        if slash < 0:
+            return "".join(out)
+        escaped = _ESCAPES.get(inner[slash + 1 : slash + 2])
+        if escaped is None:
+            return None
+        out.append(escaped)
+        index = slash + 2
 
 
 def _flow_list(value: str) -> list[str] | None:

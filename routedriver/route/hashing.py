@@ -16,9 +16,9 @@ import contextlib
 import hashlib
 import json
 import os
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
+from typing import NamedTuple
 
 from routedriver.errors import Refused
 
@@ -27,8 +27,7 @@ PARALLEL_MIN_BYTES = 8 << 20  # below this, starting threads costs more than it 
 _RETRIES = 3
 
 
-@dataclass(frozen=True)
-class ContentIds:
+class ContentIds(NamedTuple):
     ids: dict[str, str]  # relative POSIX path → content id
     read_from_disk: frozenset[str]  # the paths we had to read (the rest came from git's index)
 
@@ -63,7 +62,16 @@ def blob_id(
     )
 
 
+def blob_id_of(data: bytes, object_format: str = "sha1") -> str:
+    """The git blob id of ``data`` (bytes already read)."""
+    digest = hashlib.new(object_format, b"blob %d\0" % len(data))
+    digest.update(data)
+    return digest.hexdigest()
+
+
 def _hash_many(paths: Sequence[str | Path], object_format: str) -> list[str]:
+    if not paths:
+        return []
     sizes = 0
     for path in paths:
         with contextlib.suppress(OSError):  # a vanished file fails properly when it is opened below
@@ -86,6 +94,13 @@ def _hash_many(paths: Sequence[str | Path], object_format: str) -> list[str]:
         return list(pool.map(one, paths))
 
 
+def _cuttable(tail: str) -> bool:
+    """``tail`` (``/a/b``, what follows the base) has no empty, ``.`` or ``..`` component and no trailing
+    slash: cutting it off as a string gives what ``os.path.relpath`` would."""
+    probe = tail + "/"
+    return "//" not in probe and "/./" not in probe and "/../" not in probe
+
+
 def relative_posix(path: str | Path, base: str | Path) -> str:
     text, head = os.fspath(path), os.fspath(base)
     size = len(head)
@@ -96,7 +111,7 @@ def relative_posix(path: str | Path, base: str | Path) -> str:
         and text[size] == "/"
         and text.startswith(head)
         and not head.endswith("/")
-        and "/." not in text[size:]  # no "." or ".." components (nor hidden names: those take the slow path)
+        and _cuttable(text[size:])
     ):
         return text[size + 1 :]
     return Path(os.path.relpath(path, base)).as_posix()
@@ -110,7 +125,7 @@ def _by_relative(paths: Iterable[str | Path], base: Path) -> dict[str, str | Pat
     found: dict[str, str | Path] = {}
     for path in paths:
         text = path if isinstance(path, str) else os.fspath(path)
-        if os.sep == "/" and text.startswith(prefix) and "/." not in text[cut - 1 :]:
+        if os.sep == "/" and text.startswith(prefix) and len(text) > cut and _cuttable(text[cut - 1 :]):
             found[text[cut:]] = path
         else:
             found[relative_posix(path, base)] = path
@@ -127,7 +142,13 @@ def content_ids(
     ``snapshot`` (a ``gitops.IndexSnapshot`` of the whole repo) saves asking git again: route.verify reads
     the index once for every stone.
     """
-    by_relative = _by_relative(paths, base)
+    return content_ids_of(_by_relative(paths, base), repo, snapshot)
+
+
+def content_ids_of(
+    by_relative: Mapping[str, str | Path], repo: object | None = None, snapshot: object | None = None
+) -> ContentIds:
+    """``content_ids`` of files already keyed by their relative path: ``{relative POSIX path: path}``."""
     object_format = "sha1"
     known: dict[str, str] = {}
     if repo is not None:
@@ -140,7 +161,9 @@ def content_ids(
             known = snapshot.clean_ids(by_relative)
         else:
             known = gitops.clean_blob_ids(repo, sorted(by_relative))
-    to_read = sorted(rel for rel in by_relative if rel not in known)
+    to_read = sorted(by_relative.keys() - known.keys())
+    if not to_read:
+        return ContentIds(ids=known, read_from_disk=frozenset())
     try:
         hashed = _hash_many([by_relative[rel] for rel in to_read], object_format)
     except OSError as exc:
@@ -154,7 +177,27 @@ def content_ids(
 
 def review_input_hash(ids: dict[str, str]) -> str:
     """sha256 of canonical JSON of the sorted ``[relative_path, content_id]`` pairs."""
-    return sha256_hex(canonical_json(sorted([path, content_id] for path, content_id in ids.items())))
+    paths = sorted(ids)  # sorting the strings, then pairing, is faster than sorting the pairs
+    return hashlib.sha256(pairs_json(list(zip(paths, map(ids.__getitem__, paths), strict=True)))).hexdigest()
+
+
+_JSON_CONTROL = bytes(range(0x20))  # with '"' and '\\': all json.dumps(ensure_ascii=False) escapes
+
+
+def pairs_json(pairs: Sequence[tuple[str, str]]) -> bytes:
+    """``canonical_json`` of a list of string pairs, UTF-8 encoded. Joined directly when no string holds a
+    character JSON escapes (every quote in the text is then one of the four around each pair's strings):
+    three times faster than the encoder for the thousands of artifacts route.verify hashes. Anything
+    else is written by the encoder."""
+    if pairs:
+        data = ('[["' + '"],["'.join(map('","'.join, pairs)) + '"]]').encode("utf-8")
+        if (
+            b"\\" not in data
+            and data.count(b'"') == 4 * len(pairs)
+            and len(data.translate(None, _JSON_CONTROL)) == len(data)
+        ):
+            return data
+    return canonical_json(pairs).encode("utf-8")
 
 
 def judge_input_hash(

@@ -9,9 +9,9 @@ from __future__ import annotations
 import hashlib
 import os
 import shlex
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Container, Iterable, Sequence
 from pathlib import Path
+from typing import NamedTuple
 
 from routedriver.errors import Refused
 from routedriver.gitops import IndexSnapshot, Repo, find_repo
@@ -22,8 +22,7 @@ from routedriver.route.load import load_route
 from routedriver.route.model import Guard, Marker, ReviewRecord, Route, Stone
 
 
-@dataclass(frozen=True)
-class StoneContext:
+class StoneContext(NamedTuple):
     route: Route
     stone: Stone
     guard: Guard | None
@@ -49,8 +48,7 @@ class StoneContext:
         return f"route.stone.{action} --route {shlex.quote(route)} --stone {shlex.quote(self.stone.name)}"
 
 
-@dataclass(frozen=True)
-class ApprovalState:
+class ApprovalState(NamedTuple):
     marker: Marker | None
     exists: bool
     sha256: str | None  # of the marker file's bytes; None when there is no marker
@@ -103,14 +101,19 @@ def review_input(
 
 
 def reusable_review(
-    route: Route, stone: str, names: Iterable[str], review_input_hash: str, position: int, command: str
+    route: Route,
+    stone: str,
+    names: Iterable[str],
+    review_input_hash: str,
+    position: int,
+    command: str,
+    entries: Sequence[store.ReviewEntry] | None = None,
 ) -> ReviewRecord | None:
-    """The latest successful review for exactly this input, position and command, if one exists."""
-    candidates = [
-        entry
-        for entry in store.review_files(names, stone)
-        if entry[1] == review_input_hash[: store.SHORT] and entry[2] == position
-    ]
+    """The latest successful review for exactly this input, position and command, if one exists
+    (``entries``: the stone's ``store.review_files``, when the caller already has them)."""
+    short = review_input_hash[: store.SHORT]
+    listed = store.review_files(names, stone) if entries is None else entries
+    candidates = [entry for entry in listed if entry[1] == short and entry[2] == position]
     for _iteration, _short, _position, filename in sorted(candidates, reverse=True):
         record = records.read_review(route.state_dir / filename, stone)
         if (
@@ -124,22 +127,32 @@ def reusable_review(
 
 
 def reviews_in_use(
-    context: StoneContext, review_input_hash: str, names: Iterable[str] | None = None
+    context: StoneContext,
+    review_input_hash: str,
+    names: Iterable[str] | None = None,
+    entries: Sequence[store.ReviewEntry] | None = None,
 ) -> dict[int, ReviewRecord]:
-    """For each of the guard's reviews, the record a judge would read now (missing positions left out)."""
-    listing = store.list_state(context.route) if names is None else frozenset(names)
+    """For each of the guard's reviews, the record a judge would read now (missing positions left out);
+    ``entries`` as in ``reusable_review``."""
+    if entries is None:
+        entries = store.review_files(
+            store.list_state(context.route) if names is None else names, context.stone.name
+        )
     found: dict[int, ReviewRecord] = {}
     for position, command in enumerate(context.guard.reviews if context.guard else (), start=1):
         record = reusable_review(
-            context.route, context.stone.name, listing, review_input_hash, position, command
+            context.route, context.stone.name, (), review_input_hash, position, command, entries
         )
         if record is not None:
             found[position] = record
     return found
 
 
-def approval_state(route: Route, stone: str) -> ApprovalState:
-    """The approval marker as it is now; its bytes' sha256 is part of the judge-input hash."""
+def approval_state(route: Route, stone: str, names: Container[str] | None = None) -> ApprovalState:
+    """The approval marker as it is now; its bytes' sha256 is part of the judge-input hash. ``names``: the
+    ``.route/`` listing the caller works from (route.verify), which then decides whether there is one."""
+    if names is not None and f"{stone}.approved" not in names:
+        return ApprovalState(None, False, None)
     path = store.approved_path(route, stone)
     try:
         raw = path.read_bytes()
@@ -147,7 +160,11 @@ def approval_state(route: Route, stone: str) -> ApprovalState:
         return ApprovalState(None, False, None)
     except OSError:
         return ApprovalState(None, True, None)
-    return ApprovalState(store.read_marker(path, stone), True, hashlib.sha256(raw).hexdigest())
+    try:  # the bytes just read are the ones parsed: one read, one answer
+        marker = store.parse_marker(raw.decode("utf-8"), path, stone)
+    except UnicodeDecodeError:
+        marker = None
+    return ApprovalState(marker, True, hashlib.sha256(raw).hexdigest())
 
 
 def judge_input_hash(review_input_hash: str, reviews: Sequence[ReviewRecord], approval: ApprovalState) -> str:

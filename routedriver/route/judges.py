@@ -10,8 +10,9 @@ from __future__ import annotations
 import re
 import shlex
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
+from typing import NamedTuple
 
 from routedriver.route import manifest
 from routedriver.route.model import Marker, ReviewRecord, Verdict
@@ -38,8 +39,7 @@ class JudgeSpecError(ValueError):
     """A guard's built-in judge is written wrong; the message says what to fix."""
 
 
-@dataclass(frozen=True)
-class BuiltinJudge:
+class BuiltinJudge(NamedTuple):
     mechanism: str  # "reviewed?" or "approved?"
     allow_blockers: int = 0
     allow_nitpicks: int | None = None  # None: any number of nitpicks is fine
@@ -50,8 +50,12 @@ def first_word(command: str) -> str:
     return parts[0] if parts else ""
 
 
+@lru_cache(maxsize=256)
 def parse_builtin(command: str) -> BuiltinJudge | None:
-    """The built-in judge ``command`` names, None for a shell command; JudgeSpecError when misspelled."""
+    """The built-in judge ``command`` names, None for a shell command; JudgeSpecError when misspelled.
+
+    Cached: a pure function of the text, asked for every judge of every guard (route.verify reads them all,
+    and most guards share the same few judges)."""
     mechanism = first_word(command)
     if not mechanism.endswith("?"):
         return None

@@ -5,7 +5,9 @@ Everything here is a frozen dataclass built by the loaders and the store; nothin
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 # Guard defaults (decisions in docs/route.md).
@@ -22,12 +24,13 @@ class Stone:
     prefix: tuple[int, ...]
     has_guard: bool
 
-    # Paths are derived on demand: building thousands of Path objects up front is what made listing slow.
-    @property
+    # Paths are derived on demand (building thousands of Path objects up front is what made listing slow),
+    # once: route.verify asks for each several times.
+    @cached_property
     def path(self) -> Path:
         return self.directory / f"{self.name}.stone"
 
-    @property
+    @cached_property
     def guard_path(self) -> Path | None:
         return self.directory / f"{self.name}.guard" if self.has_guard else None
 
@@ -44,7 +47,7 @@ class Route:
     display: str  # the route as the user named it; used in every path we print
     stones: tuple[Stone, ...]
 
-    @property
+    @cached_property
     def state_dir(self) -> Path:
         return self.path / STATE_DIR
 
@@ -56,13 +59,17 @@ class Route:
 
     def show(self, path: Path) -> str:
         """``path`` (inside the route) as the user would write it: under the route as they named it."""
-        try:
-            relative = path.relative_to(self.path)
-        except ValueError:
-            return str(path)
+        text, root = os.fspath(path), os.fspath(self.path)
+        if os.sep == "/" and root != "/" and text.startswith(root + "/"):
+            shown = text[len(root) + 1 :]  # what relative_to gives, for a path under the route, as a string
+        else:
+            try:
+                shown = path.relative_to(self.path).as_posix()
+            except ValueError:
+                return str(path)
         if self.display in ("", "."):
-            return relative.as_posix()
-        return f"{self.display.rstrip('/')}/{relative.as_posix()}"
+            return shown
+        return f"{self.display.rstrip('/')}/{shown}"
 
 
 @dataclass(frozen=True)
@@ -146,14 +153,22 @@ class Marker:
     judge_input_hash: str | None
     at: str  # UTC, ISO 8601
     files: tuple[str, ...] = field(default=())  # the judge (and review) files the pass relied on
-    raw: str = ""  # the file's exact text (the approval state hashes it)
-    # The artifacts passed or approved: (path relative to the top-level, content id). Empty in markers
-    # written before issue 3; route.verify compares it with the files now to name what changed.
-    artifacts: tuple[tuple[str, str], ...] = field(default=())
+    raw: str = ""  # the exact text (the approval state hashes it; the artifact manifest is read from it)
     approver_name: str = ""  # .approved only: who approved (git's author identity)
     approver_email: str = ""
     approval_sha256: str | None = None  # .passed only: the approval marker's sha256 when it passed
     guard_sha256: str | None = None  # .passed only: the guard file's sha256 when it passed
+
+    @cached_property
+    def artifacts(self) -> tuple[tuple[str, str], ...]:
+        """The artifacts passed or approved, sorted: (path relative to the top-level, content id). Empty in
+        markers written before issue 3; route.verify compares it with the files now to name what changed.
+
+        Read from ``raw`` when first asked: a marker lists every artifact (hundreds of lines), and readers
+        mostly need only its hashes (route.verify reads a whole repository's markers)."""
+        from routedriver.route.store import manifest_in
+
+        return manifest_in(self.raw)
 
     @property
     def manifest(self) -> dict[str, str]:

@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from routedriver import gitops
 from routedriver.route import hashing
-from routedriver.route.later import Later
+from routedriver.later import Later
 from routedriver.route.model import STATE_DIR, Marker, Route
 
 ROUTE_APPROVERS = f"{STATE_DIR}/approvers"
@@ -26,14 +26,12 @@ REPO_APPROVERS = ".route-approvers"
 _EMAIL = re.compile(r"<([^<>\s]+@[^<>\s]+)>|([^\s<>]+@[^\s<>]+)")
 
 
-@dataclass(frozen=True)
-class Approvers:
+class Approvers(NamedTuple):
     path: Path | None  # None: no approvers file anywhere
     emails: frozenset[str]  # lower-case
 
 
-@dataclass(frozen=True)
-class ApprovalCheck:
+class ApprovalCheck(NamedTuple):
     ok: bool
     status: str  # passed | forged | unapproved
     why: str
@@ -55,18 +53,24 @@ def emails_in(text: str) -> set[str]:
     return {(match[1] or match[2]).lower() for match in _EMAIL.finditer(text)}
 
 
-@dataclass
 class Provenance:
     """Everything one verify run needs to judge approval markers; git is asked once for all of them."""
 
-    repo: gitops.Repo | None
-    override: Path | None = None  # --approvers
-    require_signed: bool = False
-    allowed_signers: Path | None = None
-    _history: Later[dict[str, gitops.CommitInfo]] | None = None
-    _approvers: dict[Path, Approvers] = field(default_factory=dict)
-    _signatures: dict[str, gitops.Signature] = field(default_factory=dict)
-    _shallow: bool | None = None
+    def __init__(
+        self,
+        repo: gitops.Repo | None,
+        override: Path | None = None,  # --approvers
+        require_signed: bool = False,
+        allowed_signers: Path | None = None,
+    ) -> None:
+        self.repo = repo
+        self.override = override
+        self.require_signed = require_signed
+        self.allowed_signers = allowed_signers
+        self._history: Later[dict[str, gitops.CommitInfo]] | None = None
+        self._approvers: dict[Path, Approvers] = {}
+        self._signatures: dict[str, gitops.Signature] = {}
+        self._shallow: bool | None = None
 
     def load_history(self, marker_paths: Iterable[str]) -> None:
         """Start ONE ``git log`` over every approval marker (paths relative to the top-level)."""
@@ -137,10 +141,8 @@ class Provenance:
                 f"its approval marker was never committed (written by hand?){self._hint()}; "
                 f"a human approves with: {approve_hint}",
             )
-        try:
-            current = hashing.blob_id(path, self.repo.object_format)
-        except OSError as exc:
-            return ApprovalCheck(False, "forged", f"cannot read its approval marker: {exc.strerror}")
+        # The bytes the marker was parsed from (and the approval state hashed): one read, one answer.
+        current = hashing.blob_id_of(marker.raw.encode("utf-8"), self.repo.object_format)
         if current != info.blob:
             return ApprovalCheck(
                 False,

@@ -9,10 +9,10 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from routedriver.route import frontmatter as fm
 from routedriver.route.model import JudgeRecord, ReviewRecord, Route
-from routedriver.route.outcome import CommandOutcome
 from routedriver.route.store import (
     SHORT,
     judge_files,
@@ -24,6 +24,9 @@ from routedriver.route.store import (
     utc_now,
     write_text,
 )
+
+if TYPE_CHECKING:
+    from routedriver.route.outcome import CommandOutcome
 
 
 def sha256_text(text: str) -> str:

@@ -13,6 +13,7 @@ import os
 import re
 import time
 from collections.abc import Iterable, Mapping, Sequence
+from itertools import filterfalse
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -70,7 +71,11 @@ def list_state(route: Route) -> frozenset[str]:
         return frozenset()
 
 
-def review_files(names: Iterable[str], stone: str) -> list[tuple[int, str, int, str]]:
+ReviewEntry = tuple[int, str, int, str]  # (iteration, short hash, position, filename)
+JudgeEntry = tuple[int, int, str, str, int, str]  # (iteration, pass, short review hash, short judge hash, …)
+
+
+def review_files(names: Iterable[str], stone: str) -> list[ReviewEntry]:
     """``(iteration, short hash, position, filename)`` of the stone's review files, by name only."""
     head = f"{stone}.guard.review."
     found = []
@@ -80,13 +85,34 @@ def review_files(names: Iterable[str], stone: str) -> list[tuple[int, str, int, 
     return found
 
 
-def judge_files(names: Iterable[str], stone: str) -> list[tuple[int, int, str, str, int, str]]:
+def judge_files(names: Iterable[str], stone: str) -> list[JudgeEntry]:
     """``(iteration, pass, short review hash, short judge hash, position, filename)`` of its judges."""
     head = f"{stone}.guard.judge."
     found = []
     for name in names:
         if name.startswith(head) and (match := _JUDGE_TAIL.fullmatch(name, len(head))):
             found.append((int(match[1]), int(match[2]), match[3], match[4], int(match[5]), name))
+    return found
+
+
+_REVIEW_PART = ".guard.review."
+_JUDGE_PART = ".guard.judge."
+
+
+def files_by_stone(names: Iterable[str]) -> dict[str, tuple[list[ReviewEntry], list[JudgeEntry]]]:
+    """``{stone: (review_files(names, stone), judge_files(names, stone))}`` for every stone at once, in one
+    pass over ``names`` (route.verify reads a whole ``.route/``). A name belongs to at most one stone: the
+    part after the LAST ``.guard.review.``/``.guard.judge.`` is the strict tail, which holds neither."""
+    found: dict[str, tuple[list[ReviewEntry], list[JudgeEntry]]] = {}
+    for name in names:
+        at = name.rfind(_REVIEW_PART)
+        if at > 0 and (match := _REVIEW_TAIL.fullmatch(name, at + len(_REVIEW_PART))):
+            entry = (int(match[1]), match[2], int(match[3]), name)
+            found.setdefault(name[:at], ([], []))[0].append(entry)
+        at = name.rfind(_JUDGE_PART)
+        if at > 0 and (match := _JUDGE_TAIL.fullmatch(name, at + len(_JUDGE_PART))):
+            judge = (int(match[1]), int(match[2]), match[3], match[4], int(match[5]), name)
+            found.setdefault(name[:at], ([], []))[1].append(judge)
     return found
 
 
@@ -113,10 +139,24 @@ def read_hash(fields: fm.Fields, key: str) -> str | None:
 def read_marker(path: Path, stone: str) -> Marker | None:
     """A ``.passed`` or ``.approved`` marker, or None when it is absent or does not parse."""
     text = read_text(path)
-    parsed = fm.parse_document(text) if text is not None else None
-    if parsed is None:
+    return parse_marker(text, path, stone) if text is not None else None
+
+
+# ``artifact: <content id> <path>``, as the driver writes it: a marker's manifest, hundreds of lines.
+_MANIFEST_LINE = re.compile(r"artifact: [0-9a-f]")
+
+
+def parse_marker(text: str, path: Path, stone: str) -> Marker | None:
+    """``read_marker`` of a marker whose ``text`` was already read."""
+    split = fm.split_document(text)
+    if split is None:
         return None
-    fields, _ = parsed
+    fields: fm.Fields = {}
+    # Manifest lines in the driver's form always parse (key "artifact", a plain value) and are skipped here
+    # in C: Marker.artifacts reads them from the text if it is ever asked. Every other line must parse.
+    for line in filterfalse(_MANIFEST_LINE.match, split[0]):
+        if not fm.add_line(fields, line):
+            return None
     review_input_hash = read_hash(fields, "review_input_hash")
     at = fm.one(fields, "passed_at") or fm.one(fields, "approved_at")
     if review_input_hash is None or at is None or fm.one(fields, "stone") != stone:
@@ -128,8 +168,7 @@ def read_marker(path: Path, stone: str) -> Marker | None:
         judge_input_hash=read_hash(fields, "judge_input_hash"),
         at=at,
         files=tuple(fields.get("file", ())),
-        raw=text or "",
-        artifacts=_read_manifest(fields.get("artifact", ())),
+        raw=text,
         approver_name=fm.one(fields, "approver_name") or "",
         approver_email=fm.one(fields, "approver_email") or "",
         approval_sha256=read_hash(fields, "approval_sha256"),
@@ -137,11 +176,18 @@ def read_marker(path: Path, stone: str) -> Marker | None:
     )
 
 
-def _read_manifest(lines: Sequence[str]) -> tuple[tuple[str, str], ...]:
-    """``artifact: <content id> <path>`` lines (the id first: paths may hold spaces)."""
+def manifest_in(text: str) -> tuple[tuple[str, str], ...]:
+    """The sorted ``(path, content id)`` pairs of a marker's ``artifact: <content id> <path>`` lines (the id
+    first: paths may hold spaces); empty when ``text`` is not a whole front-matter document."""
+    split = fm.split_document(text)
+    if split is None:
+        return ()
+    fields: fm.Fields = {}
+    for line in split[0]:
+        fm.add_line(fields, line)
     entries = []
-    for line in lines:
-        content_id, _, path = line.partition(" ")
+    for value in fields.get("artifact", ()):
+        content_id, _, path = value.partition(" ")
         if path:
             entries.append((path, content_id))
     return tuple(sorted(entries))

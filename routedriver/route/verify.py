@@ -10,31 +10,34 @@ checked for consistency (hashes, verdict vs. output), not re-derived; see docs/r
 
 Git is asked a fixed number of times for the whole run, however many stones: one ``git ls-files -s`` and one
 ``git diff-files`` (content ids of committed, unmodified files), one ``git log`` over all approval markers,
-and, with ``--all``, one ``git ls-files`` to find the routes.
+and, with ``--all``, one ``git ls-files`` to find the routes. The console script starts all but the log
+before it even imports click (``gitops.prefetch_verify``); the log runs while every stone's claims are
+checked, and the approvals, which need it, are looked at last. Each stone's artifacts come from one listing of
+their directory, with content ids (and "is a file") from git's index wherever git vouches for them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from routedriver import gitops
 from routedriver.errors import Refused
-from routedriver.route import inputs, judges, manifest, records, store
-from routedriver.route.artifacts import artifact_paths
+from routedriver.route import hashing, inputs, judges, manifest, records, store
+from routedriver.route.artifacts import artifact_map
 from routedriver.route.guardfile import load_guard
-from routedriver.route.inputs import StoneContext
-from routedriver.route.later import Later
+from routedriver.route.hashing import relative_posix
+from routedriver.route.inputs import ApprovalState, StoneContext
+from routedriver.later import Later
 from routedriver.route.load import load_route
 from routedriver.route.model import JudgeRecord, ReviewRecord, Route, Stone
-from routedriver.route.provenance import ApprovalCheck, Provenance, marker_paths
+from routedriver.route.provenance import Provenance, marker_paths
 
 STATUSES = ("passed", "incomplete", "stale", "unproven", "unapproved", "forged", "broken")
 
 
-@dataclass(frozen=True)
-class StoneCheck:
+class StoneCheck(NamedTuple):
     route: str  # the route relative to the top-level (the cwd outside git)
     stone: str
     status: str  # one of STATUSES
@@ -45,8 +48,7 @@ class StoneCheck:
         return self.status == "passed" or (allow_incomplete and self.status == "incomplete")
 
 
-@dataclass(frozen=True)
-class VerifyReport:
+class VerifyReport(NamedTuple):
     checks: tuple[StoneCheck, ...]
     allow_incomplete: bool
     require_signed: bool
@@ -66,22 +68,21 @@ class VerifyReport:
         return found
 
 
-@dataclass(frozen=True)
-class _Run:
+class _Run(NamedTuple):
     repo: gitops.Repo | None
     base: Path
-    index: Later[gitops.IndexSnapshot | None]  # read in the background while routes and guards load
+    index_read: Later[gitops.IndexSnapshot | None]  # read in the background while routes and guards load
     provenance: Provenance
 
     @property
     def snapshot(self) -> gitops.IndexSnapshot | None:
-        return self.index.get()
+        return self.index_read.get()
 
 
 def discover_routes(repo: gitops.Repo) -> list[Path]:
     """Every directory holding ``*.stone`` files that git tracks or would track (one ``git ls-files``)."""
     try:
-        stones = gitops.list_files(repo, ["**/*.stone"])
+        stones = gitops.list_files(repo, [gitops.ROUTE_STONES])
     except gitops.GitError as exc:
         raise Refused(
             f"cannot list the repository's files: {exc}", "run route.verify inside a git work tree"
@@ -127,9 +128,14 @@ def verify(
     if repo is not None:
         provenance.load_history(marker_paths(routes, repo.toplevel))
     run = _Run(repo, base, index, provenance)
+    claims: list[_Claim] = []
     for route, names in routes.items():
+        route_rel = _rel(route.path, base)
+        files = store.files_by_stone(names)
         for stone in route.stones:
-            checks.append(_check_stone(run, route, stone, names))
+            claims.append(_check_claim(run, route, route_rel, stone, names, files.get(stone.name, ([], []))))
+    # Approvals last: the one git log they need has been running while the claims were checked.
+    checks.extend(_vouch(run, claim) for claim in claims)
     return VerifyReport(tuple(checks), allow_incomplete, require_signed)
 
 
@@ -154,14 +160,22 @@ def _route_paths(route_options: Sequence[str], all_routes: bool, repo: gitops.Re
 
 
 def _rel(path: Path, base: Path) -> str:
-    from routedriver.route.hashing import relative_posix
-
     return relative_posix(path, base)
 
 
-def _check_stone(run: _Run, route: Route, stone: Stone, names: frozenset[str]) -> StoneCheck:
-    route_rel = _rel(route.path, run.base)
+# What a stone's claims came to, before its approval marker (if it has one) is vouched for:
+# (the check, the approval to vouch for or None, the stone's context).
+_Claim = tuple[StoneCheck, ApprovalState | None, StoneContext | None]
 
+
+def _check_claim(
+    run: _Run,
+    route: Route,
+    route_rel: str,
+    stone: Stone,
+    names: frozenset[str],
+    files: tuple[list[store.ReviewEntry], list[store.JudgeEntry]],
+) -> _Claim:
     def result(status: str, why: str, file: Path | str | None = None) -> StoneCheck:
         where = file if isinstance(file, str) else _rel(file or stone.path, run.base)
         return StoneCheck(route_rel, stone.name, status, why, where)
@@ -169,17 +183,36 @@ def _check_stone(run: _Run, route: Route, stone: Stone, names: frozenset[str]) -
     try:
         guard = load_guard(route, stone)
     except Refused as exc:
-        return result("broken", exc.line().removeprefix("error: "), stone.guard_path)
+        return result("broken", exc.line().removeprefix("error: "), stone.guard_path), None, None
     context = StoneContext(route=route, stone=stone, guard=guard, repo=run.repo, base=run.base)
-    approval = inputs.approval_state(route, stone.name)
-    approve_hint = context.command_hint("set", portable=True) + " --as approved"
-    approval_check: ApprovalCheck | None = None
-    if approval.exists:
-        approval_path = store.approved_path(route, stone.name)
-        approval_check = run.provenance.check(route, approval.marker, approval_path, approve_hint)
-        if not approval_check.ok:
-            return result(approval_check.status, approval_check.why, approval_path)
+    approval = inputs.approval_state(route, stone.name, names)  # the listing git log was asked about
+    check = _check_stone(run, context, approval, names, files, result)
+    return check, approval if approval.exists else None, context
 
+
+def _vouch(run: _Run, claim: _Claim) -> StoneCheck:
+    """A stone with an approval marker stands or falls with it first: was it committed by a listed human?"""
+    check, approval, context = claim
+    if approval is None or context is None:
+        return check
+    path = store.approved_path(context.route, context.stone.name)
+    hint = context.command_hint("set", portable=True) + " --as approved"
+    vouched = run.provenance.check(context.route, approval.marker, path, hint)
+    if vouched.ok:
+        return check
+    return StoneCheck(check.route, check.stone, vouched.status, vouched.why, _rel(path, run.base))
+
+
+def _check_stone(
+    run: _Run,
+    context: StoneContext,
+    approval: ApprovalState,
+    names: frozenset[str],
+    files: tuple[list[store.ReviewEntry], list[store.JudgeEntry]],
+    result: Callable[..., StoneCheck],
+) -> StoneCheck:
+    """Does the stone's ``.passed`` claim hold for the files as they are (its approval aside)?"""
+    route, stone, guard = context.route, context.stone, context.guard
     passed_path = store.passed_path(route, stone.name)
     passed = store.read_marker(passed_path, stone.name) if f"{stone.name}.passed" in names else None
     if passed is None:
@@ -191,16 +224,18 @@ def _check_stone(run: _Run, route: Route, stone: Stone, names: frozenset[str]) -
             )
         why = "not passed yet"
         gated = guard is not None and any(judges.first_word(judge) == "approved?" for judge in guard.judges)
-        if gated and approval_check is None:
+        if gated and not approval.exists:
             why += "; waiting for human approval"
         return result("incomplete", why)
 
     try:
-        artifacts = artifact_paths(route, stone, guard, run.base)
+        snapshot = run.snapshot
+        artifacts = artifact_map(route, stone, guard, run.base, snapshot.unsure if snapshot else None)
         if not artifacts and inputs.artifacts_required(context):
             gone = ", ".join(path for path, _ in passed.artifacts[:5]) or "its artifacts"
             return result("stale", f"passed, but its artifacts are gone: {gone}")
-        review_input_hash, ids = inputs.review_input(context, artifacts, run.snapshot)
+        ids = hashing.content_ids_of(artifacts, run.repo, snapshot)
+        review_input_hash = hashing.review_input_hash(ids.ids)
     except Refused as exc:
         return result("broken", exc.line().removeprefix("error: "))
     if review_input_hash != passed.review_input_hash:
@@ -214,7 +249,7 @@ def _check_stone(run: _Run, route: Route, stone: Stone, names: frozenset[str]) -
         return result("passed", "passed; its artifacts are unchanged")
 
     guard_changed = bool(passed.guard_sha256) and passed.guard_sha256 != guard.sha256
-    reviews = inputs.reviews_in_use(context, review_input_hash, names)
+    reviews = inputs.reviews_in_use(context, review_input_hash, entries=files[0])
     for position, command in enumerate(guard.reviews, start=1):
         if position not in reviews:
             if guard_changed:
@@ -242,13 +277,21 @@ def _check_stone(run: _Run, route: Route, stone: Stone, names: frozenset[str]) -
         return result("stale", f"{why}; run route.stone.set again", passed_path)
 
     return _check_judges(
-        context, names, review_input_hash, judge_input_hash, ordered, approval, ids.ids, guard_changed, result
+        context,
+        files[1],
+        review_input_hash,
+        judge_input_hash,
+        ordered,
+        approval,
+        ids.ids,
+        guard_changed,
+        result,
     )
 
 
 def _check_judges(
     context: StoneContext,
-    names: frozenset[str],
+    entries: list[store.JudgeEntry],
     review_input_hash: str,
     judge_input_hash: str,
     reviews: list[ReviewRecord],
@@ -261,7 +304,6 @@ def _check_judges(
     command, and the built-ins say yes again right now."""
     assert context.guard is not None
     route, stone = context.route, context.stone.name
-    entries = store.judge_files(names, stone)
     for position, command in enumerate(context.guard.judges, start=1):
         record, tampered = _judge_file(
             route, stone, entries, review_input_hash, judge_input_hash, position, command
@@ -328,7 +370,7 @@ def _check_judges(
 def _judge_file(
     route: Route,
     stone: str,
-    entries: list[tuple[int, int, str, str, int, str]],
+    entries: list[store.JudgeEntry],
     review_input_hash: str,
     judge_input_hash: str,
     position: int,

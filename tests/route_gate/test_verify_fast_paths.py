@@ -1,0 +1,309 @@
+"""route.verify's fast paths give the same answers as the plain ones they stand in for (issue 3, Speed).
+
+Each test compares a shortcut with the straightforward rule it replaces, on real git repositories and files
+where the shortcut depends on them: the index listing cut at fixed offsets, ``.route/`` names grouped by stone
+in one pass, artifact globs answered from one directory listing and git's index, the canonical JSON of the
+review-input hash joined by hand, a marker's manifest read only when asked, and git queries started early.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from routedriver import gitops
+from routedriver.route import frontmatter, hashing, store
+from routedriver.route.artifacts import artifact_map, find_artifacts
+from routedriver.route.load import load_route
+from routedriver.route.model import Guard
+from tests.conftest import git
+from tests.route.routes import write
+
+# ---------------------------------------------------------------- the index listing
+
+
+def _stage_by_loop(output: str) -> dict[str, str]:
+    """What ``git ls-files --stage -z`` says, read entry by entry: ``{path: id}`` of stage-0 regular files."""
+    staged = {}
+    for record in output.split("\0"):
+        meta, tab, path = record.partition("\t")
+        if tab:
+            mode, blob_id, stage = meta.split(" ")
+            if stage == "0" and mode in ("100644", "100755"):
+                staged[path] = blob_id
+    return staged
+
+
+def _listing(repo: Path) -> str:
+    return git(repo, "ls-files", "--stage", "-z")
+
+
+@pytest.mark.parametrize("object_format", ["sha1", "sha256"])
+def test_the_index_listing_is_cut_at_fixed_offsets_only_when_every_entry_fits(
+    tmp_path: Path, object_format: str
+) -> None:
+    repo = tmp_path / object_format
+    repo.mkdir()
+    git(repo, "init", "-q", f"--object-format={object_format}")
+    write(repo / "a.md", "a\n")
+    write(repo / "dir with space" / "b\tc.md", "tab in the name\n")
+    write(repo / "x.sh", "#!/bin/sh\n").chmod(0o755)
+    git(repo, "add", "-A")
+    plain = _listing(repo)
+    assert gitops._parse_stage(plain, object_format) == _stage_by_loop(plain)
+    assert set(gitops._parse_stage(plain, object_format)) == {"a.md", "dir with space/b\tc.md", "x.sh"}
+    # A symlink and a submodule entry: not regular files, so the entry-by-entry reading decides.
+    os.symlink("a.md", repo / "link.md")
+    git(repo, "add", "link.md")
+    blob = git(repo, "rev-parse", ":a.md").strip()
+    git(repo, "update-index", "--add", "--cacheinfo", f"160000,{blob},sub")
+    mixed = _listing(repo)
+    assert gitops._parse_stage(mixed, object_format) == _stage_by_loop(mixed)
+    assert "link.md" not in gitops._parse_stage(mixed, object_format)
+    assert gitops._parse_stage("", object_format) == {}
+
+
+def test_a_merge_conflict_in_the_index_is_read_entry_by_entry(git_repo: Path) -> None:
+    write(git_repo / "c.md", "base\n")
+    git(git_repo, "add", "c.md")
+    git(git_repo, "commit", "-q", "-m", "base")
+    git(git_repo, "switch", "-q", "-c", "side")
+    write(git_repo / "c.md", "side\n")
+    git(git_repo, "commit", "-q", "-am", "side")
+    git(git_repo, "switch", "-q", "main")
+    write(git_repo / "c.md", "main\n")
+    git(git_repo, "commit", "-q", "-am", "main")
+    git(git_repo, "merge", "-q", "side", check=False)  # conflicts: stages 1, 2 and 3 of c.md
+    conflicted = _listing(git_repo)
+    assert "\t" in conflicted and " 2\tc.md" in conflicted
+    assert gitops._parse_stage(conflicted, "sha1") == _stage_by_loop(conflicted)
+    assert "c.md" not in gitops._parse_stage(conflicted, "sha1")
+
+
+# ---------------------------------------------------------------- .route/ names by stone
+
+
+def test_state_files_are_grouped_by_stone_exactly_like_the_per_stone_listing() -> None:
+    h1, h2 = "0123456789abcdef", "fedcba9876543210"
+    names = [
+        f"1.a.guard.review.i1.{h1}.r1.md",
+        f"1.a.guard.review.i2.{h2}.r1.md",
+        f"1.a.guard.judge.i1p1.{h1}.{h2}.j1.md",
+        f"1.a.guard.judge.i1p2.{h1}.{h2}.j2.md",
+        f"1.a.b.guard.review.i1.{h1}.r1.md",  # stone 1.a.b, not 1.a
+        f"2.x.guard.review.y.guard.review.i3.{h1}.r2.md",  # a stone named 2.x.guard.review.y
+        f"2.x.guard.judge.i1p1.{h1}.{h2}.j1.md.bak",  # not a judge file of anyone
+        f"3.z.guard.review.i1.{h1[:15]}.r1.md",  # short hash: not a review file
+        "1.a.passed",
+        "1.a.approved",
+        ".gitignore",
+    ]
+    grouped = store.files_by_stone(names)
+    stones = {"1.a", "1.a.b", "2.x", "2.x.guard.review.y", "3.z", "1"}
+    for stone in stones | set(grouped):
+        reviews, judges = grouped.get(stone, ([], []))
+        assert reviews == store.review_files(names, stone), stone
+        assert judges == store.judge_files(names, stone), stone
+    assert sorted(grouped) == ["1.a", "1.a.b", "2.x.guard.review.y"]
+
+
+# ---------------------------------------------------------------- artifact globs
+
+
+def _expected(route_dir: Path, globs: tuple[str, ...], stone_name: str, base: Path) -> dict[str, str]:
+    route = load_route(route_dir)
+    stone = route.stone(stone_name)
+    assert stone is not None
+    guard = Guard(path=route_dir / f"{stone_name}.guard", artifacts=globs, reviews=(), judges=())
+    return {
+        hashing.relative_posix(path, base): os.fspath(path)
+        for path in find_artifacts(route, stone, guard, base)
+    }
+
+
+@pytest.mark.parametrize(
+    "globs",
+    [
+        ("$route/art/*.md",),
+        ("$route/art/*",),
+        ("$route/art/.*",),
+        ("$route/*/*.md", "$route/art/**/*.md"),
+        ("$route/.route/*", "$route/art/[a-c]*.md", "$route/art/?.md"),
+        ("art2/*.md", "$route/missing/*.md"),
+    ],
+)
+def test_artifact_globs_find_the_same_files_from_one_listing_and_the_index(
+    git_repo: Path, globs: tuple[str, ...]
+) -> None:
+    route_dir = git_repo / "route"
+    write(route_dir / "1.s.stone", "Do it.\n")
+    art = route_dir / "art"
+    for name in ("a.md", "b.md", "c.md", "d.md", "e.txt", ".hidden.md", "x.stone", "y.guard"):
+        write(art / name, f"{name}\n")
+    write(art / "sub" / "deep.md", "deep\n")
+    write(git_repo / "art2" / "top.md", "top\n")
+    write(route_dir / ".route" / "1.s.passed", "---\n---\n")
+    git(git_repo, "add", "-A")
+    git(git_repo, "commit", "-q", "-m", "artifacts")
+    # Now the work tree differs from the index in every way a glob could notice.
+    write(art / "b.md", "modified\n")  # tracked, modified
+    (art / "c.md").unlink()  # tracked, deleted
+    write(art / "untracked.md", "new\n")  # untracked
+    write(art / "ignored.md", "ignored but present\n")  # ignored: a glob still sees it
+    write(git_repo / ".gitignore", "route/art/ignored.md\n")
+    (art / "dir.md").mkdir()  # a directory whose name matches
+    os.symlink("a.md", art / "link.md")  # a link to a file counts
+    os.symlink("nowhere.md", art / "broken.md")  # a broken link does not
+    (art / "d.md").unlink()
+    (art / "d.md").mkdir()  # a tracked file replaced by a directory
+    repo = gitops.find_repo(git_repo)
+    assert repo is not None
+    snapshot = gitops.index_snapshot(repo)
+    assert snapshot is not None
+    route = load_route(route_dir)
+    stone = route.stone("1.s")
+    assert stone is not None
+    guard = Guard(path=route_dir / "1.s.guard", artifacts=globs, reviews=(), judges=())
+    expected = _expected(route_dir, globs, "1.s", git_repo)
+    assert artifact_map(route, stone, guard, git_repo, snapshot.unsure) == expected
+    assert artifact_map(route, stone, guard, git_repo, None) == expected
+
+
+# ---------------------------------------------------------------- the review-input hash
+
+
+@pytest.mark.parametrize(
+    "pairs",
+    [
+        [],
+        [("a.md", "0" * 40)],
+        [("dir with space/ü é.md", "1" * 40), ("z.md", "2" * 40)],
+        [('quote".md', "3" * 40)],
+        [("back\\slash.md", "4" * 40)],
+        [("tab\there.md", "5" * 40), ("new\nline.md", "6" * 40)],
+        [("del\x7f.md", "7" * 40), ("sep\u2028.md", "8" * 40), ("nul\x00.md", "9" * 40)],
+    ],
+)
+def test_the_review_input_json_is_byte_for_byte_canonical_json(pairs: list[tuple[str, str]]) -> None:
+    assert hashing.pairs_json(pairs) == hashing.canonical_json([list(pair) for pair in pairs]).encode("utf-8")
+    ids = dict(pairs)
+    reference = hashing.sha256_hex(hashing.canonical_json(sorted([path, cid] for path, cid in ids.items())))
+    assert hashing.review_input_hash(ids) == reference
+
+
+# ---------------------------------------------------------------- markers
+
+
+def _manifest_by_document(text: str) -> tuple[tuple[str, str], ...]:
+    parsed = frontmatter.parse_document(text)
+    assert parsed is not None
+    entries = []
+    for value in parsed[0].get("artifact", ()):
+        content_id, _, path = value.partition(" ")
+        if path:
+            entries.append((path, content_id))
+    return tuple(sorted(entries))
+
+
+def test_a_marker_reads_its_manifest_only_when_asked_and_means_the_same(tmp_path: Path) -> None:
+    from routedriver.route.model import Route
+
+    route = Route(path=tmp_path, display=".", stones=())
+    manifest = {f"dir/{index:03}.md": f"{index:040x}" for index in range(50)}
+    manifest["with space.md"] = "a" * 40
+    path = store.write_passed(route, "1.s", "b" * 64, "c" * 64, ["f1"], manifest, None, "d" * 64)
+    text = path.read_text()
+    # Lines the driver does not write, but a hand or a merge might: each must mean what the general rule says.
+    odd = text.replace(
+        "passed_at:",
+        'artifact: "e'
+        + "e" * 39
+        + ' quoted.md"\nartifact:   f'
+        + "f" * 39
+        + " spaced.md  \nartifact: nopath\npassed_at:",
+    )
+    for body in (text, odd):
+        path.write_text(body)
+        marker = store.read_marker(path, "1.s")
+        assert marker is not None
+        assert "artifacts" not in vars(marker)  # not read yet
+        assert marker.artifacts == _manifest_by_document(body)
+        assert marker.manifest == dict(_manifest_by_document(body))
+    assert marker.manifest["quoted.md"] == "e" * 40 and marker.manifest["spaced.md"] == "f" * 40
+    assert "nopath" not in str(marker.artifacts)
+
+
+def test_a_marker_with_a_conflict_among_its_artifact_lines_does_not_parse(tmp_path: Path) -> None:
+    from routedriver.route.model import Route
+
+    route = Route(path=tmp_path, display=".", stones=())
+    manifest = {f"{index:03}.md": f"{index:040x}" for index in range(20)}
+    path = store.write_passed(route, "1.s", "b" * 64, "c" * 64, [], manifest)
+    lines = path.read_text().split("\n")
+    middle = next(index for index, line in enumerate(lines) if line.startswith("artifact: ")) + 5
+    for bad in ("<<<<<<< HEAD", "=======", " artifact: 1 x.md", "artifact : 1 x.md", ""):
+        path.write_text("\n".join([*lines[:middle], bad, *lines[middle:]]))
+        assert frontmatter.parse_document(path.read_text()) is None, bad
+        assert store.read_marker(path, "1.s") is None, bad
+
+
+# ---------------------------------------------------------------- git queries started early
+
+
+def test_early_git_answers_are_taken_once_by_the_same_question(git_repo: Path) -> None:
+    write(git_repo / "r" / "1.a.stone", "Do it.\n")
+    write(git_repo / "r" / "a.md", "one\n")
+    git(git_repo, "add", "-A")
+    git(git_repo, "commit", "-q", "-m", "route")
+    gitops.prefetch_verify(git_repo, discover=True).join()
+    assert len(gitops._EARLY) == 4  # rev-parse, then diff-files, ls-files --stage and the route listing
+    repo = gitops.find_repo(git_repo)
+    assert repo is not None
+    snapshot = gitops.index_snapshot(repo)
+    stones = gitops.list_files(repo, [gitops.ROUTE_STONES])
+    assert gitops._EARLY == {}  # each answer was taken by the question it was started for
+    assert snapshot == gitops.index_snapshot(repo)
+    assert stones == ["r/1.a.stone"] == gitops.list_files(repo, [gitops.ROUTE_STONES])
+    # Taken once: the next question is asked anew and sees the work tree as it is now.
+    write(git_repo / "r" / "a.md", "two\n")
+    again = gitops.index_snapshot(repo)
+    assert again is not None and again.modified == frozenset({"r/a.md"})
+    # A question asked elsewhere (another directory) never gets an answer started for this one.
+    gitops.prefetch_verify(git_repo, discover=False).join()
+    assert gitops.find_repo(git_repo / "r") == repo
+    assert len(gitops._EARLY) == 3
+    gitops._EARLY.clear()
+
+
+# ---------------------------------------------------------------- relative paths
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/w/repo/a",
+        "/w/repo/.route/1.a.passed",
+        "/w/repo/.hidden/.x",
+        "/w/repo/...",
+        "/w/repo/..b/c",
+        "/w/repo/a/./b",
+        "/w/repo/a/../b",
+        "/w/repo/a//b",
+        "/w/repo/a/",
+        "/w/repo/a/..",
+        "/w/repo/.",
+        "/w/repo",
+        "/w/repo2/x",
+        "/w/other/x",
+    ],
+)
+def test_relative_paths_cut_as_strings_are_what_relpath_says(path: str) -> None:
+    expected = Path(os.path.relpath(path, "/w/repo")).as_posix()
+    assert hashing.relative_posix(path, "/w/repo") == expected
+    assert (
+        hashing.relative_posix(Path(path), Path("/w/repo"))
+        == Path(os.path.relpath(Path(path), "/w/repo")).as_posix()
+    )
+    assert list(hashing._by_relative([path], Path("/w/repo"))) == [expected]
