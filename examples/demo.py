@@ -74,16 +74,24 @@ class Demo:
         return out
 
     def _run(self, argv: list[str]) -> tuple[int, str, str]:
-        done = subprocess.run(argv, cwd=self.repo, env=self.env, capture_output=True, text=True,
-                              stdin=subprocess.DEVNULL, check=False)
+        done = subprocess.run(
+            argv,
+            cwd=self.repo,
+            env=self.env,
+            capture_output=True,
+            text=True,
+            stdin=subprocess.DEVNULL,
+            check=False,
+        )
         return done.returncode, done.stdout, done.stderr
 
     def _run_tty(self, argv: list[str]) -> tuple[int, str, str]:
         """Run with a pseudo-terminal as stdin: this is what a person at a terminal looks like."""
         leader, follower = pty.openpty()
         try:
-            done = subprocess.run(argv, cwd=self.repo, env=self.env, stdin=follower, capture_output=True,
-                                  text=True, check=False)
+            done = subprocess.run(
+                argv, cwd=self.repo, env=self.env, stdin=follower, capture_output=True, text=True, check=False
+            )
         finally:
             os.close(follower)
             os.close(leader)
@@ -96,8 +104,14 @@ class Demo:
 
     def git(self, *args: str, who: tuple[str, str] | None = None) -> str:
         identity = ["-c", f"user.name={who[0]}", "-c", f"user.email={who[1]}"] if who else []
-        done = subprocess.run(["git", *identity, *args], cwd=self.repo, env=self.env, capture_output=True,
-                              text=True, check=False)
+        done = subprocess.run(
+            ["git", *identity, *args],
+            cwd=self.repo,
+            env=self.env,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
         if done.returncode != 0:
             raise DemoFailed(f"git {' '.join(args)} failed: {done.stderr.strip()}")
         return done.stdout
@@ -106,13 +120,16 @@ class Demo:
     def setup(self) -> None:
         (self.repo.parent / "gitconfig").write_text(
             f"[user]\n\tname = {HUMAN[0]}\n\temail = {HUMAN[1]}\n[init]\n\tdefaultBranch = main\n"
-            "[commit]\n\tgpgsign = false\n", encoding="utf-8")
+            "[commit]\n\tgpgsign = false\n",
+            encoding="utf-8",
+        )
         self.repo.mkdir()
         shutil.copytree(HERE / "demo" / "route", self.repo / ROUTE)
         (self.repo / "tools").mkdir()
         shutil.copy(HERE / "bhrain" / "review.script.yaml", self.repo / "tools" / "review.script.yaml")
-        (self.repo / ".route-approvers").write_text(f"# who may approve gated stones\n{HUMAN[1]}\n",
-                                                    encoding="utf-8")
+        (self.repo / ".route-approvers").write_text(
+            f"# who may approve gated stones\n{HUMAN[1]}\n", encoding="utf-8"
+        )
         self.git("init", "-q")
         self.git("add", "-A")
         self.git("commit", "-q", "-m", "A route to launch the product", who=HUMAN)
@@ -128,11 +145,17 @@ class Demo:
         self.run("robot", [*get, "--say"], 0, show=8)
 
         self.part("The robot writes the vision, leaving a TODO; the review blocks it")
-        self.write("robot", f"{ROUTE}/1.vision.md", VISION.replace("{success}", "TODO: decide the metric"),
-                   "with a TODO left in")
+        self.write(
+            "robot",
+            f"{ROUTE}/1.vision.md",
+            VISION.replace("{success}", "TODO: decide the metric"),
+            "with a TODO left in",
+        )
         self.run("robot", set_passed, 2, show=14)
-        self.note("The guard ran the bhrain review (its output is a file under .route/), then the judges. "
-                  "reviewed? found 1 blocker; approved? waits for a person. The robot reads the feedback.")
+        self.note(
+            "The guard ran the bhrain review (its output is a file under .route/), then the judges. "
+            "reviewed? found 1 blocker; approved? waits for a person. The robot reads the feedback."
+        )
 
         self.part("The robot fixes the blocker; the review passes, the human has not approved yet")
         self.write("robot", f"{ROUTE}/1.vision.md", VISION.replace("{success}", SUCCESS), "TODO resolved")
@@ -176,8 +199,9 @@ class Demo:
 
         self.part("Someone edits the approved vision afterwards; CI catches it")
         vision = self.repo / ROUTE / "1.vision.md"
-        vision.write_text(vision.read_text(encoding="utf-8") + "\nAlso: we will ship a mobile app.\n",
-                          encoding="utf-8")
+        vision.write_text(
+            vision.read_text(encoding="utf-8") + "\nAlso: we will ship a mobile app.\n", encoding="utf-8"
+        )
         self.git("commit", "-q", "-am", "Sneak a change into the vision", who=ROBOT)
         self.run("ci", verify, 2, show=12)
         self.git("revert", "--no-edit", "HEAD", who=ROBOT)

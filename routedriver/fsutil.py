@@ -20,7 +20,9 @@ from types import TracebackType
 TEMP_MARK = ".tmp-"  # temporary files are named ".<name>.tmp-<random>"; readers must ignore them
 
 
-def atomic_write(path: str | os.PathLike[str], data: str | bytes, *, fsync: bool = True, mode: int = 0o644) -> None:
+def atomic_write(
+    path: str | os.PathLike[str], data: str | bytes, *, fsync: bool = True, mode: int = 0o644
+) -> None:
     """Write ``data`` to ``path`` atomically, creating parent directories as needed."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -68,7 +70,9 @@ class LockTimeout(Exception):
 class FileLock:
     """An exclusive advisory lock on ``path`` (created if missing), released on exit or process death."""
 
-    def __init__(self, path: str | os.PathLike[str], timeout: float | None = None, poll_s: float = 0.05) -> None:
+    def __init__(
+        self, path: str | os.PathLike[str], timeout: float | None = None, poll_s: float = 0.05
+    ) -> None:
         self.path = Path(path)
         self.timeout = timeout
         self.poll_s = poll_s

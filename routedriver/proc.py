@@ -8,6 +8,7 @@ killing the whole process group, and never raises for a non-zero exit or a missi
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -70,21 +71,21 @@ class _Capture(threading.Thread):
         return b"".join(self.chunks).decode(encoding, errors="replace")
 
 
+def _signal_group(pid: int, sig: signal.Signals) -> None:
+    """Send ``sig`` to the process group led by ``pid``; a group that is already gone is not an error."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, sig)
+
+
 def _kill_group(proc: subprocess.Popen[bytes]) -> None:
     """SIGTERM the process group, then SIGKILL it if the leader has not gone after a grace period."""
     for sig, wait_s in ((signal.SIGTERM, TERM_GRACE_S), (signal.SIGKILL, 5.0)):
-        try:
-            os.killpg(proc.pid, sig)
-        except (ProcessLookupError, PermissionError):
-            pass
+        _signal_group(proc.pid, sig)
         try:
             proc.wait(timeout=wait_s)
             if sig == signal.SIGTERM:
                 # The leader is gone; make sure nothing else in its group outlives it.
-                try:
-                    os.killpg(proc.pid, signal.SIGKILL)
-                except (ProcessLookupError, PermissionError):
-                    pass
+                _signal_group(proc.pid, signal.SIGKILL)
             return
         except subprocess.TimeoutExpired:
             continue
@@ -105,10 +106,10 @@ def run(
 ) -> ProcResult:
     """Run ``cmd`` and capture its output; never raises for a failing or missing program.
 
-    ``cmd`` is an argv list, or a string run by ``shell`` (e.g. ``"bash"`` → ``bash -c cmd``). ``env`` replaces
-    the environment (default: inherit), ``extra_env`` is merged on top. On timeout the whole process group is
-    terminated and the output read so far is kept. With ``kill_leftovers`` (default), children that outlive the
-    leader while holding its pipes are killed too, so no command leaves processes behind.
+    ``cmd`` is an argv list, or a string run by ``shell`` (e.g. ``"bash"`` → ``bash -c cmd``). ``env``
+    replaces the environment (default: inherit), ``extra_env`` is merged on top. On timeout the whole process
+    group is terminated and the output read so far is kept. With ``kill_leftovers`` (default), children that
+    outlive the leader while holding its pipes are killed too, so no command leaves processes behind.
     """
     if isinstance(cmd, str):
         if shell is None:
@@ -154,12 +155,11 @@ def kill_running(grace_s: float = TERM_GRACE_S) -> int:
         running = list(_LIVE.values())
     for sig in (signal.SIGTERM, signal.SIGKILL):
         for child in running:
-            try:
-                os.killpg(child.pid, sig)
-            except (ProcessLookupError, PermissionError):
-                pass
+            _signal_group(child.pid, sig)
         deadline = time.monotonic() + grace_s
-        while sig == signal.SIGTERM and time.monotonic() < deadline and any(c.poll() is None for c in running):
+        while sig == signal.SIGTERM and time.monotonic() < deadline:
+            if all(child.poll() is not None for child in running):
+                break
             time.sleep(0.02)
     return len(running)
 
@@ -192,10 +192,7 @@ def _collect(
     if out.is_alive() or err.is_alive():
         # The leader exited but something it started still holds the pipes open.
         if kill_leftovers:
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
+            _signal_group(proc.pid, signal.SIGKILL)
         for reader in (out, err):
             reader.join(DRAIN_S)
     for pipe in (proc.stdout, proc.stderr):

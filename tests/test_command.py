@@ -76,7 +76,9 @@ def test_usage_error_is_one_line_exit_2(runner: CliRunner) -> None:
     assert "see route.stone.get --help" in result.stderr
 
 
-def test_unexpected_exception_has_no_traceback_and_writes_crash_log(runner: CliRunner, tmp_path: Path) -> None:
+def test_unexpected_exception_has_no_traceback_and_writes_crash_log(
+    runner: CliRunner, tmp_path: Path
+) -> None:
     result = runner.invoke(sample, ["--mode", "crash"])
     assert result.exit_code == 1
     assert "Traceback" not in result.stderr
@@ -111,7 +113,15 @@ def test_a_deleted_working_directory_is_one_line_not_a_crash(tmp_path: Path) -> 
 
     gone = tmp_path / "gone"
     gone.mkdir()
-    script = "import os, sys; os.chdir(sys.argv[1]); os.rmdir(sys.argv[1]); from routedriver.cli.route_stone import get_command; get_command(['--route', 'r'])"
-    done = subprocess.run([sys.executable, "-c", script, str(gone)], capture_output=True, text=True, check=False)
+    script = (
+        "import os, sys; os.chdir(sys.argv[1]); os.rmdir(sys.argv[1]); "
+        "from routedriver.cli.route_stone import get_command; get_command(['--route', 'r'])"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(gone)], capture_output=True, text=True, check=False
+    )
     assert done.returncode == 1
-    assert done.stderr == "error: the current directory no longer exists; cd into an existing directory and run it again\n"
+    assert (
+        done.stderr
+        == "error: the current directory no longer exists; cd into an existing directory and run it again\n"
+    )

@@ -65,7 +65,7 @@ def test_output_beyond_the_limit_is_counted_not_kept() -> None:
 
 
 def test_extra_env_is_merged() -> None:
-    result = proc.run("printf %s \"$ROUTE_TEST_VAR\"", shell="sh", extra_env={"ROUTE_TEST_VAR": "a b"})
+    result = proc.run('printf %s "$ROUTE_TEST_VAR"', shell="sh", extra_env={"ROUTE_TEST_VAR": "a b"})
     assert result.stdout == "a b"
 
 

@@ -20,8 +20,9 @@ from routedriver.behaviorci.dataset import Case
 from routedriver.behaviorci.errors import ProviderConfigError
 from routedriver.behaviorci.evaluate import ContractEvaluator
 from routedriver.behaviorci.providers.base import Provider, ProviderCallError
-from routedriver.behaviorci.results import CaseResult, RunOutcome, RunResult, Usage
+from routedriver.behaviorci.results import CaseResult, RunOutcome, RunResult
 from routedriver.behaviorci.thresholds import check_thresholds, compute_metrics
+from routedriver.llm.types import Usage
 
 Progress = Callable[[int, int], None]  # (runs done, runs in total)
 

@@ -355,7 +355,9 @@ def _hooks(settings: RunSettings, workdir: Path, model: Any, tool_names: list[st
         from routedriver.brain.behavior import load_behavior_hook
 
         config_path = settings.config_path or Path("bhrain.yaml").resolve()
-        behavior = load_behavior_hook(settings.behavior, config_path=config_path, agent_model=model, workdir=workdir)
+        behavior = load_behavior_hook(
+            settings.behavior, config_path=config_path, agent_model=model, workdir=workdir
+        )
         behavior.set_tool_inventory(tool_names)  # the classifier's snapshot lists what the agent can use
         hooks.append(behavior)
     return hooks

@@ -14,6 +14,7 @@ It behaves the same under a console script and under ``click.testing.CliRunner``
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from collections.abc import Sequence
@@ -38,7 +39,7 @@ def _write_crash_log(prog: str, exc: BaseException) -> Path | None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         with path.open("a", encoding="utf-8") as handle:
-            stamp = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+            stamp = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
             handle.write(f"--- {stamp} {prog} {' '.join(sys.argv[1:])}\n")
             handle.write("".join(traceback.format_exception(exc)))
         return path
@@ -120,10 +121,8 @@ def _invoke(cmd: click.Command, args: Sequence[str] | None, prog_name: str | Non
         return 143
     except BrokenPipeError:
         # Our reader went away (e.g. `| head`); nothing useful can be said to it.
-        try:
+        with contextlib.suppress(OSError):
             sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - silence the interpreter's flush at exit
-        except OSError:
-            pass
         return int(ExitCode.MALFUNCTION)
     except KeyboardInterrupt:
         _say("error: interrupted")

@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import NamedTuple
 
 from routedriver import gitops
-from routedriver.route import hashing
 from routedriver.later import Later
+from routedriver.route import hashing
 from routedriver.route.model import STATE_DIR, Marker, Route
 
 ROUTE_APPROVERS = f"{STATE_DIR}/approvers"

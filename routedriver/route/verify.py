@@ -24,12 +24,12 @@ from typing import NamedTuple
 
 from routedriver import gitops
 from routedriver.errors import Refused
+from routedriver.later import Later
 from routedriver.route import hashing, inputs, judges, manifest, records, store
 from routedriver.route.artifacts import artifact_map
 from routedriver.route.guardfile import load_guard
 from routedriver.route.hashing import relative_posix
 from routedriver.route.inputs import ApprovalState, StoneContext
-from routedriver.later import Later
 from routedriver.route.load import load_route
 from routedriver.route.model import JudgeRecord, ReviewRecord, Route, Stone
 from routedriver.route.provenance import Provenance, marker_paths

@@ -11,8 +11,11 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_the_demo_drives_the_example_route_end_to_end(tmp_path: Path) -> None:
-    ran = run_cli([sys.executable, str(REPO_ROOT / "examples" / "demo.py"), "--keep", str(tmp_path / "demo")],
-                  REPO_ROOT, timeout=300)
+    ran = run_cli(
+        [sys.executable, str(REPO_ROOT / "examples" / "demo.py"), "--keep", str(tmp_path / "demo")],
+        REPO_ROOT,
+        timeout=300,
+    )
     assert ran.code == 0, ran.out[-3000:] + ran.err
     out = ran.out
     # The story's turning points, in order: a blocker, a refused robot approval, a human approval, a
@@ -31,4 +34,8 @@ def test_the_demo_drives_the_example_route_end_to_end(tmp_path: Path) -> None:
     assert positions == sorted(positions)
     route = tmp_path / "demo" / "repo" / "routes" / "launch"
     assert sorted(p.name for p in route.glob(".route/*.passed")) == [
-        "1.vision.passed", "2.1.api.passed", "2.1.cli.passed", "3.prompt.passed"]
+        "1.vision.passed",
+        "2.1.api.passed",
+        "2.1.cli.passed",
+        "3.prompt.passed",
+    ]

@@ -218,7 +218,9 @@ def test_installed_command_json_is_valid_with_status_on_stderr_only_when_asked(t
     assert json.loads(ran.out)["passed"] is True
     assert ran.err == ""  # stderr is not a terminal: a CI log gets the report and warnings, no chatter
     target = tmp_path / "report.json"
-    ran = run_cli(["behaviorci", "run", str(_bundle(tmp_path)), "-f", "json", "-v", "-o", str(target)], tmp_path)
+    ran = run_cli(
+        ["behaviorci", "run", str(_bundle(tmp_path)), "-f", "json", "-v", "-o", str(target)], tmp_path
+    )
     assert ran.code == 0 and ran.out == ""
     assert ran.err.startswith("behaviorci: running test-bundle: 4 cases with mock (mock-v1)")
     assert f"report written to {target}" in ran.err

@@ -42,8 +42,14 @@ def median_wall(fn: Callable[[], object], *, repeat: int = 15, warmup: int = 2) 
     return statistics.median(samples)
 
 
-def command(argv: Sequence[str], *, cwd: Path | None = None, env: Mapping[str, str] | None = None,
-            stdin: str | None = None, check: bool = True) -> Callable[[], None]:
+def command(
+    argv: Sequence[str],
+    *,
+    cwd: Path | None = None,
+    env: Mapping[str, str] | None = None,
+    stdin: str | None = None,
+    check: bool = True,
+) -> Callable[[], None]:
     """A callable that runs ``argv`` once (output discarded), for ``median_wall``."""
     full_env = {**os.environ, "PATH": f"{BIN_DIR}{os.pathsep}{os.environ.get('PATH', '')}", **(env or {})}
     # Start-up is what we measure: let Python cache bytecode as it does on a normal install (some sandboxes
@@ -51,11 +57,21 @@ def command(argv: Sequence[str], *, cwd: Path | None = None, env: Mapping[str, s
     full_env.pop("PYTHONDONTWRITEBYTECODE", None)
 
     def go() -> None:
-        done = subprocess.run(list(argv), cwd=cwd, env=full_env, input=stdin, text=True,
-                              stdin=None if stdin is not None else subprocess.DEVNULL,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False)
+        done = subprocess.run(
+            list(argv),
+            cwd=cwd,
+            env=full_env,
+            input=stdin,
+            text=True,
+            stdin=None if stdin is not None else subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            check=False,
+        )
         if check and done.returncode not in (0,):
-            raise SystemExit(f"benchmark command failed ({done.returncode}): {shlex.join(argv)}\n{done.stderr}")
+            raise SystemExit(
+                f"benchmark command failed ({done.returncode}): {shlex.join(argv)}\n{done.stderr}"
+            )
 
     return go
 
@@ -65,19 +81,33 @@ def bare_python(repeat: int = 15) -> float:
     return median_wall(command([sys.executable, "-c", "pass"]), repeat=repeat)
 
 
-def report(name: str, value: float, baseline: float, *, max_ratio: float | None = None,
-           min_ratio: float | None = None, unit: str = "s") -> Result:
+def report(
+    name: str,
+    value: float,
+    baseline: float,
+    *,
+    max_ratio: float | None = None,
+    min_ratio: float | None = None,
+    unit: str = "s",
+) -> Result:
     """Print one line and remember it: ``name: value (baseline …) ratio R target ≤ X ok|MISSED``."""
     ratio = value / baseline if baseline else float("inf")
     ok = (max_ratio is None or ratio <= max_ratio) and (min_ratio is None or ratio >= min_ratio)
     target = " and ".join(
-        part for part in (f"≤ {max_ratio:g}×" if max_ratio is not None else "",
-                          f"≥ {min_ratio:g}×" if min_ratio is not None else "") if part
+        part
+        for part in (
+            f"≤ {max_ratio:g}×" if max_ratio is not None else "",
+            f"≥ {min_ratio:g}×" if min_ratio is not None else "",
+        )
+        if part
     )
     result = Result(name, value, baseline, ratio, target, ok)
     RESULTS.append(result)
-    print(f"{'ok    ' if ok else 'MISSED'} {name}: {_fmt(value, unit)} vs baseline {_fmt(baseline, unit)}"
-          f" = {ratio:.2f}× (target {target})", flush=True)
+    print(
+        f"{'ok    ' if ok else 'MISSED'} {name}: {_fmt(value, unit)} vs baseline {_fmt(baseline, unit)}"
+        f" = {ratio:.2f}× (target {target})",
+        flush=True,
+    )
     return result
 
 
@@ -86,8 +116,10 @@ def report_absolute(name: str, value: float, *, max_value: float, unit: str = "s
     ok = value <= max_value
     result = Result(name, value, max_value, value / max_value, f"≤ {_fmt(max_value, unit)}", ok)
     RESULTS.append(result)
-    print(f"{'ok    ' if ok else 'MISSED'} {name}: {_fmt(value, unit)} (target ≤ {_fmt(max_value, unit)})",
-          flush=True)
+    print(
+        f"{'ok    ' if ok else 'MISSED'} {name}: {_fmt(value, unit)} (target ≤ {_fmt(max_value, unit)})",
+        flush=True,
+    )
     return result
 
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from routedriver.behaviorci.dataset import Case
-from routedriver.behaviorci.results import Usage
+from routedriver.llm.types import Usage
 
 # on_retry(case_id, note): a provider announces each retry so the CLI can say so on stderr.
 RetryNotice = Callable[[str, str], None]

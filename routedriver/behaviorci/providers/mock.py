@@ -29,8 +29,7 @@ from typing import Any
 from routedriver.behaviorci.dataset import Case
 from routedriver.behaviorci.models import ProviderConfig
 from routedriver.behaviorci.providers.base import Generation, ProviderCallError, RetryNotice
-from routedriver.behaviorci.results import Usage
-from routedriver.llm.types import estimate_tokens
+from routedriver.llm.types import Usage, estimate_tokens
 
 DEFAULT_MODEL = "mock-v1"
 

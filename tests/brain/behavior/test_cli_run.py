@@ -123,10 +123,16 @@ def test_relative_paths_in_rules_resolve_against_the_configured_workdir(tmp_path
     (tmp_path / "work").mkdir()
     (tmp_path / "work" / "present.txt").write_text("here\n", encoding="utf-8")
     script = [
-        {"text": "Looking.", "tool_calls": [{"name": "write", "arguments": {"file_path": "present.txt",
-                                                                            "content": "x"}}]},
-        {"choose": [{"if_contains": ["[BEHAVIOR BLOCKED] no_clobber"], "text": "blocked as expected"},
-                    {"text": "the rule did not see the file"}]},
+        {
+            "text": "Looking.",
+            "tool_calls": [{"name": "write", "arguments": {"file_path": "present.txt", "content": "x"}}],
+        },
+        {
+            "choose": [
+                {"if_contains": ["[BEHAVIOR BLOCKED] no_clobber"], "text": "blocked as expected"},
+                {"text": "the rule did not see the file"},
+            ]
+        },
     ]
     config = {
         "skill": "act",
@@ -134,16 +140,26 @@ def test_relative_paths_in_rules_resolve_against_the_configured_workdir(tmp_path
         "script": "script.yaml",
         "tools": "files",
         "workdir": "work",
-        "security": {"behavior": {"rule_definitions": [{
-            "id": "no_clobber", "trigger": "write", "action": "block",
-            "condition": {"target_exists_on_disk": True},
-            "message": "{target} exists; read it first.",
-        }]}},
+        "security": {
+            "behavior": {
+                "rule_definitions": [
+                    {
+                        "id": "no_clobber",
+                        "trigger": "write",
+                        "action": "block",
+                        "condition": {"target_exists_on_disk": True},
+                        "message": "{target} exists; read it first.",
+                    }
+                ]
+            }
+        },
     }
     (tmp_path / "script.yaml").write_text(yaml.safe_dump(script), encoding="utf-8")
     (tmp_path / "bhrain.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
-    ran = run_cli(["bhrain", "run", "--config", str(tmp_path / "bhrain.yaml"), "--input", "write it", "--json"],
-                  tmp_path)
+    ran = run_cli(
+        ["bhrain", "run", "--config", str(tmp_path / "bhrain.yaml"), "--input", "write it", "--json"],
+        tmp_path,
+    )
     assert ran.code in (0, 2), ran.err
     assert json.loads(ran.out)["result"] == "blocked as expected"
     assert (tmp_path / "work" / "present.txt").read_text(encoding="utf-8") == "here\n"
