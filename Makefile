@@ -23,7 +23,7 @@ bench: $(STAMP)
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python tests/benchmarks/run_all.py $(BENCH_ARGS)
 
 lint: $(STAMP)
-	$(BIN)/ruff check routedriver tests
+	$(BIN)/ruff check routedriver tests examples
 
 typecheck: $(STAMP)
 	$(BIN)/mypy routedriver
