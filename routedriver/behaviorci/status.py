@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import sys
 import threading
+from collections.abc import Callable
 from types import TracebackType
 from typing import Any, TextIO
 
@@ -22,8 +23,10 @@ class Status:
         verbose: bool = False,
         stream: TextIO | None = None,
         progress_bar: bool | None = None,
+        on_first_result: Callable[[], None] | None = None,
     ) -> None:
         self.quiet = quiet
+        self._on_first_result = on_first_result
         self.stream = stream or sys.stderr
         self.lock = threading.Lock()
         interactive = self.stream.isatty() if progress_bar is None else progress_bar
@@ -71,6 +74,9 @@ class Status:
         self._task = self._progress.add_task("cases", total=total)
 
     def advance(self, done: int, total: int) -> None:
+        if self._on_first_result is not None:
+            first, self._on_first_result = self._on_first_result, None
+            first()
         if self._progress is not None:
             self._progress.update(self._task, completed=done, total=total)
 
