@@ -102,7 +102,7 @@ def bench_ours(work: Path, bundle: Path, server: OpenAIServer) -> float:
         return wall
 
     timed([*argv, "--no-cache"], env, work)  # warm-up: bytecode caches, page cache
-    wall = median_of(3, once)
+    wall = median_of(7, once)  # a 2-core VM is noisy; seven runs give a steady median
     _harness.report_absolute(
         f"behaviorci: {CASES} cases, 100 ms each, concurrency {CONCURRENCY}", wall, max_value=2.0
     )
