@@ -160,6 +160,21 @@ class Command(_OneLineErrors, click.Command):
     """A click command whose errors are one line and whose callback returns the exit code."""
 
 
+class HookCommand(Command):
+    """A command Claude Code runs as a hook. For hooks exit 2 means "block" (the tool call, or the robot's
+    stop), so a mistake in the hook's own command line must not exit 2: usage errors exit 1, which Claude
+    Code reports without blocking anything."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        from routedriver.errors import Malfunction
+
+        try:
+            return super().parse_args(ctx, args)
+        except click.UsageError as exc:
+            message = " ".join(exc.format_message().split()).rstrip(".")
+            raise Malfunction(message, f"fix the hook's command line; see {ctx.command_path} --help") from None
+
+
 class Group(_OneLineErrors, click.Group):
     """A click group with the same error contract; its subcommands use ``Command``."""
 

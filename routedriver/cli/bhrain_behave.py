@@ -18,21 +18,19 @@ from pathlib import Path
 
 import click
 
-from routedriver.cli._command import Command
+from routedriver.cli._command import HookCommand
 from routedriver.errors import Malfunction, UserError
 
 HOOK_CHOICES = ("pre_tool", "post_tool", "user_prompt", "session_end")
 
 
-@click.command(
-    "behave", cls=Command, context_settings={"ignore_unknown_options": True, "allow_extra_args": True}
-)
+@click.command("behave", cls=HookCommand)
 @click.option(
     "--config", "config_path", metavar="FILE", help="bhrain config file with a security.behavior block."
 )
 @click.option(
     "--hook",
-    metavar="|".join(HOOK_CHOICES),
+    type=click.Choice(HOOK_CHOICES),
     help="Which event this is (default: from the input's hook_event_name).",
 )
 @click.option(
@@ -42,33 +40,21 @@ HOOK_CHOICES = ("pre_tool", "post_tool", "user_prompt", "session_end")
 )
 @click.option(
     "--ttl-days",
-    default="7",
+    type=float,
+    default=7.0,
     metavar="DAYS",
     show_default=True,
     help="Session state untouched this long is removed (swept on prompts and session ends).",
 )
 @click.option("-v", "--verbose", is_flag=True, help="Log the engine's decisions on stderr.")
-@click.pass_context
 def behave_command(
-    ctx: click.Context,
-    config_path: str | None,
-    hook: str | None,
-    state_dir: str | None,
-    ttl_days: str,
-    verbose: bool,
+    config_path: str | None, hook: str | None, state_dir: str | None, ttl_days: float, verbose: bool
 ) -> int:
     """Judge one Claude Code hook event against the behavior rules (reads the event JSON on stdin)."""
-    # Flag problems are exit 1 (not click's usage exit 2): exit 2 would BLOCK the tool call in Claude Code.
-    if ctx.args:
-        raise Malfunction(f"unexpected argument {ctx.args[0]!r}", "see bhrain behave --help")
+    # Flag mistakes exit 1 through HookCommand: exit 2 would BLOCK the tool call in Claude Code.
     if not config_path:
         raise Malfunction("--config FILE is required", "point it at a config with a security.behavior block")
-    if hook is not None and hook not in HOOK_CHOICES:
-        raise Malfunction(f"--hook {hook!r} is not one of {', '.join(HOOK_CHOICES)}", "fix the hook command")
-    try:
-        ttl_s = float(ttl_days) * 86400
-    except ValueError:
-        raise Malfunction(f"--ttl-days {ttl_days!r} is not a number", "give a number of days") from None
+    ttl_s = ttl_days * 86400
     if sys.stdin is None or sys.stdin.isatty():
         raise Malfunction("no hook input on stdin", "Claude Code passes the event JSON on stdin")
     _log_to_stderr(verbose)

@@ -12,21 +12,10 @@ from typing import Any
 
 import click
 
-from routedriver.cli._command import Command
+from routedriver.cli._command import Command, HookCommand
 from routedriver.errors import Malfunction, Refused
 
 ROUTE_HELP = "The route directory (default: the route bound to this branch)."
-
-
-class HookCommand(Command):
-    """A command Claude Code runs as a hook: a usage error is a non-blocking failure (exit 1), never 2."""
-
-    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        try:
-            return super().parse_args(ctx, args)
-        except click.UsageError as exc:
-            message = " ".join(exc.format_message().split())
-            raise Malfunction(message, f"fix the hook's command line; see {self.name} --help") from None
 
 
 def _read_stdin() -> str:
