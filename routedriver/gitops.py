@@ -113,21 +113,28 @@ def _start_early(
 def prefetch_verify(cwd: Path, *, discover: bool) -> threading.Thread:
     """Start, in the background, the git queries ``route.verify`` begins with: the repository, the index and
     what differs from it, and (``discover``, for ``--all``) the route listing. Returns the thread that starts
-    all but the first (which needs the first's answer); nobody has to wait for it.
+    all but the first (which, outside the top-level, needs the first's answer); nobody has to wait for it.
 
     The console script calls this before it imports click and the driver (~50 ms of Python on one core), so
     git does its part on another core meanwhile. Only reads; an answer nobody asks for is dropped at exit.
     """
     head = _start_early(_REV_PARSE, cwd)
+    # CI runs it at the top-level, where .git is: then the rest need not wait for rev-parse to say so. A wrong
+    # guess costs nothing but git's time: the answers are keyed by the directory they were asked in.
+    here = os.path.realpath(cwd)  # as git prints the top-level
+    guess = Path(here) if os.path.exists(os.path.join(here, ".git")) else None
 
     def rest() -> None:
-        repo = _repo_from(head.get())
-        if repo is None:
-            return
-        _start_early(_DIFF_FILES, repo.toplevel)
-        _start_early(_LS_STAGE, repo.toplevel)
+        top = guess
+        if top is None:
+            repo = _repo_from(head.get())
+            if repo is None:
+                return
+            top = repo.toplevel
+        _start_early(_DIFF_FILES, top)
+        _start_early(_LS_STAGE, top)
         if discover:
-            _start_early(_list_files_args([ROUTE_STONES], False), repo.toplevel, _GLOB_ENV)
+            _start_early(_list_files_args([ROUTE_STONES], False), top, _GLOB_ENV)
 
     starter = threading.Thread(target=rest, name="git-prefetch", daemon=True)
     starter.start()

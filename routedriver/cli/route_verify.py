@@ -2,6 +2,12 @@
 
 Under GitHub Actions (``GITHUB_ACTIONS=true``) it also prints ``::error`` annotations and appends a Markdown
 table to ``$GITHUB_STEP_SUMMARY``.
+
+It is the one command that does not import click to start: a CI gate runs on every push, and importing click
+costs more than checking a route. ``OPTIONS`` describes each flag once. The console script (``main``) reads
+an argument list made only of those flags itself; anything else (``--help``, a typo, a flag without its
+value) goes to the click command built from the same table (``click_command``), which says what is wrong
+the way every other command does. Both end in ``_exits.run``, the shared error contract.
 """
 
 from __future__ import annotations
@@ -9,25 +15,139 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-# Started as the console script (not imported by a test or another program): a short run that exits when
-# the report is out. Two things help it start and end fast, and change nothing it reports.
-_AS_SCRIPT = os.path.basename(sys.argv[0]) == "route.verify"
+if TYPE_CHECKING:
+    import click
+
+    from routedriver.route.verify import VerifyReport
+
+PROG = "route.verify"
+HELP = "Re-check every stone's claims from the files and git: exit 0 only when all are passed and fresh."
+
+
+class Option(NamedTuple):
+    flag: str
+    dest: str  # the keyword ``run_verify`` takes
+    help: str
+    metavar: str = ""  # "" for a flag; else the option takes a value
+    multiple: bool = False
+    path: bool = False  # a file path (click.Path(dir_okay=False))
+
+
+OPTIONS = (
+    Option(
+        "--route",
+        "routes",
+        "A route to verify (repeatable). Default: the route bound to this branch.",
+        "DIR",
+        multiple=True,
+    ),
+    Option("--all", "all_routes", "Verify every route in the repository."),
+    Option(
+        "--approvers",
+        "approvers",
+        "Emails allowed to approve (default: $route/.route/approvers, else .route-approvers at the top).",
+        "FILE",
+        path=True,
+    ),
+    Option(
+        "--require-signed",
+        "require_signed",
+        "Approval commits must carry a signature git verify-commit accepts (GPG or SSH).",
+    ),
+    Option(
+        "--allowed-signers",
+        "allowed_signers",
+        "SSH allowed-signers file for --require-signed (else git's gpg.ssh.allowedSignersFile).",
+        "FILE",
+        path=True,
+    ),
+    Option(
+        "--allow-incomplete",
+        "allow_incomplete",
+        "Stones not passed yet are fine; every claim that IS made must still be true.",
+    ),
+    Option("--junit", "junit_path", "Also write JUnit XML (one testcase per stone).", "FILE", path=True),
+    Option("--json", "as_json", "Print one JSON object instead of text."),
+)
+
+
+def parse_simple(argv: list[str]) -> dict[str, Any] | None:
+    """``run_verify``'s keywords when ``argv`` holds only ``OPTIONS`` in a plain form (``--flag``,
+    ``--opt VALUE``, ``--opt=VALUE``); None for anything else, which click then reads and judges."""
+    by_flag = {option.flag: option for option in OPTIONS}
+    found: dict[str, Any] = {
+        option.dest: [] if option.multiple else (None if option.metavar else False) for option in OPTIONS
+    }
+    rest = iter(argv)
+    for token in rest:
+        flag, equals, inline = token.partition("=")
+        option = by_flag.get(flag)
+        if option is None or (equals and not option.metavar):
+            return None
+        if not option.metavar:
+            found[option.dest] = True
+            continue
+        value = inline if equals else next(rest, None)
+        if not value or value.startswith("-") or (option.path and os.path.isdir(value)):
+            return None  # missing, flag-like or a directory: click says what is wrong
+        if option.multiple:
+            found[option.dest].append(value)
+        else:
+            found[option.dest] = Path(value) if option.path else value
+    found["routes"] = tuple(found["routes"])
+    return found
+
+
+def main() -> None:
+    """The console script."""
+    _start()
+    args = sys.argv[1:]
+    parsed = parse_simple(args)
+    if parsed is None:
+        sys.exit(click_command().main(args, prog_name=PROG, standalone_mode=False))
+    from routedriver.cli import _exits
+
+    keywords = parsed
+    code = _exits.run(PROG, lambda: run_verify(**keywords))
+    _finish()
+    sys.exit(code)
+
+
+def click_command() -> click.Command:
+    """The same command as click sees it: ``--help``, and usage errors in the words of every other command."""
+    import click
+
+    from routedriver.cli._command import Command
+
+    params: list[click.Parameter] = [
+        click.Option([option.flag, option.dest], is_flag=True, help=option.help)
+        if not option.metavar
+        else click.Option(
+            [option.flag, option.dest],
+            multiple=option.multiple,
+            metavar=option.metavar,
+            type=click.Path(dir_okay=False, path_type=Path) if option.path else click.STRING,
+            help=option.help,
+        )
+        for option in OPTIONS
+    ]
+    return Command(PROG, params=params, callback=run_verify, help=HELP)
 
 
 def _start() -> None:
-    """Set git to work before importing click and the driver, so the index, its differences and (with
-    ``--all``) the route listing are read on another core while Python imports (``--all`` is only a hint:
-    verify asks git itself for anything it was not given). And no cyclic garbage collection: its passes
-    over everything imported cost milliseconds, and this run makes next to no cyclic garbage."""
+    """Set git to work before importing the driver, so the index, its differences and (with ``--all``) the
+    route listing are read on another core while Python imports (``--all`` is only a hint: verify asks git
+    itself for anything it was not given). And no cyclic garbage collection: its passes over everything
+    imported cost milliseconds, and this short run makes next to no cyclic garbage."""
     import gc
 
     gc.disable()
     try:
         here = Path.cwd()
     except OSError:
-        return  # the working directory is gone: verify says so itself
+        return  # the working directory is gone: _exits.run says so
     from routedriver import gitops
 
     gitops.prefetch_verify(here, discover="--all" in sys.argv[1:])
@@ -40,57 +160,7 @@ def _finish() -> None:
     gc.freeze()
 
 
-if _AS_SCRIPT:
-    _start()
-
-import click  # noqa: E402 - after the prefetch on purpose
-
-from routedriver.cli._command import Command  # noqa: E402
-
-if TYPE_CHECKING:
-    from routedriver.route.verify import VerifyReport
-
-
-@click.command("route.verify", cls=Command)
-@click.option(
-    "--route",
-    "routes",
-    multiple=True,
-    metavar="DIR",
-    help="A route to verify (repeatable). Default: the route bound to this branch.",
-)
-@click.option("--all", "all_routes", is_flag=True, help="Verify every route in the repository.")
-@click.option(
-    "--approvers",
-    type=click.Path(dir_okay=False, path_type=Path),
-    metavar="FILE",
-    help="Emails allowed to approve (default: $route/.route/approvers, else .route-approvers at the top).",
-)
-@click.option(
-    "--require-signed",
-    is_flag=True,
-    help="Approval commits must carry a signature git verify-commit accepts (GPG or SSH).",
-)
-@click.option(
-    "--allowed-signers",
-    type=click.Path(dir_okay=False, path_type=Path),
-    metavar="FILE",
-    help="SSH allowed-signers file for --require-signed (else git's gpg.ssh.allowedSignersFile).",
-)
-@click.option(
-    "--allow-incomplete",
-    is_flag=True,
-    help="Stones not passed yet are fine; every claim that IS made must still be true.",
-)
-@click.option(
-    "--junit",
-    "junit_path",
-    type=click.Path(dir_okay=False, path_type=Path),
-    metavar="FILE",
-    help="Also write JUnit XML (one testcase per stone).",
-)
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of text.")
-def verify_command(
+def run_verify(
     routes: tuple[str, ...],
     all_routes: bool,
     approvers: Path | None,
@@ -100,7 +170,7 @@ def verify_command(
     junit_path: Path | None,
     as_json: bool,
 ) -> int:
-    """Re-check every stone's claims from the files and git: exit 0 only when all are passed and fresh."""
+    """Verify, print the report (and the JUnit file, the GitHub annotations); 0 when every claim holds."""
     from routedriver.errors import Refused
     from routedriver.route import verify_report
     from routedriver.route.verify import verify
@@ -116,28 +186,27 @@ def verify_command(
         allow_incomplete=allow_incomplete,
         allowed_signers=allowed_signers.resolve() if allowed_signers else None,
     )
+    out = sys.stdout
     if as_json:
         import json
 
-        click.echo(json.dumps(verify_report.as_json(report), ensure_ascii=False, indent=2))
+        out.write(json.dumps(verify_report.as_json(report), ensure_ascii=False, indent=2) + "\n")
     else:
-        click.echo(verify_report.text(report), nl=False)
+        out.write(verify_report.text(report))
     if junit_path is not None:
         from routedriver.fsutil import atomic_write
 
         atomic_write(junit_path, verify_report.junit(report))
     if os.environ.get("GITHUB_ACTIONS") == "true":
         _github(report)
-    if _AS_SCRIPT:
-        _finish()
+    out.flush()
     if report.ok:
         return 0
     failing = report.failing
-    click.echo(
+    sys.stderr.write(
         f"error: {len(failing)} of {len(report.checks)} stones failed route.verify "
         f"({', '.join(sorted({check.status for check in failing}))}); "
-        "see each stone's line on stdout for what to fix",
-        err=True,
+        "see each stone's line on stdout for what to fix\n"
     )
     return 2
 
@@ -146,11 +215,11 @@ def _github(report: VerifyReport) -> None:
     from routedriver.route import verify_report
 
     for line in verify_report.github_annotations(report):
-        click.echo(line)
+        sys.stdout.write(line + "\n")
     summary_path = os.environ.get("GITHUB_STEP_SUMMARY")
     if summary_path:
         try:
             with open(summary_path, "a", encoding="utf-8") as handle:
                 handle.write(verify_report.step_summary(report))
         except OSError as exc:
-            click.echo(f"warning: cannot append to GITHUB_STEP_SUMMARY ({exc.strerror})", err=True)
+            sys.stderr.write(f"warning: cannot append to GITHUB_STEP_SUMMARY ({exc.strerror})\n")

@@ -67,7 +67,7 @@ def lint(route_path: Path) -> LintReport:
     root = route_path.resolve()
     if not root.is_dir():
         raise Refused(f"route not found: {display}", "check --route (a directory holding <name>.stone files)")
-    route = Route(root, display, ())
+    route = Route.at(root, display, ())
     try:
         entries = sorted(entry.name for entry in os.scandir(root) if entry.is_file())
     except OSError as exc:
@@ -101,7 +101,7 @@ def lint(route_path: Path) -> LintReport:
                 "error",
                 f"a guard without its stone; add {name}.stone or remove the guard",
             )
-    route = Route(root, display, tuple(sorted(stones, key=lambda stone: stone.sort_key)))
+    route = Route.at(root, display, tuple(sorted(stones, key=lambda stone: stone.sort_key)))
     for name in guard_names:
         if name not in stone_names:  # and say what is wrong inside it, too
             _guard(route, Stone(name, root, numeric_prefix(name), True), add)

@@ -68,4 +68,4 @@ def load_route(path: str | os.PathLike[str]) -> Route:
         has_guard = name + GUARD_SUFFIX in guards
         stones.append(Stone(name=name, directory=root, prefix=prefix, has_guard=has_guard))
     stones.sort(key=lambda stone: stone.sort_key)
-    return Route(path=root, display=display, stones=tuple(stones))
+    return Route.at(root, display, tuple(stones))

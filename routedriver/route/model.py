@@ -1,22 +1,22 @@
 """The route driver's data: what a route, a stone and a guard are, and what an evaluation produced.
 
-Everything here is a frozen dataclass built by the loaders and the store; nothing here reads files.
+Everything here is an immutable NamedTuple built by the loaders and the store; nothing here reads files.
+NamedTuple rather than a frozen dataclass: every ``route.*`` command imports this module at start-up, and the
+``dataclasses`` import plus one generated class per record cost ~15 ms there, against ~1.5 ms here.
 """
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
-from functools import cached_property
 from pathlib import Path
+from typing import NamedTuple
 
 # Guard defaults (decisions in docs/route.md).
 DEFAULT_TIMEOUT_S = 1200.0
 STATE_DIR = ".route"  # the driver's own files live in $route/.route/, never next to the stones
 
 
-@dataclass(frozen=True)
-class Stone:
+class Stone(NamedTuple):
     """One ``<name>.stone`` file; ``prefix`` is its dotted numeric prefix (``3.1.a`` → ``(3, 1)``)."""
 
     name: str
@@ -24,13 +24,12 @@ class Stone:
     prefix: tuple[int, ...]
     has_guard: bool
 
-    # Paths are derived on demand (building thousands of Path objects up front is what made listing slow),
-    # once: route.verify asks for each several times.
-    @cached_property
+    # Paths are derived on demand: building thousands of Path objects up front is what made listing slow.
+    @property
     def path(self) -> Path:
         return self.directory / f"{self.name}.stone"
 
-    @cached_property
+    @property
     def guard_path(self) -> Path | None:
         return self.directory / f"{self.name}.guard" if self.has_guard else None
 
@@ -39,17 +38,17 @@ class Stone:
         return (self.prefix, self.name)
 
 
-@dataclass(frozen=True)
-class Route:
+class Route(NamedTuple):
     """A route directory and its stones in driving order."""
 
     path: Path  # absolute and resolved; used for every file operation
     display: str  # the route as the user named it; used in every path we print
     stones: tuple[Stone, ...]
+    state_dir: Path  # path / STATE_DIR: the driver's files (built once: every record's path starts here)
 
-    @cached_property
-    def state_dir(self) -> Path:
-        return self.path / STATE_DIR
+    @classmethod
+    def at(cls, path: Path, display: str, stones: tuple[Stone, ...]) -> Route:
+        return cls(path, display, stones, path / STATE_DIR)
 
     def stone(self, name: str) -> Stone | None:
         for stone in self.stones:
@@ -72,8 +71,7 @@ class Route:
         return f"{self.display.rstrip('/')}/{shown}"
 
 
-@dataclass(frozen=True)
-class Guard:
+class Guard(NamedTuple):
     """A parsed ``<name>.guard``: commands are kept exactly as written (substitution happens at run time)."""
 
     path: Path
@@ -85,8 +83,7 @@ class Guard:
     sha256: str = ""  # of the guard's text: a pass records it, so route.verify can say "the guard changed"
 
 
-@dataclass(frozen=True)
-class ReviewRecord:
+class ReviewRecord(NamedTuple):
     """A review file under ``.route/``: one review command's stdout for one review-input hash."""
 
     path: Path
@@ -107,8 +104,7 @@ class ReviewRecord:
         return self.status == "ok" and self.exit_code == 0
 
 
-@dataclass(frozen=True)
-class JudgeRecord:
+class JudgeRecord(NamedTuple):
     """A judge file under ``.route/``: one judge's verdict for one (review-input, judge-input) hash pair."""
 
     path: Path
@@ -130,8 +126,7 @@ class JudgeRecord:
         return self.status == "passed"
 
 
-@dataclass(frozen=True)
-class Verdict:
+class Verdict(NamedTuple):
     """What a judge decided: ``passed``, ``failed`` (the caller can fix it) or ``malfunction``."""
 
     status: str
@@ -143,8 +138,7 @@ class Verdict:
         return self.status == "passed"
 
 
-@dataclass(frozen=True)
-class Marker:
+class Marker(NamedTuple):
     """``$stone.passed`` or ``$stone.approved``: what was passed or approved, and when."""
 
     path: Path
@@ -152,20 +146,20 @@ class Marker:
     review_input_hash: str
     judge_input_hash: str | None
     at: str  # UTC, ISO 8601
-    files: tuple[str, ...] = field(default=())  # the judge (and review) files the pass relied on
+    files: tuple[str, ...] = ()  # the judge (and review) files the pass relied on
     raw: str = ""  # the exact text (the approval state hashes it; the artifact manifest is read from it)
     approver_name: str = ""  # .approved only: who approved (git's author identity)
     approver_email: str = ""
     approval_sha256: str | None = None  # .passed only: the approval marker's sha256 when it passed
     guard_sha256: str | None = None  # .passed only: the guard file's sha256 when it passed
 
-    @cached_property
+    @property
     def artifacts(self) -> tuple[tuple[str, str], ...]:
         """The artifacts passed or approved, sorted: (path relative to the top-level, content id). Empty in
         markers written before issue 3; route.verify compares it with the files now to name what changed.
 
-        Read from ``raw`` when first asked: a marker lists every artifact (hundreds of lines), and readers
-        mostly need only its hashes (route.verify reads a whole repository's markers)."""
+        Read from ``raw`` when asked: a marker lists every artifact (hundreds of lines), and readers mostly
+        need only its hashes (route.verify reads a whole repository's markers)."""
         from routedriver.route.store import manifest_in
 
         return manifest_in(self.raw)

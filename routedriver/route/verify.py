@@ -123,6 +123,12 @@ def verify(
             shown = _rel(Path(path).resolve(), base)
             checks.append(StoneCheck(shown, "*", "broken", exc.line().removeprefix("error: "), shown))
             continue
+        if not route.stones:
+            # A gate pointed at the wrong directory must not pass with nothing checked.
+            shown = _rel(route.path, base)
+            why = f"no stones in {shown} (no <name>.stone files); check --route"
+            checks.append(StoneCheck(shown, "*", "broken", why, shown))
+            continue
         routes[route] = store.list_state(route)
     provenance = Provenance(repo, approvers, require_signed, allowed_signers)
     if repo is not None:

@@ -54,8 +54,8 @@ def test_verify_imports_no_llm_sdk(git_repo: Path) -> None:
     pass_all(git_repo, route)
     probe = (
         "import sys\n"
-        "from routedriver.cli.route_verify import verify_command\n"
-        "code = verify_command.main(['--route', 'route'], standalone_mode=False)\n"
+        "from routedriver.cli.route_verify import click_command\n"
+        "code = click_command().main(['--route', 'route'], standalone_mode=False)\n"
         "loaded = sorted(m for m in ('anthropic', 'openai', 'jinja2', 'git') if m in sys.modules)\n"
         "print(code, loaded)\n"
     )
@@ -335,6 +335,29 @@ def test_bad_input_is_one_line(git_repo: Path) -> None:
     )
     missing = verify(git_repo, "--route", "route", "--approvers", "nope.txt")
     assert (missing.code, missing.err) == (2, "error: --approvers nope.txt: no such file; check the path\n")
+    # Command lines route.verify does not read itself go to click, which words them like every command.
+    no_value = verify(git_repo, "--route")
+    assert (no_value.code, no_value.err) == (
+        2,
+        "error: Option '--route' requires an argument; see route.verify --help\n",
+    )
+    typo = verify(git_repo, "--al")
+    assert (
+        typo.code == 2
+        and typo.err.startswith("error: No such option '--al'")
+        and "'--all'" in typo.err
+        and typo.out == ""
+    )
+    a_directory = verify(git_repo, "--route", "route", "--approvers", str(route))
+    assert a_directory.code == 2 and "is a directory" in a_directory.err
+    shown = verify(git_repo, "--help")
+    assert shown.code == 0 and "--require-signed" in shown.out and "--allowed-signers FILE" in shown.out
+    # A gate pointed at a directory without stones must not pass with nothing checked.
+    (git_repo / "docs").mkdir()
+    for empty in ("docs", "", "."):
+        done = verify(git_repo, f"--route={empty}")
+        assert done.code == 2, (empty, done.out)
+        assert "no stones in" in done.out and "check --route" in done.out
     write(route / "2.plan.guard", "revews: []\n")
     broken = verify(git_repo, "--route", "route")
     assert broken.code == 2
