@@ -115,7 +115,7 @@ def prefetch_verify(cwd: Path, *, discover: bool) -> threading.Thread:
     what differs from it, and (``discover``, for ``--all``) the route listing. Returns the thread that starts
     all but the first (which, outside the top-level, needs the first's answer); nobody has to wait for it.
 
-    The console script calls this before it imports click and the driver (~50 ms of Python on one core), so
+    The console script calls this before it imports the driver (~30 ms of Python on one core), so
     git does its part on another core meanwhile. Only reads; an answer nobody asks for is dropped at exit.
     """
     head = _start_early(_REV_PARSE, cwd)

@@ -11,7 +11,7 @@ checked for consistency (hashes, verdict vs. output), not re-derived; see docs/r
 Git is asked a fixed number of times for the whole run, however many stones: one ``git ls-files -s`` and one
 ``git diff-files`` (content ids of committed, unmodified files), one ``git log`` over all approval markers,
 and, with ``--all``, one ``git ls-files`` to find the routes. The console script starts all but the log
-before it even imports click (``gitops.prefetch_verify``); the log runs while every stone's claims are
+before it even imports the driver (``gitops.prefetch_verify``); the log runs while every stone's claims are
 checked, and the approvals, which need it, are looked at last. Each stone's artifacts come from one listing of
 their directory, with content ids (and "is a file") from git's index wherever git vouches for them.
 """

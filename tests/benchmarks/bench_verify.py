@@ -195,8 +195,8 @@ def main() -> int:
 
 def scaling(script: Path, files_per_stone: int = 2000) -> None:
     """Informational (ROUTEDRIVER_BENCH_LARGE=1; building it takes ~30 s): the same check over 100,000
-    files. The 10,000-file ratio is dominated by a fixed start-up cost (the interpreter, click, imports);
-    here the per-file work decides, and it grows more slowly than git's."""
+    files. At 10,000 files a fixed start-up cost (the interpreter, the imports) is a large part of the
+    ratio; here the per-file work decides, and it grows more slowly than git's."""
     global FILES_PER_STONE
     saved, FILES_PER_STONE = FILES_PER_STONE, files_per_stone
     try:
