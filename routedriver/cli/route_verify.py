@@ -96,8 +96,7 @@ def parse_simple(argv: list[str]) -> dict[str, Any] | None:
             found[option.dest].append(value)
         else:
             found[option.dest] = Path(value) if option.path else value
-    found["routes"] = tuple(found["routes"])
-    return found
+    return {dest: tuple(value) if isinstance(value, list) else value for dest, value in found.items()}
 
 
 def main() -> None:
