@@ -13,11 +13,17 @@ import fcntl
 import os
 import secrets
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from types import TracebackType
 
 TEMP_MARK = ".tmp-"  # temporary files are named ".<name>.tmp-<random>"; readers must ignore them
+
+
+def cache_dir(environ: Mapping[str, str] | None = None) -> Path:
+    """routedriver's cache directory: ``$XDG_CACHE_HOME/routedriver``, else ``~/.cache/routedriver``."""
+    env = os.environ if environ is None else environ
+    return Path(env.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")) / "routedriver"
 
 
 def atomic_write(

@@ -128,8 +128,9 @@ main()
 """
 
 
-def test_a_terminated_command_takes_its_running_children_down(tmp_path: Path) -> None:
-    import signal
+def _signal_a_command(tmp_path: Path, signum: int) -> tuple[int, str, int]:
+    """Run CLI_SCRIPT (a command whose review-like child sleeps), send it ``signum`` once the child runs:
+    (its exit code, its stderr, the child's pid)."""
     import subprocess
     import sys
 
@@ -138,9 +139,16 @@ def test_a_terminated_command_takes_its_running_children_down(tmp_path: Path) ->
     script.write_text(CLI_SCRIPT, encoding="utf-8")
     started = subprocess.Popen([sys.executable, str(script), str(pidfile)], stderr=subprocess.PIPE, text=True)
     child = int(_wait_for(pidfile))
-    started.send_signal(signal.SIGTERM)
+    started.send_signal(signum)
     _, err = started.communicate(timeout=15)
-    assert started.returncode == 143
+    return started.returncode, err, child
+
+
+def test_a_terminated_command_takes_its_running_children_down(tmp_path: Path) -> None:
+    import signal
+
+    returncode, err, child = _signal_a_command(tmp_path, signal.SIGTERM)
+    assert returncode == 143
     assert err.strip().splitlines()[-1] == "error: terminated"
     time.sleep(0.1)
     assert not _alive(child)
@@ -148,17 +156,9 @@ def test_a_terminated_command_takes_its_running_children_down(tmp_path: Path) ->
 
 def test_an_interrupted_command_takes_its_running_children_down(tmp_path: Path) -> None:
     import signal
-    import subprocess
-    import sys
 
-    pidfile = tmp_path / "child.pid"
-    script = tmp_path / "cmd.py"
-    script.write_text(CLI_SCRIPT, encoding="utf-8")
-    started = subprocess.Popen([sys.executable, str(script), str(pidfile)], stderr=subprocess.PIPE, text=True)
-    child = int(_wait_for(pidfile))
-    started.send_signal(signal.SIGINT)
-    _, err = started.communicate(timeout=15)
-    assert started.returncode == 130
+    returncode, err, child = _signal_a_command(tmp_path, signal.SIGINT)
+    assert returncode == 130
     assert "Traceback" not in err
     time.sleep(0.1)
     assert not _alive(child)

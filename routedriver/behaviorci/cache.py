@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,9 +32,9 @@ class CachedAnswer:
 
 
 def default_cache_dir(environ: Mapping[str, str] | None = None) -> Path:
-    env = os.environ if environ is None else environ
-    base = env.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "routedriver" / "behaviorci"
+    from routedriver.fsutil import cache_dir
+
+    return cache_dir(environ) / "behaviorci"
 
 
 def cache_key(identity: Mapping[str, Any], prompt: str, repeat_index: int) -> str:

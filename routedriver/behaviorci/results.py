@@ -90,10 +90,7 @@ class CaseResult:
 
     @property
     def usage(self) -> Usage:
-        total = Usage()
-        for run in self.runs:
-            total = total + run.usage
-        return total
+        return sum((run.usage for run in self.runs), Usage())
 
     @property
     def latency_ms(self) -> float | None:
@@ -125,7 +122,8 @@ class ThresholdResult:
 
     def describe(self) -> str:
         verb = "meets" if self.passed else "fails"
-        return f"{self.metric} {_num(self.actual)} {verb} {self.operator} {_num(self.expected)}"
+        actual, expected = format_number(self.actual), format_number(self.expected)
+        return f"{self.metric} {actual} {verb} {self.operator} {expected}"
 
 
 @dataclass(frozen=True)
@@ -157,10 +155,7 @@ class RunResult:
 
     @property
     def usage(self) -> Usage:
-        total = Usage()
-        for case in self.cases:
-            total = total + case.usage
-        return total
+        return sum((case.usage for case in self.cases), Usage())
 
     @property
     def all_errored(self) -> bool:
@@ -184,5 +179,6 @@ class RunResult:
         return text
 
 
-def _num(value: float) -> str:
+def format_number(value: float) -> str:
+    """``1``, ``0.5``, ``0.6667``: whole numbers without decimals, others to four significant digits."""
     return f"{value:.4g}" if isinstance(value, float) and not value.is_integer() else f"{value:g}"

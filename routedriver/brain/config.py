@@ -63,19 +63,7 @@ class RunSettings:
         return replace(base, **updates)
 
 
-_STR = {
-    "arch",
-    "skill",
-    "atom",
-    "model",
-    "base_url",
-    "input",
-    "websearch",
-    "name",
-    "description",
-    "repo",
-    "role",
-}
+_STR = {"arch", "skill", "atom", "model", "base_url", "input", "websearch"}
 _INT = {"max_iterations", "max_tokens", "context_window", "max_output_chars"}
 _FLOAT = {"temperature", "timeout_s", "bash_timeout_s"}
 _PATH = {"rubric", "script", "trace", "workdir"}
@@ -88,8 +76,8 @@ _LIST = {
     "guards": "guards",
 }
 _OTHER = {"tools", "permissions", "memory", "retry", "security"}
-KNOWN_KEYS = _STR | _INT | _FLOAT | _PATH | set(_LIST) | _OTHER
-_IGNORED = {"name", "description", "repo", "role"}
+_IGNORED = {"name", "description", "repo", "role"}  # accepted and ignored (labels; rhachet's repo/role)
+KNOWN_KEYS = _STR | _INT | _FLOAT | _PATH | set(_LIST) | _OTHER | _IGNORED
 RETRY_KEYS = {"max_retries", "base_delay_s", "max_delay_s", "max_retry_after_s"}
 
 

@@ -25,8 +25,9 @@ from routedriver.errors import ExitCode, UserError
 
 
 def crash_log_path() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "routedriver" / "crash.log"
+    from routedriver.fsutil import cache_dir  # only when something went wrong
+
+    return cache_dir() / "crash.log"
 
 
 def _write_crash_log(prog: str, exc: BaseException) -> Path | None:

@@ -17,6 +17,8 @@ from routedriver import __version__
 from routedriver.cli._command import Group
 from routedriver.errors import UserError
 
+# Copies of reporters.FORMATS and models.PROVIDERS (a test keeps them equal): importing those modules here
+# would load pydantic and the report code before a flag is even parsed.
 FORMATS = ("console", "json", "markdown", "junit")
 PROVIDER_NAMES = ("openai", "anthropic", "mock")
 
@@ -129,12 +131,11 @@ def run_command(
                 click.echo(github.error_annotation(exc.line().removeprefix("error: ")), err=True)
             raise
 
-    rich = fmt == "console" and output is None and _colour_ok()
+    rich = fmt == "console" and output is None and _colour_ok()  # a report file is always plain
     width = _terminal_width() if rich else 100
     report = _encodable(render(fmt, result, verbose=verbose, quiet=quiet, rich=rich, width=width))
     if output is not None:
-        text = report if fmt != "console" else _encodable(render(fmt, result, verbose=verbose, quiet=quiet))
-        app.write_report(output, text)
+        app.write_report(output, report)
         status.say(f"behaviorci: report written to {output}")
     if in_actions:
         for line in github.annotation_lines(result):

@@ -21,7 +21,7 @@ import click
 from routedriver.cli._command import HookCommand
 from routedriver.errors import Malfunction, UserError
 
-HOOK_CHOICES = ("pre_tool", "post_tool", "user_prompt", "session_end")
+HOOK_CHOICES = ("pre_tool", "post_tool", "user_prompt", "session_end")  # claude_code.HOOKS, not imported yet
 
 
 @click.command("behave", cls=HookCommand)

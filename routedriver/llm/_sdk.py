@@ -42,6 +42,7 @@ class SDKChat:
 
     sdk_name: str = ""  # the importable SDK module: "anthropic" or "openai"
     default_key_env: str = ""  # named in hints when the caller did not say where the key came from
+    api_name: str = ""  # what the base URL should point at, for hints: "an Anthropic Messages API"
 
     def __init__(
         self,
@@ -146,35 +147,30 @@ class SDKChat:
             raise mapped from None  # the SDK exception carries request headers (the key); do not chain it
         if isinstance(response, str | bytes) or response is None:
             # The SDK hands back raw text when the server did not answer with JSON.
-            raise LLMResponseError(
-                f"{self.name}: the server answered without JSON: {self._clip(str(response))!r}",
-                f"check that the base URL ({self._where()}) points at a {self._api_label()} API",
-                provider=self.name,
-                status=200,
-                attempts=attempts,
+            raise self._unreadable(
+                f"the server answered without JSON: {self._clip(str(response))!r}", attempts=attempts
             )
         try:
             return self._completion(response)
-        except LLMError:
-            raise
         except (AttributeError, TypeError, ValueError, KeyError, IndexError) as exc:
-            raise LLMResponseError(
-                f"{self.name}: cannot read the server's answer"
-                f" ({type(exc).__name__}: {self._clip(str(exc))})",
-                f"check that the base URL ({self._where()}) points at a {self._api_label()} API",
-                provider=self.name,
-                status=200,
+            raise self._unreadable(
+                f"cannot read the server's answer ({type(exc).__name__}: {self._clip(str(exc))})",
                 attempts=attempts,
             ) from None
 
     # -- helpers for subclasses
 
     def synthetic_id(self, taken: set[str]) -> str:
-        """A tool-call id for a call that came without one, unique in this adapter's conversation."""
+        """A tool-call id for a call that came without one, unique in this adapter's conversation.
+
+        The id is added to ``taken`` (the ids of the response being read), so a second call without an id
+        in the same response gets another one.
+        """
         with self._synthetic_lock:
             while True:
                 candidate = f"call_{next(self._synthetic_ids)}"
                 if candidate not in taken:
+                    taken.add(candidate)
                     return candidate
 
     def _sdk(self) -> ModuleType:
@@ -191,8 +187,15 @@ class SDKChat:
     def _where(self) -> str:
         return self.base_url or "the SDK default"
 
-    def _api_label(self) -> str:
-        return "Anthropic Messages" if self.sdk_name == "anthropic" else "OpenAI-compatible Chat Completions"
+    def _unreadable(self, what: str, *, attempts: int, status: int | None = 200) -> LLMResponseError:
+        """The error for an answer that is not the API's; the usual cause is a base URL pointing elsewhere."""
+        return LLMResponseError(
+            f"{self.name}: {what}",
+            f"check that the base URL ({self._where()}) points at {self.api_name}",
+            provider=self.name,
+            status=status,
+            attempts=attempts,
+        )
 
     def _clip(self, text: str) -> str:
         return redact(one_line(text, _MESSAGE_LIMIT), self._api_key)
@@ -218,20 +221,16 @@ class SDKChat:
                 **common,
             )
         if isinstance(exc, sdk.APIResponseValidationError):
-            return LLMResponseError(
-                f"{self.name}: the server's answer does not fit the API schema: {self._clip(exc.message)}",
-                f"check that the base URL ({self._where()}) points at a {self._api_label()} API",
+            return self._unreadable(
+                f"the server's answer does not fit the API schema: {self._clip(exc.message)}",
+                attempts=attempts,
                 status=exc.status_code,
-                **common,
             )
         if isinstance(exc, sdk.APIStatusError):
             return self._status_error(exc, attempts, after, common)
         if isinstance(exc, ValueError):  # a 200 whose JSON body does not parse (json.JSONDecodeError)
-            return LLMResponseError(
-                f"{self.name}: the server's answer is not valid JSON: {self._clip(str(exc))}",
-                f"check that the base URL ({self._where()}) points at a {self._api_label()} API",
-                status=200,
-                **common,
+            return self._unreadable(
+                f"the server's answer is not valid JSON: {self._clip(str(exc))}", attempts=attempts
             )
         if isinstance(exc, sdk.APIError):
             return LLMError(f"{self.name}: {self._clip(str(exc))}{after}", **common)
@@ -309,6 +308,11 @@ def redact(text: str, secret: str) -> str:
     if secret and len(secret) >= 4 and secret in text:
         text = text.replace(secret, "***")
     return text
+
+
+def invalid_call_error(problems: Sequence[str]) -> str | None:
+    """``ToolCall.error`` for a call read from a response: what is wrong with it, or None when nothing is."""
+    return "invalid tool call: " + "; ".join(problems) if problems else None
 
 
 def parse_arguments(raw: object) -> tuple[dict[str, Any], str | None, str | None]:

@@ -19,8 +19,7 @@ from collections.abc import Callable, Mapping, Sequence
 from types import ModuleType
 from typing import Any
 
-from routedriver.llm._sdk import OnRetry, SDKChat
-from routedriver.llm.errors import LLMResponseError
+from routedriver.llm._sdk import OnRetry, SDKChat, invalid_call_error
 from routedriver.llm.retry import RetryPolicy
 from routedriver.llm.types import Completion, Message, ToolCall, ToolSpec, Usage
 
@@ -34,6 +33,7 @@ class AnthropicChat(SDKChat):
 
     sdk_name = "anthropic"
     default_key_env = "ANTHROPIC_API_KEY"
+    api_name = "an Anthropic Messages API"
 
     def __init__(
         self,
@@ -102,12 +102,9 @@ class AnthropicChat(SDKChat):
     def _completion(self, response: Any) -> Completion:
         blocks = getattr(response, "content", None)
         if getattr(response, "type", None) != "message" or not isinstance(blocks, list):
-            raise LLMResponseError(
-                f"{self.name}: the server's answer is not a Messages API message:"
-                f" {self._clip(repr(response))}",
-                f"check that the base URL ({self._where()}) points at an Anthropic Messages API",
-                provider=self.name,
-                status=200,
+            raise self._unreadable(
+                f"the server's answer is not a Messages API message: {self._clip(repr(response))}",
+                attempts=1,
             )
         texts: list[str] = []
         calls: list[ToolCall] = []
@@ -140,7 +137,6 @@ class AnthropicChat(SDKChat):
         problems: list[str] = []
         if not isinstance(call_id, str) or not call_id:
             call_id = self.synthetic_id(taken)
-            taken.add(call_id)
             problems.append("the call had no id")
         if not isinstance(name, str) or not name:
             name = ""
@@ -154,15 +150,13 @@ class AnthropicChat(SDKChat):
         else:
             raw = value if isinstance(value, str) else json.dumps(value, default=str)
             problems.append(f"the input must be a JSON object, not {type(value).__name__}")
-        if problems:
-            return ToolCall(
-                id=call_id,
-                name=name,
-                arguments=arguments,
-                raw_arguments=raw,
-                error="invalid tool call: " + "; ".join(problems),
-            )
-        return ToolCall(id=call_id, name=name, arguments=arguments)
+        return ToolCall(
+            id=call_id,
+            name=name,
+            arguments=arguments,
+            raw_arguments=raw,
+            error=invalid_call_error(problems),
+        )
 
 
 def to_anthropic_tool(tool: ToolSpec) -> dict[str, Any]:

@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from types import ModuleType
 from typing import Any, Literal
 
-from routedriver.llm._sdk import OnRetry, SDKChat, parse_arguments, server_error
+from routedriver.llm._sdk import OnRetry, SDKChat, invalid_call_error, parse_arguments, server_error
 from routedriver.llm.errors import LLMResponseError
 from routedriver.llm.retry import RetryPolicy
 from routedriver.llm.types import Completion, Message, ToolCall, ToolSpec, Usage
@@ -35,6 +35,7 @@ class OpenAIChat(SDKChat):
 
     sdk_name = "openai"
     default_key_env = "OPENAI_API_KEY"
+    api_name = "an OpenAI-compatible Chat Completions API"
 
     def __init__(
         self,
@@ -150,10 +151,8 @@ class OpenAIChat(SDKChat):
         problems: list[str] = []
         if isinstance(call, _LegacyCall):
             call_id = self.synthetic_id(taken)  # the deprecated function_call has no id by design
-            taken.add(call_id)
         elif not isinstance(call_id, str) or not call_id:
             call_id = self.synthetic_id(taken)
-            taken.add(call_id)
             problems.append("the call had no id")
         if function is None:
             problems.append(f"the call is not a function call (type {getattr(call, 'type', None)!r})")
@@ -163,15 +162,13 @@ class OpenAIChat(SDKChat):
         arguments, raw, error = parse_arguments(getattr(function, "arguments", None))
         if error:
             problems.append(error)
-        if problems:
-            return ToolCall(
-                id=call_id,
-                name=name,
-                arguments=arguments,
-                raw_arguments=raw,
-                error="invalid tool call: " + "; ".join(problems),
-            )
-        return ToolCall(id=call_id, name=name, arguments=arguments)
+        return ToolCall(
+            id=call_id,
+            name=name,
+            arguments=arguments,
+            raw_arguments=raw,
+            error=invalid_call_error(problems),
+        )
 
 
 class _LegacyCall:

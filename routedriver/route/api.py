@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shlex
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -103,16 +102,9 @@ def judge(
     route = open_route(route_option)
     context = inputs.stone_context(route, stone)
     if mechanism == "approved?":
-        state = inputs.approval_state(route, context.stone.name)
+        approval = inputs.approval_state(route, context.stone.name)
         current, ids = inputs.review_input(context)
-        return judges.approved(
-            state.marker,
-            state.exists,
-            current,
-            context.show,
-            context.command_hint("set", portable=True) + " --as approved",
-            current_artifacts=ids.ids,
-        )
+        return inputs.approved_verdict(context, approval, current, ids.ids)
     review_input_hash = inputs.review_input(context)[0]
     found = inputs.reviews_in_use(context, review_input_hash)
     commands = context.guard.reviews if context.guard else ()
@@ -139,11 +131,6 @@ def delete(route_option: str | None, pattern: str) -> DelResult:
 
     route = open_route(route_option)
     matched = match_names(route, pattern)
-    if not matched:
-        raise Refused(
-            f"no stone matches {pattern!r} in {route.display}",
-            f"run route.stone.get --route {shlex.quote(route.display)} --stone '*' to list stones",
-        )
     repo = find_repo(route.path)
     base = repo.toplevel if repo is not None else Path.cwd()
     # Look at every matched stone before removing anything: a malformed guard refuses the whole batch.

@@ -17,7 +17,7 @@ from pathlib import Path
 from routedriver import proc
 from routedriver.route import inputs, judges, records, store
 from routedriver.route.inputs import ApprovalState, StoneContext
-from routedriver.route.model import JudgeRecord, ReviewRecord, Verdict
+from routedriver.route.model import JudgeRecord, ReviewRecord
 from routedriver.route.outcome import CommandOutcome
 from routedriver.route.subst import substitute
 
@@ -60,7 +60,7 @@ def _shell() -> str:
     return "bash" if shutil.which("bash") else "sh"
 
 
-def _search_path() -> str:
+def search_path() -> str:
     """PATH plus this install's bin directory (last), so guards find bhrain, behaviorci and route.stone.*
     from the same install as the driver even when its venv is not activated."""
     current = os.environ.get("PATH", "")
@@ -78,7 +78,7 @@ def _run(context: StoneContext, command: str, hash_value: str, timeout_s: float)
             "ROUTE": values["route"],
             "STONE": values["stone"],
             "HASH": hash_value,
-            "PATH": _search_path(),
+            "PATH": search_path(),
         },
         timeout=timeout_s,
         max_output=MAX_OUTPUT,
@@ -140,28 +140,6 @@ def _run_reviews(
     return results
 
 
-def _builtin_verdict(
-    context: StoneContext,
-    command: str,
-    reviews: Sequence[ReviewRecord],
-    approval: ApprovalState,
-    review_input_hash: str,
-    manifest: dict[str, str],
-) -> Verdict:
-    spec = judges.parse_builtin(command)
-    assert spec is not None
-    if spec.mechanism == "reviewed?":
-        return judges.reviewed(reviews, context.show, spec.allow_blockers, spec.allow_nitpicks)
-    return judges.approved(
-        approval.marker,
-        approval.exists,
-        review_input_hash,
-        context.show,
-        context.command_hint("set", portable=True) + " --as approved",
-        current_artifacts=manifest,
-    )
-
-
 _EXIT_OF = {"passed": 0, "failed": 2, "malfunction": 1}
 
 
@@ -178,10 +156,11 @@ def _judge(
 ) -> JudgeRecord:
     assert context.guard is not None
     command = context.guard.judges[position - 1]
-    if judges.parse_builtin(command) is not None:
+    spec = judges.parse_builtin(command)
+    if spec is not None:
         # In-process, from the same snapshot of reviews and approval that the judge-input hash was made of.
         started = time.monotonic()
-        verdict = _builtin_verdict(context, command, reviews, approval, review_input_hash, manifest)
+        verdict = inputs.builtin_verdict(context, spec, reviews, approval, review_input_hash, manifest)
         outcome = CommandOutcome(
             verdict.status, _EXIT_OF[verdict.status], time.monotonic() - started, verdict.output
         )

@@ -15,11 +15,11 @@ from typing import NamedTuple
 
 from routedriver.errors import Refused
 from routedriver.gitops import IndexSnapshot, Repo, find_repo
-from routedriver.route import hashing, records, store
+from routedriver.route import hashing, judges, records, store
 from routedriver.route.artifacts import find_artifacts
 from routedriver.route.guardfile import load_guard
 from routedriver.route.load import load_route
-from routedriver.route.model import Guard, Marker, ReviewRecord, Route, Stone
+from routedriver.route.model import Guard, Marker, ReviewRecord, Route, Stone, Verdict
 
 
 class StoneContext(NamedTuple):
@@ -165,6 +165,35 @@ def approval_state(route: Route, stone: str, names: Container[str] | None = None
     except UnicodeDecodeError:
         marker = None
     return ApprovalState(marker, True, hashlib.sha256(raw).hexdigest())
+
+
+def approved_verdict(
+    context: StoneContext, approval: ApprovalState, review_input_hash: str, artifacts: dict[str, str]
+) -> Verdict:
+    """``approved?`` for this stone: does ``approval`` hold for the artifacts as they are now?"""
+    return judges.approved(
+        approval.marker,
+        approval.exists,
+        review_input_hash,
+        context.show,
+        context.command_hint("set", portable=True) + " --as approved",
+        current_artifacts=artifacts,
+    )
+
+
+def builtin_verdict(
+    context: StoneContext,
+    spec: judges.BuiltinJudge,
+    reviews: Sequence[ReviewRecord],
+    approval: ApprovalState,
+    review_input_hash: str,
+    artifacts: dict[str, str],
+) -> Verdict:
+    """A guard's built-in judge on the reviews and approval in use: what route.stone.set records and what
+    route.verify re-derives."""
+    if spec.mechanism == "reviewed?":
+        return judges.reviewed(reviews, context.show, spec.allow_blockers, spec.allow_nitpicks)
+    return approved_verdict(context, approval, review_input_hash, artifacts)
 
 
 def judge_input_hash(review_input_hash: str, reviews: Sequence[ReviewRecord], approval: ApprovalState) -> str:

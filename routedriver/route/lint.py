@@ -15,13 +15,13 @@ from __future__ import annotations
 import os
 import shlex
 import shutil
-import sys
 import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from routedriver.errors import Refused
+from routedriver.route.guard import search_path
 from routedriver.route.guardfile import default_artifacts, parse_guard
 from routedriver.route.judges import parse_builtin
 from routedriver.route.load import GUARD_SUFFIX, STONE_SUFFIX, numeric_prefix
@@ -177,11 +177,6 @@ def _guard(route: Route, stone: Stone, add: Add) -> Guard | None:
     return guard
 
 
-def _search_path() -> str:
-    own = os.path.dirname(sys.executable)  # commands get this install's bin dir, like guard.py gives them
-    return os.pathsep.join([os.environ.get("PATH", ""), own])
-
-
 def _missing_program(command: str, route: Route, stone: Stone) -> str:
     if parse_builtin(command) is not None:
         return ""
@@ -204,7 +199,7 @@ def _missing_program(command: str, route: Route, stone: Stone) -> str:
         if not (candidate.is_file() and os.access(candidate, os.X_OK)):
             return f"program {program!r} is not an executable file (commands run from {base})"
         return ""
-    if shutil.which(program, path=_search_path()) is None:
+    if shutil.which(program, path=search_path()) is None:  # the PATH guards run with
         return f"program {program!r} is not on PATH (the command would fail when it runs)"
     return ""
 

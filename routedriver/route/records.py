@@ -6,12 +6,12 @@ body still hashes to the recorded ``stdout_sha256``. Anything else (truncated, e
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from routedriver.route import frontmatter as fm
+from routedriver.route.hashing import sha256_hex
 from routedriver.route.model import JudgeRecord, ReviewRecord, Route
 from routedriver.route.store import (
     SHORT,
@@ -29,19 +29,26 @@ if TYPE_CHECKING:
     from routedriver.route.outcome import CommandOutcome
 
 
-def sha256_text(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+class _Common(NamedTuple):
+    """What every review and judge file holds, read and checked against its name and its body."""
+
+    fields: fm.Fields
+    body: str
+    position: int
+    command: str
+    review_input_hash: str
+    status: str
+    exit_code: int
+    duration_s: float
+    stdout_sha256: str
 
 
-def read_review(path: Path, stone: str) -> ReviewRecord | None:
-    """A review file, or None if it is not one whole, self-consistent review of ``stone``."""
-    named = review_files([path.name], stone)
-    text = read_text(path) if named else None
+def _read_common(path: Path, stone: str, position_in_name: int) -> _Common | None:
+    text = read_text(path)
     parsed = fm.parse_document(text) if text is not None else None
     if parsed is None:
         return None
     fields, body = parsed
-    iteration, short, position_in_name, _ = named[0]
     position, exit_code, duration = (
         fm.integer(fields, "position"),
         fm.integer(fields, "exit_code"),
@@ -60,80 +67,66 @@ def read_review(path: Path, stone: str) -> ReviewRecord | None:
         or fm.one(fields, "stone") != stone
     ):
         return None
-    if position != position_in_name or review_input_hash[:SHORT] != short or sha256_text(body) != body_hash:
+    if position != position_in_name or sha256_hex(body) != body_hash:
         return None  # renamed, or its stdout was edited: not what the driver recorded
+    return _Common(fields, body, position, command, review_input_hash, status, exit_code, duration, body_hash)
+
+
+def read_review(path: Path, stone: str) -> ReviewRecord | None:
+    """A review file, or None if it is not one whole, self-consistent review of ``stone``."""
+    named = review_files([path.name], stone)
+    if not named:
+        return None
+    iteration, short, position_in_name, _ = named[0]
+    common = _read_common(path, stone, position_in_name)
+    if common is None or common.review_input_hash[:SHORT] != short:
+        return None  # renamed, or not a review file
     return ReviewRecord(
         path=path,
         stone=stone,
         iteration=iteration,
-        position=position,
-        command=command,
-        review_input_hash=review_input_hash,
-        status=status,
-        exit_code=exit_code,
-        duration_s=duration,
-        stdout=body,
-        stdout_sha256=body_hash,
-        stderr_tail=fm.one(fields, "stderr_tail") or "",
+        position=common.position,
+        command=common.command,
+        review_input_hash=common.review_input_hash,
+        status=common.status,
+        exit_code=common.exit_code,
+        duration_s=common.duration_s,
+        stdout=common.body,
+        stdout_sha256=common.stdout_sha256,
+        stderr_tail=fm.one(common.fields, "stderr_tail") or "",
     )
 
 
 def read_judge(path: Path, stone: str) -> JudgeRecord | None:
     """A judge file, or None if it is not one whole, self-consistent judge file of ``stone``."""
     named = judge_files([path.name], stone)
-    text = read_text(path) if named else None
-    parsed = fm.parse_document(text) if text is not None else None
-    if parsed is None:
+    if not named:
         return None
-    fields, body = parsed
     iteration, pass_number, review_short, judge_short, position_in_name, _ = named[0]
-    position, exit_code, duration = (
-        fm.integer(fields, "position"),
-        fm.integer(fields, "exit_code"),
-        fm.number(fields, "duration_s"),
-    )
-    review_input_hash, judge_input_hash = (
-        read_hash(fields, "review_input_hash"),
-        read_hash(fields, "judge_input_hash"),
-    )
-    command, status, body_hash = (
-        fm.one(fields, "command"),
-        fm.one(fields, "status"),
-        read_hash(fields, "stdout_sha256"),
-    )
-    if (
-        position is None
-        or exit_code is None
-        or duration is None
-        or review_input_hash is None
-        or judge_input_hash is None
-        or command is None
-        or status not in ("passed", "failed", "malfunction")
-        or body_hash is None
-        or fm.one(fields, "stone") != stone
-    ):
+    common = _read_common(path, stone, position_in_name)
+    if common is None or common.status not in ("passed", "failed", "malfunction"):
         return None
+    judge_input_hash = read_hash(common.fields, "judge_input_hash")
     if (
-        position != position_in_name
-        or review_input_hash[:SHORT] != review_short
+        judge_input_hash is None
+        or common.review_input_hash[:SHORT] != review_short
         or judge_input_hash[:SHORT] != judge_short
-        or sha256_text(body) != body_hash
     ):
-        return None
+        return None  # renamed, or not a judge file
     return JudgeRecord(
         path=path,
         stone=stone,
         iteration=iteration,
         pass_number=pass_number,
-        position=position,
-        command=command,
-        review_input_hash=review_input_hash,
+        position=common.position,
+        command=common.command,
+        review_input_hash=common.review_input_hash,
         judge_input_hash=judge_input_hash,
-        status=status,
-        exit_code=exit_code,
-        reason=fm.one(fields, "reason") or "",
-        duration_s=duration,
-        stdout=body,
+        status=common.status,
+        exit_code=common.exit_code,
+        reason=fm.one(common.fields, "reason") or "",
+        duration_s=common.duration_s,
+        stdout=common.body,
     )
 
 
@@ -193,7 +186,7 @@ def write_review(
         exit_code=outcome.exit_code,
         duration_s=round(outcome.duration_s, 3),
         stdout=outcome.stdout,
-        stdout_sha256=sha256_text(outcome.stdout),
+        stdout_sha256=sha256_hex(outcome.stdout),
         stderr_tail=_stderr_tail(outcome.stderr),
     )
     fields = [*_fields(record, _REVIEW_KEYS), ("written_at", utc_now()), *extra]
@@ -234,7 +227,7 @@ def write_judge(
     )
     fields = [
         *_fields(record, _JUDGE_KEYS),
-        ("stdout_sha256", sha256_text(record.stdout)),
+        ("stdout_sha256", sha256_hex(record.stdout)),
         ("written_at", utc_now()),
     ]
     if tail := _stderr_tail(outcome.stderr):

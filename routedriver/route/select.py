@@ -59,13 +59,20 @@ def has_glob(pattern: str) -> bool:
 
 
 def match_names(route: Route, pattern: str) -> list[Stone]:
-    """Stones whose name is ``pattern`` or matches it as a glob (``*.research.*``), in route order."""
+    """Stones whose name is ``pattern`` or matches it as a glob (``*.research.*``), in route order; refuses
+    when none does."""
     exact = route.stone(pattern) or (
         route.stone(pattern[: -len(".stone")]) if pattern.endswith(".stone") else None
     )
     if exact is not None:
         return [exact]
-    return [stone for stone in route.stones if fnmatch.fnmatchcase(stone.name, pattern)]
+    matched = [stone for stone in route.stones if fnmatch.fnmatchcase(stone.name, pattern)]
+    if not matched:
+        raise Refused(
+            f"no stone matches {pattern!r} in {route.display}",
+            f"run route.stone.get --route {shlex.quote(route.display)} --stone '*' to list stones",
+        )
+    return matched
 
 
 def select(route: Route, selector: str) -> Selection:
@@ -87,9 +94,4 @@ def select(route: Route, selector: str) -> Selection:
     if selector.startswith("@"):
         raise Refused(f"unknown selector {selector!r}", f"use {NEXT_ONE}, {NEXT_ALL}, a stone name or a glob")
     matched = match_names(route, selector)
-    if not matched:
-        raise Refused(
-            f"no stone matches {selector!r} in {route.display}",
-            f"run route.stone.get --route {shlex.quote(route.display)} --stone '*' to list stones",
-        )
     return Selection(tuple(StoneStatus(stone, status.passed(stone)) for stone in matched), first is None)

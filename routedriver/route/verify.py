@@ -120,12 +120,12 @@ def verify(
         try:
             route = load_route(path)
         except Refused as exc:
-            shown = _rel(Path(path).resolve(), base)
+            shown = relative_posix(Path(path).resolve(), base)
             checks.append(StoneCheck(shown, "*", "broken", exc.line().removeprefix("error: "), shown))
             continue
         if not route.stones:
             # A gate pointed at the wrong directory must not pass with nothing checked.
-            shown = _rel(route.path, base)
+            shown = relative_posix(route.path, base)
             why = f"no stones in {shown} (no <name>.stone files); check --route"
             checks.append(StoneCheck(shown, "*", "broken", why, shown))
             continue
@@ -136,7 +136,7 @@ def verify(
     run = _Run(repo, base, index, provenance)
     claims: list[_Claim] = []
     for route, names in routes.items():
-        route_rel = _rel(route.path, base)
+        route_rel = relative_posix(route.path, base)
         files = store.files_by_stone(names)
         for stone in route.stones:
             claims.append(_check_claim(run, route, route_rel, stone, names, files.get(stone.name, ([], []))))
@@ -165,10 +165,6 @@ def _route_paths(route_options: Sequence[str], all_routes: bool, repo: gitops.Re
         raise Refused(exc.what, "use --route, --all or route.bind --set") from None
 
 
-def _rel(path: Path, base: Path) -> str:
-    return relative_posix(path, base)
-
-
 # What a stone's claims came to, before its approval marker (if it has one) is vouched for:
 # (the check, the approval to vouch for or None, the stone's context).
 _Claim = tuple[StoneCheck, ApprovalState | None, StoneContext | None]
@@ -183,7 +179,7 @@ def _check_claim(
     files: tuple[list[store.ReviewEntry], list[store.JudgeEntry]],
 ) -> _Claim:
     def result(status: str, why: str, file: Path | str | None = None) -> StoneCheck:
-        where = file if isinstance(file, str) else _rel(file or stone.path, run.base)
+        where = file if isinstance(file, str) else relative_posix(file or stone.path, run.base)
         return StoneCheck(route_rel, stone.name, status, why, where)
 
     try:
@@ -206,7 +202,7 @@ def _vouch(run: _Run, claim: _Claim) -> StoneCheck:
     vouched = run.provenance.check(context.route, approval.marker, path, hint)
     if vouched.ok:
         return check
-    return StoneCheck(check.route, check.stone, vouched.status, vouched.why, _rel(path, run.base))
+    return StoneCheck(check.route, check.stone, vouched.status, vouched.why, relative_posix(path, run.base))
 
 
 def _check_stone(
@@ -345,30 +341,21 @@ def _check_judges(
                     record.path,
                 )
             continue
-        if spec.mechanism == "reviewed?":
-            verdict = judges.reviewed(reviews, context.show, spec.allow_blockers, spec.allow_nitpicks)
-            if not verdict.passed:
-                return result(
-                    "forged",
-                    f"judge file j{position} says reviewed? passed, but the reviews say {verdict.status}: "
-                    f"{verdict.reason}",
-                    record.path,
-                )
+        verdict = inputs.builtin_verdict(context, spec, reviews, approval, review_input_hash, artifact_ids)
+        if verdict.passed:
             continue
-        verdict = judges.approved(
-            approval.marker,
-            approval.exists,
-            review_input_hash,
-            context.show,
-            context.command_hint("set", portable=True) + " --as approved",
-            current_artifacts=artifact_ids,
-        )
-        if not verdict.passed:
+        if spec.mechanism == "reviewed?":
             return result(
-                "unapproved",
-                f"j{position} approved? does not hold now: {verdict.reason}",
-                store.approved_path(route, stone),
+                "forged",
+                f"judge file j{position} says reviewed? passed, but the reviews say {verdict.status}: "
+                f"{verdict.reason}",
+                record.path,
             )
+        return result(
+            "unapproved",
+            f"j{position} approved? does not hold now: {verdict.reason}",
+            store.approved_path(route, stone),
+        )
     count = len(context.guard.judges)
     return result("passed", f"passed and fresh ({count} judge{'s' if count != 1 else ''} re-checked)")
 

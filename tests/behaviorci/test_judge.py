@@ -25,8 +25,11 @@ def _route(repo: Path) -> Path:
     return route
 
 
-def _set(repo: Path) -> tuple[int, str, str]:
-    ran = run_cli(["route.stone.set", "--route", "route", "--stone", "1.prompt", "--as", "passed"], repo)
+def _set(repo: Path, env: dict[str, str] | None = None) -> tuple[int, str, str]:
+    """``route.stone.set`` of the example's stone: (exit code, stdout, stderr)."""
+    ran = run_cli(
+        ["route.stone.set", "--route", "route", "--stone", "1.prompt", "--as", "passed"], repo, env=env
+    )
     return ran.code, ran.out, ran.err
 
 
@@ -76,21 +79,13 @@ def test_real_provider_judge_against_a_fake_server(git_repo: Path) -> None:
     reply = {"answer": "Your refund is approved!", "escalate": False}
     with OpenAIServer(responder=lambda request: Reply.text(json.dumps(reply))) as server:
         env = {"OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": server.base_url}
-        ran = run_cli(
-            ["route.stone.set", "--route", "route", "--stone", "1.prompt", "--as", "passed"],
-            git_repo,
-            env=env,
-        )
-        assert ran.code == 2, ran.err
-        assert "stone rejected" in ran.out and "refund" in ran.out
+        code, out, err = _set(git_repo, env)
+        assert code == 2, err
+        assert "stone rejected" in out and "refund" in out
         assert len(server.requests) == 3
 
         reply["answer"] = "A colleague will look at the charge."
         bundle.write_text(bundle.read_text(encoding="utf-8") + "\n", encoding="utf-8")  # a new judge input
-        ran = run_cli(
-            ["route.stone.set", "--route", "route", "--stone", "1.prompt", "--as", "passed"],
-            git_repo,
-            env=env,
-        )
-        assert ran.code == 0, (ran.out, ran.err)
+        code, out, err = _set(git_repo, env)
+        assert code == 0, (out, err)
         assert len(server.requests) == 6

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +16,7 @@ import pytest
 
 from routedriver.behaviorci.bundle import Bundle, load_bundle
 from routedriver.behaviorci.providers import make_provider
-from routedriver.behaviorci.providers.base import ProviderCallError
+from routedriver.behaviorci.providers.base import Generation, ProviderCallError
 from tests.behaviorci.helpers import answer, invoke, write_bundle
 from tests.fakes.llm_servers import AnthropicServer, OpenAIServer, Recorded, Reply
 
@@ -34,6 +35,17 @@ def _env(prefix: str, server: OpenAIServer | AnthropicServer) -> dict[str, str]:
 
 def _loaded(root: Path, kind: str, **config: Any) -> Bundle:
     return load_bundle(str(_bundle(root, kind, **config)))
+
+
+def _generate(
+    bundle: Bundle,
+    prefix: str,
+    server: OpenAIServer | AnthropicServer,
+    sleep: Callable[[float], None] = lambda seconds: None,
+) -> Generation:
+    """The first case's answer from the bundle's provider; ``sleep`` receives every retry wait."""
+    chosen = make_provider(bundle.config, environ=_env(prefix, server), sleep=sleep)
+    return chosen.generate(bundle.prompts["q1"], bundle.cases[0], 0)
 
 
 @pytest.mark.parametrize(("provider", "server_class", "prefix"), KINDS)
@@ -90,8 +102,7 @@ def test_429_with_retry_after_is_waited_for_then_succeeds(
     slept: list[float] = []
     with server_class() as server:
         server.enqueue(Reply.error(429, retry_after="3"), Reply.text(OK))
-        chosen = make_provider(bundle.config, environ=_env(prefix, server), sleep=slept.append)
-        generation = chosen.generate(bundle.prompts["q1"], bundle.cases[0], 0)
+        generation = _generate(bundle, prefix, server, slept.append)
     assert generation.text == OK and generation.attempts == 2
     assert slept == [3.0]  # exactly what the server asked for
     assert len(server.requests) == 2
@@ -118,8 +129,7 @@ def test_500s_are_retried_with_backoff(
     slept: list[float] = []
     with server_class() as server:
         server.enqueue(Reply.error(500), Reply.error(503), Reply.text(OK))
-        chosen = make_provider(bundle.config, environ=_env(prefix, server), sleep=slept.append)
-        generation = chosen.generate(bundle.prompts["q1"], bundle.cases[0], 0)
+        generation = _generate(bundle, prefix, server, slept.append)
     assert generation.attempts == 3 and len(server.requests) == 3
     assert len(slept) == 2 and 0 <= slept[0] <= 0.5 and 0 <= slept[1] <= 1.0  # full jitter under the cap
 
@@ -131,9 +141,8 @@ def test_retries_run_out(tmp_path: Path, provider: str, server_class: type, pref
         server.enqueue(
             Reply.error(500, message="the upstream is down"), Reply.error(500, message="still down")
         )
-        chosen = make_provider(bundle.config, environ=_env(prefix, server), sleep=lambda s: None)
         with pytest.raises(ProviderCallError) as caught:
-            chosen.generate(bundle.prompts["q1"], bundle.cases[0], 0)
+            _generate(bundle, prefix, server)
     assert len(server.requests) == 2
     assert caught.value.attempts == 2 and not caught.value.auth
     assert "HTTP 500" in caught.value.message and "still down" in caught.value.message
@@ -148,9 +157,8 @@ def test_retry_after_above_the_cap_fails_without_waiting(
     slept: list[float] = []
     with server_class() as server:
         server.enqueue(Reply.error(429, retry_after="3600"))
-        chosen = make_provider(bundle.config, environ=_env(prefix, server), sleep=slept.append)
         with pytest.raises(ProviderCallError) as caught:
-            chosen.generate(bundle.prompts["q1"], bundle.cases[0], 0)
+            _generate(bundle, prefix, server, slept.append)
     assert slept == [] and len(server.requests) == 1
     assert "429" in caught.value.message and "3600" in caught.value.message
 
@@ -160,9 +168,8 @@ def test_client_errors_are_not_retried(tmp_path: Path, status: int) -> None:
     bundle = _loaded(tmp_path / "b", "openai")
     with OpenAIServer() as server:
         server.enqueue(Reply.error(status))
-        chosen = make_provider(bundle.config, environ=_env("OPENAI", server), sleep=lambda s: None)
         with pytest.raises(ProviderCallError) as caught:
-            chosen.generate(bundle.prompts["q1"], bundle.cases[0], 0)
+            _generate(bundle, "OPENAI", server)
     assert len(server.requests) == 1
     assert f"HTTP {status}" in caught.value.message
 
@@ -188,9 +195,8 @@ def test_timeouts_are_retried_then_reported(tmp_path: Path) -> None:
     bundle = _loaded(tmp_path / "b", "openai", timeout=0.3, retries=1)
     with OpenAIServer() as server:
         server.enqueue(Reply.text(OK, delay_s=5), Reply.text(OK, delay_s=5))
-        chosen = make_provider(bundle.config, environ=_env("OPENAI", server), sleep=lambda s: None)
         with pytest.raises(ProviderCallError) as caught:
-            chosen.generate(bundle.prompts["q1"], bundle.cases[0], 0)
+            _generate(bundle, "OPENAI", server)
     assert caught.value.attempts == 2
     assert "timed out after 0.3 s" in caught.value.message
 
@@ -199,8 +205,7 @@ def test_anthropic_overloaded_529_is_retried(tmp_path: Path) -> None:
     bundle = _loaded(tmp_path / "b", "anthropic")
     with AnthropicServer() as server:
         server.enqueue(Reply.error(529), Reply.text(OK))
-        chosen = make_provider(bundle.config, environ=_env("ANTHROPIC", server), sleep=lambda s: None)
-        assert chosen.generate(bundle.prompts["q1"], bundle.cases[0], 0).attempts == 2
+        assert _generate(bundle, "ANTHROPIC", server).attempts == 2
 
 
 def test_switching_provider_on_the_command_line(tmp_path: Path) -> None:

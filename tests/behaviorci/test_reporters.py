@@ -9,6 +9,9 @@ import subprocess
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+from routedriver.behaviorci.models import PROVIDERS
+from routedriver.behaviorci.reporters import FORMATS
+from routedriver.cli import behaviorci as cli
 from tests.behaviorci.helpers import answer, invoke, one_error_line, write_bundle
 from tests.conftest import BIN_DIR, run_cli
 
@@ -258,3 +261,9 @@ def test_unwritable_output_is_refused_before_the_run(tmp_path: Path) -> None:
         line = one_error_line(result)
         assert str(target) in line and problem in line
         assert "behaviorci: running" not in result.stderr  # refused before any case ran
+
+
+def test_the_command_offers_exactly_the_library_formats_and_providers() -> None:
+    # The CLI keeps its own copies so that it starts without importing the reporters or pydantic.
+    assert cli.FORMATS == FORMATS
+    assert cli.PROVIDER_NAMES == PROVIDERS

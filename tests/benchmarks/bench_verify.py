@@ -82,6 +82,18 @@ def build(workdir: Path) -> Path:
     return repo
 
 
+def git_baseline(repo: Path, repeat: int) -> float:
+    """Median wall of the target's baseline: ``git ls-files -s`` then ``git status --porcelain``."""
+    ls_files = harness.command(["git", "ls-files", "-s"], cwd=repo)
+    status = harness.command(["git", "status", "--porcelain"], cwd=repo)
+
+    def once() -> None:
+        ls_files()
+        status()
+
+    return harness.median_wall(once, repeat=repeat)
+
+
 INSTALLED = ROOT / ".venv" / "bench-installed"  # a non-editable install of this checkout, as the action makes
 
 
@@ -153,14 +165,7 @@ def main() -> int:
             assert done.returncode == 0, done.stdout + done.stderr
             assert done.stdout.count("\npassed") + done.stdout.startswith("passed") == STONES, done.stdout
 
-        ls_files = harness.command(["git", "ls-files", "-s"], cwd=repo)
-        status = harness.command(["git", "status", "--porcelain"], cwd=repo)
-
-        def baseline_once() -> None:
-            ls_files()
-            status()
-
-        baseline = harness.median_wall(baseline_once, repeat=15)
+        baseline = git_baseline(repo, repeat=15)
         walls = {
             kind: harness.median_wall(harness.command([str(script), "--all"], cwd=repo), repeat=15)
             for kind, script in scripts.items()
@@ -203,14 +208,7 @@ def scaling(script: Path, files_per_stone: int = 2000) -> None:
         with tempfile.TemporaryDirectory(prefix="bench-verify-large-") as tmp:
             repo = build(Path(tmp))
             tracked = len(git(repo, "ls-files").splitlines())
-            ls_files = harness.command(["git", "ls-files", "-s"], cwd=repo)
-            status = harness.command(["git", "status", "--porcelain"], cwd=repo)
-
-            def baseline_once() -> None:
-                ls_files()
-                status()
-
-            baseline = harness.median_wall(baseline_once, repeat=9)
+            baseline = git_baseline(repo, repeat=9)
             wall = harness.median_wall(harness.command([str(script), "--all"], cwd=repo), repeat=9)
             print(
                 f"info   route.verify --all, {STONES} passed stones, {tracked} committed files: "

@@ -12,9 +12,10 @@ from typing import Any
 
 from routedriver.brain.atoms.scripted import ScriptedModel, parse_script
 from routedriver.brain.loop import Limits, Loop
+from routedriver.brain.memory.base import BackgroundMemory
 from routedriver.brain.toolbox import Toolbox, ToolRegistry
 from routedriver.brain.tools import builtin_tools
-from routedriver.brain.tools.base import ToolSettings
+from routedriver.brain.tools.base import Tool, ToolContext, ToolSettings, schema
 from tests.conftest import Ran
 
 BHRAIN = str(Path(sys.executable).parent / "bhrain")
@@ -47,6 +48,19 @@ def make_loop(
     kwargs.setdefault("limits", Limits())
     loop = Loop(scripted, registry or default_registry(workdir), workdir=workdir, **kwargs)
     return loop, scripted
+
+
+def proposal_gate(memory: BackgroundMemory) -> Toolbox:
+    """A ``sync`` toolbox whose ``wait`` tool returns once ``memory``'s background proposal is ready.
+
+    A script calls ``wait`` so that the proposal lands at a known iteration, without sleeping.
+    """
+
+    def wait(args: Mapping[str, Any], ctx: ToolContext) -> str:
+        assert memory.ready.wait(10), "the background proposal never arrived"
+        return "proposal is ready"
+
+    return Toolbox("sync", [Tool("wait", "wait", schema({}), wait)])
 
 
 def tool_results(scripted: ScriptedModel, request: int) -> list[str]:
@@ -84,6 +98,11 @@ def bhrain(
         stdin=None if input is not None else subprocess.DEVNULL,
     )
     return Ran(done.returncode, done.stdout, done.stderr)
+
+
+def scripted_run(script: Path, *, skill: str = "act") -> list[str]:
+    """The start of a ``bhrain run`` command line that plays ``script`` with the scripted atom."""
+    return ["run", "--skill", skill, "--atom", "scripted", "--script", str(script)]
 
 
 def write_script(path: Path, turns: Sequence[Any], **options: Any) -> Path:

@@ -12,13 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.brain.helpers import bhrain, call, write_script
+from tests.brain.helpers import bhrain, call, scripted_run, write_script
 from tests.fakes.llm_servers import AnthropicServer
 
 
 def scripted(tmp_path: Path, turns: list[object], **options: object) -> list[str]:
-    script = write_script(tmp_path / "script.json", turns, **options)
-    return ["run", "--skill", "act", "--atom", "scripted", "--script", str(script)]
+    return scripted_run(write_script(tmp_path / "script.json", turns, **options))
 
 
 def test_help_lists_subcommands_without_loading_the_sdks(tmp_path: Path) -> None:
@@ -320,22 +319,7 @@ def _allow_all(tmp_path: Path) -> Path:
 def test_bad_config_files_name_the_file_and_key(tmp_path: Path, content: str, expected: str) -> None:
     path = tmp_path / "bhrain.yaml"
     path.write_text(content, encoding="utf-8")
-    ran = bhrain(
-        [
-            "run",
-            "--config",
-            str(path),
-            "--skill",
-            "act",
-            "--atom",
-            "scripted",
-            "--input",
-            "x",
-            "--script",
-            str(write_script(tmp_path / "s.json", ["never"])),
-        ],
-        tmp_path,
-    )
+    ran = bhrain([*scripted(tmp_path, ["never"]), "--config", str(path), "--input", "x"], tmp_path)
     assert ran.code == 2
     assert expected.format(path=path) in ran.err
     assert len(ran.err.strip().splitlines()) == 1

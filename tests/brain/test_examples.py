@@ -5,26 +5,24 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from routedriver.brain.toolbox import ToolRegistry
-from tests.brain.helpers import bhrain, call, default_registry, make_loop, write_script
+import pytest
+
+from tests.brain.helpers import (
+    bhrain,
+    call,
+    default_registry,
+    make_loop,
+    proposal_gate,
+    scripted_run,
+    write_script,
+)
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "bhrain"
 
 
 def test_act_example_uses_tools_and_finishes(tmp_path: Path) -> None:
     ran = bhrain(
-        [
-            "run",
-            "--skill",
-            "act",
-            "--atom",
-            "scripted",
-            "--script",
-            str(EXAMPLES / "act.script.yaml"),
-            "--input",
-            "write a greeting and show it",
-            "--json",
-        ],
+        [*scripted_run(EXAMPLES / "act.script.yaml"), "--input", "write a greeting and show it", "--json"],
         tmp_path,
     )
     assert ran.code == 0, ran.err
@@ -46,23 +44,8 @@ def test_permissions_example_loads_and_denies(tmp_path: Path) -> None:
     script = write_script(
         tmp_path / "s.json", [{"tool_calls": [call("bash", command="git status; rm -rf /")]}, "denied"]
     )
-    ran = bhrain(
-        [
-            "run",
-            "--skill",
-            "act",
-            "--atom",
-            "scripted",
-            "--script",
-            str(script),
-            "--input",
-            "x",
-            "--permissions",
-            str(EXAMPLES / "permissions.json"),
-            "--json",
-        ],
-        tmp_path,
-    )
+    permissions = str(EXAMPLES / "permissions.json")
+    ran = bhrain([*scripted_run(script), "--input", "x", "--permissions", permissions, "--json"], tmp_path)
     assert ran.code == 2 and json.loads(ran.out)["tool_calls"][0]["status"] == "denied"
 
 
@@ -76,20 +59,7 @@ def test_toolbox_example(tmp_path: Path) -> None:
         ],
     )
     ran = bhrain(
-        [
-            "run",
-            "--skill",
-            "act",
-            "--atom",
-            "scripted",
-            "--script",
-            str(script),
-            "--input",
-            "x",
-            "--toolbox",
-            "notes_toolbox:notes",
-            "--json",
-        ],
+        [*scripted_run(script), "--input", "x", "--toolbox", "notes_toolbox:notes", "--json"],
         tmp_path,
         env={"PYTHONPATH": str(EXAMPLES)},
     )
@@ -97,27 +67,17 @@ def test_toolbox_example(tmp_path: Path) -> None:
     assert sorted((tmp_path / "NOTES.md").read_text().splitlines()) == ["first", "second"]
 
 
-def test_background_memory_example_condenses_old_results(tmp_path: Path, monkeypatch: object) -> None:
-    import sys
+def test_background_memory_example_condenses_old_results(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.syspath_prepend(str(EXAMPLES))
+    from background_memory import CondenseOldResults
 
-    sys.path.insert(0, str(EXAMPLES))
-    try:
-        from background_memory import CondenseOldResults
-    finally:
-        sys.path.remove(str(EXAMPLES))
     (tmp_path / "big.txt").write_text("x" * 5000, encoding="utf-8")
     memory = CondenseOldResults()
-    registry: ToolRegistry = default_registry(tmp_path)
+    registry = default_registry(tmp_path)
+    registry.add(proposal_gate(memory))
     read_big = {"tool_calls": [call("read", file_path="big.txt")]}
-
-    def wait(args: object, ctx: object) -> str:
-        assert memory.ready.wait(10)
-        return "ready"
-
-    from routedriver.brain.toolbox import Toolbox
-    from routedriver.brain.tools.base import Tool, schema
-
-    registry.add(Toolbox("sync", [Tool("wait", "wait", schema({}), wait)]))
     bash = {"tool_calls": [call("bash", command="true")]}
     loop, scripted = make_loop(
         tmp_path,

@@ -18,7 +18,7 @@ import pytest
 from routedriver.brain.hooks import ToolEvent
 from routedriver.brain.permissions.guard import NoPrompter, PermissionHook, TerminalPrompter
 from routedriver.brain.permissions.rules import Decision
-from tests.brain.helpers import BHRAIN, bhrain, call, make_loop, tool_results, write_script
+from tests.brain.helpers import BHRAIN, bhrain, call, make_loop, scripted_run, tool_results, write_script
 
 
 class Answers:
@@ -152,20 +152,7 @@ def _ask_setup(tmp_path: Path) -> list[str]:
     )
     perms = tmp_path / "perms.json"
     perms.write_text(json.dumps({"permissions": {"ask": ["Bash(touch:*)"]}}), encoding="utf-8")
-    return [
-        "run",
-        "--skill",
-        "act",
-        "--atom",
-        "scripted",
-        "--script",
-        str(script),
-        "--input",
-        "touch both",
-        "--permissions",
-        str(perms),
-        "--json",
-    ]
+    return [*scripted_run(script), "--input", "touch both", "--permissions", str(perms), "--json"]
 
 
 def test_cli_prompt_with_no_terminal_denies_and_finishes(tmp_path: Path) -> None:

@@ -7,10 +7,13 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from routedriver.brain.hooks import HookVerdict, LoopHook, ToolEvent, ToolOutcome
 from routedriver.brain.loop import Limits
 from routedriver.brain.toolbox import Toolbox, ToolRegistry
-from routedriver.brain.tools.base import Tool, ToolContext, schema
+from routedriver.brain.tools import builtin_tools
+from routedriver.brain.tools.base import Tool, ToolContext, ToolSettings, schema
 from routedriver.errors import Malfunction
 from tests.brain.helpers import call, make_loop, tool_results
 
@@ -125,6 +128,7 @@ def test_partial_failures_in_one_batch_are_all_appended(tmp_path: Path) -> None:
 
 def test_unknown_tool_lists_available_tools_and_the_model_can_retry(tmp_path: Path) -> None:
     (tmp_path / "a.txt").write_text("x\n", encoding="utf-8")
+    files = builtin_tools(["files"], ToolSettings(workdir=tmp_path))
     loop, scripted = make_loop(
         tmp_path,
         [
@@ -132,22 +136,13 @@ def test_unknown_tool_lists_available_tools_and_the_model_can_retry(tmp_path: Pa
             {"tool_calls": [call("read", file_path="a.txt")]},
             {"text": "read it"},
         ],
-        registry=None,
+        registry=ToolRegistry([Toolbox("files", [t for t in files if t.name in ("read", "glob")])]),
     )
-    loop.registry.remove("default")
-    loop.registry.add(Toolbox("files", [t for t in _builtin(tmp_path) if t.name in ("read", "glob")]))
     result = loop.run("read a.txt")
     assert tool_results(scripted, 2) == ["tool not found: cat; available: read, glob"]
     assert tool_results(scripted, 3) == ["x\n"]
     assert [r.status for r in result.tool_calls] == ["not_found", "ok"]
     assert result.exit_code == 0
-
-
-def _builtin(workdir: Path) -> list[Tool]:
-    from routedriver.brain.tools import builtin_tools
-    from routedriver.brain.tools.base import ToolSettings
-
-    return builtin_tools(["files"], ToolSettings(workdir=workdir))
 
 
 def test_a_tool_that_raises_becomes_an_error_result(tmp_path: Path) -> None:
@@ -217,12 +212,9 @@ def test_max_iterations_stops_gracefully_with_the_partial_response(tmp_path: Pat
 
 def test_an_llm_error_propagates_after_the_loop_started(tmp_path: Path) -> None:
     loop, _ = make_loop(tmp_path, [{"tool_calls": [call("bash", command="true")]}])
-    try:
+    with pytest.raises(Malfunction) as caught:  # running out of script turns must raise
         loop.run("go")
-    except Malfunction as exc:
-        assert "no turn left for model call 2" in str(exc)
-    else:
-        raise AssertionError("running out of script turns must raise")
+    assert "no turn left for model call 2" in str(caught.value)
     partial = loop.partial_result()
     assert partial.iterations == 2 and partial.exit_code == 1 and len(partial.tool_calls) == 1
 

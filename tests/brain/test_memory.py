@@ -23,7 +23,15 @@ from routedriver.brain.toolbox import Toolbox, ToolRegistry
 from routedriver.brain.tools.base import Tool, ToolContext, schema
 from routedriver.errors import Refused
 from routedriver.llm.types import Message
-from tests.brain.helpers import bhrain, call, make_loop, tool_results, write_script
+from tests.brain.helpers import (
+    bhrain,
+    call,
+    make_loop,
+    proposal_gate,
+    scripted_run,
+    tool_results,
+    write_script,
+)
 
 TASK = "Collect the three reports and compare them."
 
@@ -211,12 +219,7 @@ class Condenser(BackgroundMemory):
 def test_a_background_manager_observes_and_its_proposal_is_applied_between_iterations(tmp_path: Path) -> None:
     memory = Condenser()
     registry = reports_registry(size=60)
-
-    def wait_for_proposal(args: Mapping[str, Any], ctx: ToolContext) -> str:
-        assert memory.ready.wait(10), "the background proposal never arrived"
-        return "proposal is ready"
-
-    registry.add(Toolbox("sync", [Tool("wait", "wait", schema({}), wait_for_proposal)]))
+    registry.add(proposal_gate(memory))
     loop, scripted = make_loop(
         tmp_path,
         [fetch(1), {"tool_calls": [call("wait")]}, {"text": "done"}],
@@ -260,21 +263,7 @@ def test_cli_memory_plugin_by_import_path(tmp_path: Path) -> None:
         ],
     )
     ran = bhrain(
-        [
-            "run",
-            "--skill",
-            "act",
-            "--atom",
-            "scripted",
-            "--script",
-            str(script),
-            "--input",
-            "go",
-            "--memory",
-            "mymem:OnlyTask",
-            "--trace",
-            "t.json",
-        ],
+        [*scripted_run(script), "--input", "go", "--memory", "mymem:OnlyTask", "--trace", "t.json"],
         tmp_path,
         env={"PYTHONPATH": str(tmp_path)},
     )

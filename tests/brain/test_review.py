@@ -10,7 +10,7 @@ import pytest
 
 from routedriver.brain.skills import read_counts, with_counts
 from routedriver.route.judges import count_issues
-from tests.brain.helpers import bhrain, write_script
+from tests.brain.helpers import bhrain, scripted_run, write_script
 from tests.fakes.llm_servers import AnthropicServer, Reply
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "bhrain"
@@ -20,20 +20,7 @@ def review(tmp_path: Path, turns: list[object], *extra: str) -> tuple[int, str, 
     (tmp_path / "vision.md").write_text("# Vision\nShip the thing.\n", encoding="utf-8")
     script = write_script(tmp_path / "review.json", turns)
     ran = bhrain(
-        [
-            "run",
-            "--skill",
-            "review",
-            "--atom",
-            "scripted",
-            "--script",
-            str(script),
-            "--input-file",
-            "vision.md",
-            "--trace",
-            "t.json",
-            *extra,
-        ],
+        [*scripted_run(script, skill="review"), "--input-file", "vision.md", "--trace", "t.json", *extra],
         tmp_path,
     )
     trace = json.loads((tmp_path / "t.json").read_text()) if (tmp_path / "t.json").exists() else {}
@@ -143,17 +130,7 @@ def test_the_example_scripted_reviewer_needs_no_api_key(
 ) -> None:
     (tmp_path / "1.vision.md").write_text(artifact, encoding="utf-8")
     ran = bhrain(
-        [
-            "run",
-            "--skill",
-            "review",
-            "--atom",
-            "scripted",
-            "--script",
-            str(EXAMPLES / "review.script.yaml"),
-            "--input-file",
-            "1.vision.md",
-        ],
+        [*scripted_run(EXAMPLES / "review.script.yaml", skill="review"), "--input-file", "1.vision.md"],
         tmp_path,
     )
     assert ran.code == 0, ran.err

@@ -11,7 +11,8 @@ import pytest
 
 from routedriver.brain.toolbox import Toolbox, ToolboxConflict, ToolRegistry, wire_name
 from routedriver.brain.tools.base import Tool, ToolContext, schema
-from tests.brain.helpers import bhrain, call, make_loop, tool_results, write_script
+from tests.brain.helpers import bhrain, call, make_loop, scripted_run, tool_results, write_script
+from tests.conftest import Ran
 
 
 def echo_tool(name: str, reply: str = "") -> Tool:
@@ -128,34 +129,21 @@ def clashing():
 """
 
 
-def test_cli_toolbox_alone_replaces_the_default_one(tmp_path: Path) -> None:
+def run_with_plugin(tmp_path: Path, turns: list[Any], args: list[str]) -> Ran:
+    """Run ``bhrain`` on a script with the PLUGIN module importable as ``dbtools``."""
     (tmp_path / "dbtools.py").write_text(PLUGIN, encoding="utf-8")
-    script = write_script(
-        tmp_path / "s.json",
+    script = write_script(tmp_path / "s.json", turns)
+    return bhrain([*scripted_run(script), "--input", "q", *args], tmp_path, env={"PYTHONPATH": str(tmp_path)})
+
+
+def test_cli_toolbox_alone_replaces_the_default_one(tmp_path: Path) -> None:
+    ran = run_with_plugin(
+        tmp_path,
         [
             {"tool_calls": [call("database__execute", query="select 1"), call("read", file_path="x")]},
             {"text": "done"},
         ],
-    )
-    ran = bhrain(
-        [
-            "run",
-            "--skill",
-            "act",
-            "--atom",
-            "scripted",
-            "--script",
-            str(script),
-            "--input",
-            "q",
-            "--toolbox",
-            "dbtools:database",
-            "--trace",
-            "t.json",
-            "--json",
-        ],
-        tmp_path,
-        env={"PYTHONPATH": str(tmp_path)},
+        ["--toolbox", "dbtools:database", "--trace", "t.json", "--json"],
     )
     assert ran.code == 0, ran.err
     trace = json.loads((tmp_path / "t.json").read_text())
@@ -165,29 +153,8 @@ def test_cli_toolbox_alone_replaces_the_default_one(tmp_path: Path) -> None:
 
 
 def test_cli_toolbox_with_tools_merges_with_the_default_one(tmp_path: Path) -> None:
-    (tmp_path / "dbtools.py").write_text(PLUGIN, encoding="utf-8")
-    script = write_script(tmp_path / "s.json", [{"text": "done"}])
-    ran = bhrain(
-        [
-            "run",
-            "--skill",
-            "act",
-            "--atom",
-            "scripted",
-            "--script",
-            str(script),
-            "--input",
-            "q",
-            "--toolbox",
-            "dbtools:database",
-            "--tools",
-            "files",
-            "--trace",
-            "t.json",
-        ],
-        tmp_path,
-        env={"PYTHONPATH": str(tmp_path)},
-    )
+    args = ["--toolbox", "dbtools:database", "--tools", "files", "--trace", "t.json"]
+    ran = run_with_plugin(tmp_path, [{"text": "done"}], args)
     assert ran.code == 0, ran.err
     assert json.loads((tmp_path / "t.json").read_text())["tools"] == [
         "read",
@@ -200,26 +167,8 @@ def test_cli_toolbox_with_tools_merges_with_the_default_one(tmp_path: Path) -> N
 
 
 def test_cli_conflicting_toolboxes_fail_at_configuration_time(tmp_path: Path) -> None:
-    (tmp_path / "dbtools.py").write_text(PLUGIN, encoding="utf-8")
-    script = write_script(tmp_path / "s.json", [{"text": "never"}])
-    ran = bhrain(
-        [
-            "run",
-            "--skill",
-            "act",
-            "--atom",
-            "scripted",
-            "--script",
-            str(script),
-            "--input",
-            "q",
-            "--toolbox",
-            "default",
-            "--toolbox",
-            "dbtools:clashing",
-        ],
-        tmp_path,
-        env={"PYTHONPATH": str(tmp_path)},
+    ran = run_with_plugin(
+        tmp_path, [{"text": "never"}], ["--toolbox", "default", "--toolbox", "dbtools:clashing"]
     )
     assert ran.code == 2
     assert ran.err.strip() == (
@@ -231,7 +180,7 @@ def test_cli_conflicting_toolboxes_fail_at_configuration_time(tmp_path: Path) ->
 
 def test_cli_bad_toolbox_paths_are_one_line_errors(tmp_path: Path) -> None:
     script = write_script(tmp_path / "s.json", [{"text": "never"}])
-    base = ["run", "--skill", "act", "--atom", "scripted", "--script", str(script), "--input", "q"]
+    base = [*scripted_run(script), "--input", "q"]
     missing = bhrain([*base, "--toolbox", "nosuchmodule:box"], tmp_path)
     assert missing.code == 2 and "cannot import module 'nosuchmodule'" in missing.err
     wrong = bhrain([*base, "--toolbox", "json:dumps"], tmp_path)

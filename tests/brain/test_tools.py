@@ -6,6 +6,8 @@ import os
 import time
 from pathlib import Path
 
+import pytest
+
 from routedriver.brain.hooks import ToolOutcome
 from routedriver.brain.tools import builtin_tools, parse_tool_sets
 from routedriver.brain.tools.base import Tool, ToolContext, ToolSettings, argument_problem
@@ -170,12 +172,9 @@ def test_bash_large_output_is_truncated_with_a_notice_that_suggests_narrowing(tm
 def test_tool_sets_parse_and_refuse_unknown_names() -> None:
     assert parse_tool_sets("files, bash") == ["files", "bash"]
     assert parse_tool_sets("none") == []
-    try:
+    with pytest.raises(Refused) as caught:  # an unknown tool set must be refused
         parse_tool_sets("files,shell")
-    except Refused as exc:
-        assert "unknown tool set shell" in exc.line() and "files, bash, websearch" in exc.line()
-    else:
-        raise AssertionError("an unknown tool set must be refused")
+    assert "unknown tool set shell" in caught.value.line() and "files, bash, websearch" in caught.value.line()
 
 
 def test_read_only_sets_keep_only_reading_tools(tmp_path: Path) -> None:

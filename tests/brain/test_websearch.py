@@ -23,7 +23,7 @@ from routedriver.brain.tools.websearch import (
     websearch_tool,
 )
 from routedriver.errors import Refused
-from tests.brain.helpers import bhrain, call, write_script
+from tests.brain.helpers import bhrain, call, scripted_run, write_script
 
 
 class SearchServer:
@@ -192,19 +192,7 @@ def test_the_installed_command_searches_through_the_configured_endpoint(
         ],
     )
     ran = bhrain(
-        [
-            "run",
-            "--skill",
-            "ask",
-            "--atom",
-            "scripted",
-            "--script",
-            str(script),
-            "--input",
-            "find",
-            "--trace",
-            "t.json",
-        ],
+        [*scripted_run(script, skill="ask"), "--input", "find", "--trace", "t.json"],
         tmp_path,
         env={"BRAVE_API_KEY": "brave-secret-value", "BRAVE_SEARCH_URL": server.url},
     )

@@ -335,13 +335,9 @@ class OpenAIDialect(Dialect):
                     return f"Invalid type for 'messages[{index}].content': expected a string"
                 answered.add(call_id)
                 continue
-            missing = [call_id for call_id in open_calls if call_id not in answered]
-            if missing:
-                return (
-                    "An assistant message with 'tool_calls' must be followed by tool messages responding to "
-                    f"each 'tool_call_id'. The following tool_call_ids did not have response messages: "
-                    f"{', '.join(missing)}"
-                )
+            problem = _unanswered(open_calls, answered)
+            if problem:
+                return problem
             open_calls, answered = [], set()
             if role == "assistant" and message.get("tool_calls"):
                 for position, call in enumerate(message["tool_calls"]):
@@ -355,14 +351,17 @@ class OpenAIDialect(Dialect):
                     open_calls.append(call["id"])
             elif role != "assistant" and not isinstance(message.get("content"), str | list):
                 return f"Invalid type for 'messages[{index}].content': expected a string"
-        missing = [call_id for call_id in open_calls if call_id not in answered]
-        if missing:
-            return (
-                "An assistant message with 'tool_calls' must be followed by tool messages responding to each "
-                "'tool_call_id'. The following tool_call_ids did not have response messages: "
-                + ", ".join(missing)
-            )
+        return _unanswered(open_calls, answered)  # calls still open at the end are unanswered too
+
+
+def _unanswered(open_calls: list[str], answered: set[str]) -> str | None:
+    missing = [call_id for call_id in open_calls if call_id not in answered]
+    if not missing:
         return None
+    return (
+        "An assistant message with 'tool_calls' must be followed by tool messages responding to each "
+        "'tool_call_id'. The following tool_call_ids did not have response messages: " + ", ".join(missing)
+    )
 
 
 def _openai_tools(tools: Any) -> str | None:

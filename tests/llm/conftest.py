@@ -1,4 +1,5 @@
-"""Fixtures for the adapter tests: each provider's fake server with its adapter, and a recorded sleep."""
+"""Fixtures for the adapter tests: each provider's fake server with its adapter, a recorded sleep, and
+the constants the test modules share (the key the fake servers check, a ``read`` tool)."""
 
 from __future__ import annotations
 
@@ -11,9 +12,15 @@ import pytest
 from routedriver.llm.anthropic_chat import AnthropicChat
 from routedriver.llm.openai_chat import OpenAIChat
 from routedriver.llm.retry import RetryPolicy
+from routedriver.llm.types import ToolSpec
 from tests.fakes.llm_servers import AnthropicServer, OpenAIServer
 
 API_KEY = "sk-test-9f8e7d6c5b4a"
+READ = ToolSpec(
+    "read",
+    "Read a file",
+    {"type": "object", "properties": {"file_path": {"type": "string"}}, "required": ["file_path"]},
+)
 
 
 class Sleeps(list[float]):

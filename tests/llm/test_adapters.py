@@ -19,16 +19,11 @@ from routedriver.llm.errors import (
     retry_note,
 )
 from routedriver.llm.retry import RetryPolicy
-from routedriver.llm.types import ChatModel, Message, ToolSpec, Usage
+from routedriver.llm.types import ChatModel, Message, Usage
 from tests.fakes.llm_servers import Call, Reply
-from tests.llm.conftest import API_KEY, Provider
+from tests.llm.conftest import API_KEY, READ, Provider
 
 HELLO = [Message(role="user", text="hello")]
-READ = ToolSpec(
-    "read",
-    "Read a file",
-    {"type": "object", "properties": {"file_path": {"type": "string"}}, "required": ["file_path"]},
-)
 
 
 def test_text_reply_and_usage(provider: Provider) -> None:

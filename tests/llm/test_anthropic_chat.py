@@ -11,13 +11,8 @@ from routedriver.llm.errors import LLMBadRequest
 from routedriver.llm.retry import RetryPolicy
 from routedriver.llm.types import Message, ToolCall, ToolSpec
 from tests.fakes.llm_servers import AnthropicServer, Call, Reply
-from tests.llm.conftest import API_KEY
+from tests.llm.conftest import API_KEY, READ
 
-READ = ToolSpec(
-    "read",
-    "Read a file",
-    {"type": "object", "properties": {"file_path": {"type": "string"}}, "required": ["file_path"]},
-)
 BASH = ToolSpec("bash", "Run a command", {"type": "object", "properties": {"command": {"type": "string"}}})
 
 

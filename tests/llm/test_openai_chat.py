@@ -9,15 +9,9 @@ import pytest
 from routedriver.llm.errors import LLMBadRequest, LLMResponseError
 from routedriver.llm.openai_chat import OpenAIChat
 from routedriver.llm.retry import RetryPolicy
-from routedriver.llm.types import Message, ToolSpec
+from routedriver.llm.types import Message
 from tests.fakes.llm_servers import Call, OpenAIServer, Reply
-from tests.llm.conftest import API_KEY
-
-READ = ToolSpec(
-    "read",
-    "Read a file",
-    {"type": "object", "properties": {"file_path": {"type": "string"}}, "required": ["file_path"]},
-)
+from tests.llm.conftest import API_KEY, READ
 
 
 def chat_for(server: OpenAIServer, **options: Any) -> OpenAIChat:

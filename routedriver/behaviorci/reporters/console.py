@@ -6,7 +6,7 @@ guard's judge reads a failed threshold as "failed" rather than as exit code 1 ("
 
 from __future__ import annotations
 
-from routedriver.behaviorci.results import CaseResult, RunResult, ThresholdResult
+from routedriver.behaviorci.results import CaseResult, RunResult, ThresholdResult, format_number
 
 SHOWN_FAILURES = 10
 
@@ -59,7 +59,7 @@ def render_rich(result: RunResult, *, verbose: bool = False, quiet: bool = False
             "[green]✓[/]" if t.passed else "[red]✗[/]",
             t.metric + (" (default)" if t.implicit else ""),
             f"{t.operator} {t.expected:g}",
-            _fmt(t.actual),
+            format_number(t.actual),
         )
     console.print(table)
     failed = result.failed_cases
@@ -112,7 +112,7 @@ def _summary(result: RunResult) -> list[str]:
 
 def _threshold(t: ThresholdResult) -> str:
     default = " (default: no thresholds in the bundle)" if t.implicit else ""
-    return f"{t.metric} {t.operator} {t.expected:g}: actual {_fmt(t.actual)}{default}"
+    return f"{t.metric} {t.operator} {t.expected:g}: actual {format_number(t.actual)}{default}"
 
 
 def _case_label(result: RunResult, case: CaseResult) -> str:
@@ -129,10 +129,6 @@ def _case_stats(case: CaseResult) -> str:
 
 def _mark(ok: bool) -> str:
     return "✓" if ok else "✗"
-
-
-def _fmt(value: float) -> str:
-    return f"{value:g}" if float(value).is_integer() else f"{value:.4g}"
 
 
 def _ms(value: float | None) -> str:

@@ -11,10 +11,13 @@ import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from routedriver.brain.plugins import is_import_path, load_object
 from routedriver.errors import Refused
+
+if TYPE_CHECKING:
+    from routedriver.llm.retry import RetryPolicy
 
 ENTRY_POINT_GROUP = "bhrain.atoms"
 BUILTIN_ATOMS = {
@@ -31,13 +34,23 @@ class AtomOptions:
     script: Path | None = None
     context_window: int | None = None
     timeout_s: float | None = None
-    retry: Any = None  # a routedriver.llm.retry.RetryPolicy, or None for the adapters' default
+    retry: RetryPolicy | None = None  # None: the adapters' default policy
     environ: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
     on_retry: Callable[[int, float, BaseException], None] | None = None
 
 
 class UnknownAtom(Refused):
     pass
+
+
+def adapter_options(options: AtomOptions) -> dict[str, Any]:
+    """The keywords every SDK atom hands its adapter unchanged; unset ones leave the adapter's defaults."""
+    passed: dict[str, Any] = {"on_retry": options.on_retry}
+    if options.timeout_s:
+        passed["timeout_s"] = options.timeout_s
+    if options.retry is not None:
+        passed["retry"] = options.retry
+    return passed
 
 
 def _entry_points() -> dict[str, Any]:

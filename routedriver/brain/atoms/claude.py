@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from routedriver.brain.atoms import AtomOptions
+from routedriver.brain.atoms import AtomOptions, adapter_options
 from routedriver.errors import Refused
 
 DEFAULT_MODEL = "claude-sonnet-5-5"  # the newest Sonnet the installed anthropic SDK lists
@@ -27,19 +27,12 @@ def create(options: AtomOptions) -> Any:
             "export ANTHROPIC_API_KEY=..., or run offline with --atom scripted --script FILE",
         )
     found_url = first_env(BASE_URL_VARS, options.environ)
-    base_url = options.base_url or (found_url[1] if found_url else None)
-    extra: dict[str, Any] = {}
-    if options.timeout_s:
-        extra["timeout_s"] = options.timeout_s
-    if options.retry is not None:
-        extra["retry"] = options.retry
     return AnthropicChat(
         model=options.model or DEFAULT_MODEL,
         api_key=key[1],
-        base_url=base_url,
+        base_url=options.base_url or (found_url[1] if found_url else None),
         name="claude",
         context_window=options.context_window or DEFAULT_CONTEXT_WINDOW,
-        on_retry=options.on_retry,
         key_env=key[0],
-        **extra,
+        **adapter_options(options),
     )

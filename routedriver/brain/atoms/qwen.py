@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from routedriver.brain.atoms import AtomOptions
+from routedriver.brain.atoms import AtomOptions, adapter_options
 from routedriver.errors import Refused
 
 DEFAULT_MODEL = "qwen-plus"
@@ -51,11 +51,7 @@ def create(options: AtomOptions) -> Any:
     found_url = first_env(BASE_URL_VARS, options.environ)
     base_url = options.base_url or (found_url[1] if found_url else DASHSCOPE_URL)
     model = options.model or DEFAULT_MODEL
-    extra: dict[str, Any] = {}
-    if options.timeout_s:
-        extra["timeout_s"] = options.timeout_s
-    if options.retry is not None:
-        extra["retry"] = options.retry
+    extra = adapter_options(options)
     if "dashscope" in base_url:
         # DashScope's Qwen3 models think by default, which non-streaming calls must switch off.
         extra["extra_body"] = {"enable_thinking": False}
@@ -65,7 +61,6 @@ def create(options: AtomOptions) -> Any:
         base_url=base_url,
         name="qwen",
         context_window=options.context_window or context_window_for(model),
-        on_retry=options.on_retry,
         key_env=key[0],
         **extra,
     )

@@ -34,12 +34,12 @@ from typing import TYPE_CHECKING, Any
 from routedriver.errors import Malfunction, Refused
 from routedriver.llm.types import Completion, Message, ToolCall, ToolSpec, Usage, estimate_tokens
 
-TURN_KEYS = frozenset({"text", "tool_calls", "usage", "stop_reason", "delay_s", "choose", "if_contains"})
-CALL_KEYS = frozenset({"name", "arguments", "raw_arguments", "id", "error"})
 if TYPE_CHECKING:
     from routedriver.brain.atoms import AtomOptions
 
 FILE_KEYS = frozenset({"turns", "model", "context_window"})
+TURN_KEYS = frozenset({"text", "tool_calls", "usage", "stop_reason", "delay_s", "choose", "if_contains"})
+CALL_KEYS = frozenset({"name", "arguments", "raw_arguments", "id", "error"})
 
 
 class ScriptExhausted(Malfunction):

@@ -137,6 +137,20 @@ class Classifier:
             return "follow-up acknowledgement"
         return None
 
+    def plan(
+        self, state: SessionState, message: str, tracker: Tracker, cwd: str
+    ) -> tuple[str, list[list[str]]] | None:
+        """Whether this turn is classified, decided under the caller's lock. When it is, the turn is marked
+        in ``state`` and (snapshot, history) come back for ``classify``, which the caller runs after
+        releasing the lock (it may take seconds)."""
+        reason = self.skip_reason(state, message)
+        if reason is not None:
+            log.info("behavior: no classification this turn (%s)", reason)
+            return None
+        state.last_classified_message = message.strip()
+        state.classified_turns.append(state.turn)
+        return snapshot(state, tracker, cwd), [list(item) for item in state.history]
+
     # -- what ----------------------------------------------------------------------------------------
     def prompts(
         self, message: str, snapshot: str, *, tools: Sequence[str], cwd: str, history: Sequence[Sequence[str]]

@@ -233,18 +233,12 @@ def _plan_classification(
         return None
     from routedriver.brain.behavior import make_classifier
     from routedriver.brain.behavior.brains import build_brain
-    from routedriver.brain.behavior.classifier import snapshot
 
     brain = resolved["brain"]
     timeout_s = float(resolved["classifier"]["timeout"])
     classifier = make_classifier(resolved, lambda: build_brain(brain, timeout_s=timeout_s))
-    reason = classifier.skip_reason(state, prompt)
-    if reason is not None:
-        log.info("behavior: no classification this turn (%s)", reason)
-        return None
-    state.last_classified_message = prompt.strip()
-    state.classified_turns.append(state.turn)
-    return classifier, prompt, snapshot(state, engine.tracker, cwd), [list(item) for item in state.history]
+    planned = classifier.plan(state, prompt, engine.tracker, cwd)
+    return None if planned is None else (classifier, prompt, *planned)
 
 
 def sweep(state_dir: Path, ttl_s: float) -> int:

@@ -1,23 +1,20 @@
 """The behavior engine as a bhrain ``LoopHook``: one session's state, guarded by a lock.
 
-bhrain runs the tool calls of one response concurrently, so ``pre_tool``/``post_tool`` may be called from
-several threads at once; every state change happens under ``self._lock``. A turn starts at each user
-message (``on_user_message``); the classifier, when configured, runs there, outside the lock (it may take
-seconds) on a snapshot taken inside it.
+bhrain's dispatcher calls hooks from the loop's thread only, but a hook object may be shared by callers on
+several threads, so every state change happens under ``self._lock``. A turn starts at each user message
+(``on_user_message``); the classifier, when configured, runs there, outside the lock (it may take seconds)
+on a snapshot taken inside it.
 """
 
 from __future__ import annotations
 
-import logging
 import threading
 from collections.abc import Sequence
 
-from routedriver.brain.behavior.classifier import Classifier, snapshot
+from routedriver.brain.behavior.classifier import Classifier
 from routedriver.brain.behavior.engine import BehaviorEngine
 from routedriver.brain.behavior.state import SessionState
 from routedriver.brain.hooks import ALLOW, HookVerdict, LoopHook, ToolEvent, ToolOutcome
-
-log = logging.getLogger("routedriver.brain.behavior")
 
 
 class BehaviorHook(LoopHook):
@@ -63,15 +60,11 @@ class BehaviorHook(LoopHook):
             classifier = self.classifier
             if classifier is None:
                 return ()
-            reason = classifier.skip_reason(state, text)
-            if reason is not None:
-                log.info("behavior: no classification this turn (%s)", reason)
+            planned = classifier.plan(state, text, self.engine.tracker, self.cwd)
+            if planned is None:
                 return ()
-            state.last_classified_message = text.strip()
-            state.classified_turns.append(state.turn)
-            picture = snapshot(state, self.engine.tracker, self.cwd)
-            history = [list(item) for item in state.history]
-            tools = self._tools or sorted({item[0] for item in state.history})
+            picture, history = planned
+            tools = self._tools or sorted({item[0] for item in history})
         directive = classifier.classify(text, picture, tools=tools, cwd=self.cwd, history=history)
         return (directive,) if directive else ()
 

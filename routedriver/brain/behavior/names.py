@@ -63,12 +63,3 @@ class ToolMatcher:
 
     def __bool__(self) -> bool:
         return self.any or bool(self._namespaces)
-
-
-def as_name_list(value: str | Iterable[str] | None) -> list[str]:
-    """A trigger or ``add_on`` value as a list: ``"edit"`` and ``"edit, write"`` are accepted too."""
-    if value is None:
-        return []
-    if isinstance(value, str):
-        return [part.strip() for part in value.split(",") if part.strip()]
-    return [str(part).strip() for part in value if str(part).strip()]

@@ -138,8 +138,7 @@ def _merge(
                 "give every rule a unique id",
             )
         seen.add(definition["id"])
-        prefix = f"{where}: {path}[{index}]" if path else f"{where}: [{index}]"
-        ordered[definition["id"]] = (definition, prefix)
+        ordered[definition["id"]] = (definition, f"{where}: {path}[{index}]")
 
 
 def _substitute(value: Any, thresholds: Mapping[str, int]) -> Any:

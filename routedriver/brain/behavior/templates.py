@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from routedriver.brain.behavior.names import bare_name
-from routedriver.brain.behavior.state import PRIMARY_TARGETS, SessionState
+from routedriver.brain.behavior.state import PRIMARY_TARGETS, SessionState, pick_param
 
 PARAM_CUT = 100  # a {param:x} longer than this is cut, so a 5 KB heredoc does not flood the message
 _PLACEHOLDER = re.compile(
@@ -27,11 +27,8 @@ def _short(value: Any, limit: int = PARAM_CUT) -> str:
 
 
 def primary_target(params: Mapping[str, Any]) -> str:
-    for name in PRIMARY_TARGETS:
-        value = params.get(name)
-        if value is not None and value != "":
-            return _short(value)
-    return ""
+    picked = pick_param(params, PRIMARY_TARGETS)
+    return _short(picked[1]) if picked else ""
 
 
 def render(

@@ -81,6 +81,16 @@ class _Reader:
             return
         _Reader(script, self.out, self.depth + 1).read()
 
+    def parenthesized(self, open_index: int, unbalanced: str) -> int:
+        """Read the script between the ``(`` at ``open_index`` and its ``)`` (the end of the source when
+        there is none: ``unbalanced`` says so); returns the index of the ``)``."""
+        end = _matching_paren(self.src, open_index)
+        if end < 0:
+            self.out.unsure(unbalanced)
+            end = len(self.src)
+        self.nested(self.src[open_index + 1 : end])
+        return end
+
     def read(self) -> None:
         src = self.src
         while self.i < len(src):
@@ -153,11 +163,7 @@ class _Reader:
                 text += src[i + 1] if src[i + 1] != "\n" else ""
                 i += 2
             elif src.startswith("$(", i) and not src.startswith("$((", i):
-                end = _matching_paren(src, i + 1)
-                if end < 0:
-                    self.out.unsure("unbalanced $( in double quotes")
-                    end = len(src)
-                self.nested(src[i + 2 : end])
+                end = self.parenthesized(i + 1, "unbalanced $( in double quotes")
                 text += "$(…)"
                 self.word.expanded = True
                 i = end + 1
@@ -201,11 +207,7 @@ class _Reader:
             self.add(src[i : end + 2])
             self.i = end + 2
         elif src.startswith("$(", i):
-            end = _matching_paren(src, i + 1)
-            if end < 0:
-                self.out.unsure("unbalanced $(")
-                end = len(src)
-            self.nested(src[i + 2 : end])
+            end = self.parenthesized(i + 1, "unbalanced $(")
             self.add("$(…)")
             self.i = end + 1
         else:
@@ -224,11 +226,7 @@ class _Reader:
     def redirection(self) -> None:
         src, i = self.src, self.i
         if src.startswith(("<(", ">("), i):  # process substitution: a command whose output is a file
-            end = _matching_paren(src, i + 1)
-            if end < 0:
-                self.out.unsure("unbalanced process substitution")
-                end = len(src)
-            self.nested(src[i + 2 : end])
+            end = self.parenthesized(i + 1, "unbalanced process substitution")
             self.add("/dev/fd/63")
             self.i = end + 1
             return
@@ -437,9 +435,20 @@ def _unwrap(reader: _Reader, name: str, words: list[_Word]) -> list[_Word] | Non
     return rest
 
 
-# git options that come before the subcommand; the ones in the first set take the next word as their value.
-_GIT_GLOBAL_WITH_VALUE = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--exec-path",
-                                    "--config-env", "--super-prefix", "--attr-source"})
+# git's global options (written before the subcommand) that take the next word as their value.
+_GIT_GLOBAL_WITH_VALUE = frozenset(
+    {
+        "-C",
+        "-c",
+        "--git-dir",
+        "--work-tree",
+        "--namespace",
+        "--exec-path",
+        "--config-env",
+        "--super-prefix",
+        "--attr-source",
+    }
+)
 
 
 def _git_without_global_options(argv: list[str]) -> list[str]:

@@ -10,6 +10,7 @@ import json
 import shutil
 import sqlite3
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from routedriver.brain.hooks import ToolOutcome
@@ -26,12 +27,18 @@ PAGES = {
 }
 
 
-def create_shop(directory: Any) -> None:
+def create_shop(directory: Path) -> None:
     with sqlite3.connect(directory / DB_NAME) as db:
         db.execute("CREATE TABLE products (id INTEGER PRIMARY KEY, name TEXT, price REAL)")
         db.executemany(
             "INSERT INTO products (name, price) VALUES (?, ?)", [("pen", 1.0), ("book", 10.0), ("lamp", 25.0)]
         )
+
+
+def prices(directory: Path) -> list[float]:
+    """The products' prices in id order, read straight from the shop's database."""
+    with sqlite3.connect(directory / DB_NAME) as db:
+        return [row[0] for row in db.execute("SELECT price FROM products ORDER BY id")]
 
 
 def _db(ctx: ToolContext) -> sqlite3.Connection:

@@ -4,7 +4,6 @@ and a tiny driver that plays tool calls through a session the way the loop would
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -133,12 +132,3 @@ class ScriptedChat:
             raise reply
         text = reply(messages) if callable(reply) else reply
         return Completion(text=text, usage=Usage(10, 5))
-
-
-def wait_for(predicate: Callable[[], bool], timeout: float = 5.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.01)
-    return predicate()

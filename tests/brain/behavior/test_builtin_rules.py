@@ -30,8 +30,10 @@ SEED_TABLE = {
 
 
 def only(rule_id: str, cwd: Path | str = "/work/repo", **settings: int | bool) -> Session:
-    """A session where exactly one built-in rule is on."""
-    return Session(engine_from({"rules": {rule_id: True, **settings}}, cwd=cwd))
+    """A session where exactly one built-in rule is on, its first turn started."""
+    session = Session(engine_from({"rules": {rule_id: True, **settings}}, cwd=cwd))
+    session.turn()
+    return session
 
 
 def test_all_fourteen_rules_match_the_seed_table() -> None:
@@ -61,7 +63,6 @@ def test_seed_thresholds_are_the_defaults() -> None:
 )
 def test_read_before_edit(read: str, edit: str) -> None:
     session = only("read_before_edit")
-    session.turn()
     decision, _ = session.call(edit, file_path="src/app.py", old_string="a", new_string="b")
     assert fired(decision) == ["read_before_edit"]
     assert "src/app.py" in decision.notes[0] and decision.notes[0].startswith("[BEHAVIOR WARNING]")
@@ -73,7 +74,6 @@ def test_read_before_edit(read: str, edit: str) -> None:
 def test_read_before_write_existing(tmp_path: Path) -> None:
     (tmp_path / "exists.txt").write_text("old\n", encoding="utf-8")
     session = only("read_before_write_existing", cwd=tmp_path)
-    session.turn()
     assert fired(session.pre("write", file_path="new.txt", content="x")) == []
     assert fired(session.pre("Write", file_path="exists.txt", content="x")) == ["read_before_write_existing"]
     session.call("read", file_path="exists.txt")
@@ -82,7 +82,6 @@ def test_read_before_write_existing(tmp_path: Path) -> None:
 
 def test_search_before_read_after_max_blind_reads() -> None:
     session = only("search_before_read")
-    session.turn()
     for index in range(3):
         decision, _ = session.call("read", file_path=f"f{index}.py")
         assert fired(decision) == [], index
@@ -95,14 +94,12 @@ def test_search_before_read_after_max_blind_reads() -> None:
 
 def test_search_before_read_threshold_from_settings() -> None:
     session = only("search_before_read", max_blind_reads=1)
-    session.turn()
     assert fired(session.call("Read", file_path="a.py")[0]) == []
     assert fired(session.call("Read", file_path="b.py")[0]) == ["search_before_read"]
 
 
 def test_verify_after_edit_reminds_after_the_tool() -> None:
     session = only("verify_after_edit")
-    session.turn()
     decision, notes = session.call("edit", file_path="a.py", old_string="x", new_string="y")
     assert fired(decision) == []
     assert fired(notes) == ["verify_after_edit"]
@@ -112,7 +109,6 @@ def test_verify_after_edit_reminds_after_the_tool() -> None:
 
 def test_test_after_changes_and_the_test_run_resets() -> None:
     session = only("test_after_changes")
-    session.turn()
     assert session.call("edit", file_path="a.py", old_string="x", new_string="y")[1] == ()
     assert session.call("write", file_path="b.py", content="z")[1] == ()
     notes = session.call("Edit", file_path="a.py", old_string="y", new_string="z")[1]
@@ -146,7 +142,6 @@ def test_test_after_changes_and_the_test_run_resets() -> None:
 )
 def test_no_bash_for_files(command: str, warned: bool) -> None:
     session = only("no_bash_for_files")
-    session.turn()
     assert fired(session.pre("Bash", command=command)) == (["no_bash_for_files"] if warned else [])
 
 
@@ -168,7 +163,6 @@ def test_no_bash_for_files(command: str, warned: bool) -> None:
 )
 def test_no_blind_exploration(command: str, warned: bool) -> None:
     session = only("no_blind_exploration")
-    session.turn()
     assert fired(session.pre("bash", command=command)) == (["no_blind_exploration"] if warned else [])
 
 
@@ -202,7 +196,6 @@ def test_no_blind_exploration(command: str, warned: bool) -> None:
 )
 def test_confirm_destructive_blocks(command: str, blocked: bool) -> None:
     session = only("confirm_destructive")
-    session.turn()
     decision = session.pre("bash", command=command)
     assert decision.block is blocked
     if blocked:
@@ -212,7 +205,6 @@ def test_confirm_destructive_blocks(command: str, blocked: bool) -> None:
 
 def test_a_blocked_call_is_not_counted() -> None:
     session = only("confirm_destructive")
-    session.turn()
     session.pre("bash", command="rm -rf /")
     assert session.state.tool_calls_this_turn == 0
     assert session.state.violations[-1]["rule"] == "confirm_destructive"
@@ -220,7 +212,6 @@ def test_a_blocked_call_is_not_counted() -> None:
 
 def test_plan_before_execute() -> None:
     session = only("plan_before_execute")
-    session.turn()
     assert fired(session.call("grep", text="", pattern="x")[0]) == ["plan_before_execute"]
     assert fired(session.call("grep", text="", pattern="y")[0]) == []  # only the first call of a turn
     session.turn("next task")
@@ -232,7 +223,6 @@ def test_plan_before_execute() -> None:
 
 def test_web_search_when_unknown() -> None:
     session = only("web_search_when_unknown")
-    session.turn()
     notes = session.engine.on_text(session.state, "I'm not sure which version added this flag.")
     assert fired(notes) == ["web_search_when_unknown"]
     assert session.engine.on_text(session.state, "The flag exists since 2.0.") == ()
@@ -242,7 +232,6 @@ def test_web_search_when_unknown() -> None:
 
 def test_delegate_complex_at_exactly_eight_calls() -> None:
     session = only("delegate_complex")
-    session.turn()
     reminders = [session.call("grep" if index % 2 else "glob", pattern=str(index))[1] for index in range(10)]
     assert [index + 1 for index, notes in enumerate(reminders) if notes] == [8]
     assert "8 tool calls in this turn" in reminders[7][0]
@@ -250,7 +239,6 @@ def test_delegate_complex_at_exactly_eight_calls() -> None:
 
 def test_delegate_large_reads_after_five_in_a_row() -> None:
     session = only("delegate_large_reads")
-    session.turn()
     notes = [session.call("read", file_path=f"f{index}")[1] for index in range(6)]
     assert [index + 1 for index, item in enumerate(notes) if item] == [5, 6]
     session.call("grep", pattern="x")
@@ -259,7 +247,6 @@ def test_delegate_large_reads_after_five_in_a_row() -> None:
 
 def test_max_sequential_same_tool() -> None:
     session = only("max_sequential_same_tool")
-    session.turn()
     decisions = [session.call("bash", command=f"echo {index}")[0] for index in range(9)]
     assert [index + 1 for index, item in enumerate(decisions) if item.fired] == [8, 9]
     assert "bash 8 times in a row" in decisions[7].notes[0]
@@ -267,7 +254,6 @@ def test_max_sequential_same_tool() -> None:
 
 def test_max_sequential_same_tool_threshold_and_streak_breaks() -> None:
     session = only("max_sequential_same_tool", max_sequential_same_tool=3)
-    session.turn()
     assert [bool(session.call("glob", pattern="*")[0].fired) for _ in range(3)] == [False, False, True]
     session.call("grep", pattern="x")
     assert not session.call("glob", pattern="*")[0].fired
@@ -275,7 +261,6 @@ def test_max_sequential_same_tool_threshold_and_streak_breaks() -> None:
 
 def test_always_lint_check() -> None:
     session = only("always_lint_check")
-    session.turn()
     clean = session.call(
         "edit",
         file_path="a.py",

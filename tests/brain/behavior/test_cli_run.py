@@ -4,12 +4,11 @@ the scripted atom, a custom toolbox by import path, and the engine blocking, war
 from __future__ import annotations
 
 import json
-import sqlite3
 from pathlib import Path
 
 import yaml
 
-from tests.brain.behavior.domain_toolboxes import DB_NAME, create_shop
+from tests.brain.behavior.domain_toolboxes import DB_NAME, create_shop, prices
 from tests.conftest import run_cli
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
@@ -91,8 +90,7 @@ def test_bhrain_run_enforces_the_behavior_block(tmp_path: Path) -> None:
         ("database.backup", True),
         ("database.execute", True),
     ]
-    with sqlite3.connect(tmp_path / DB_NAME) as db:
-        assert [row[0] for row in db.execute("SELECT price FROM products ORDER BY id")] == [2.0, 20.0, 50.0]
+    assert prices(tmp_path) == [2.0, 20.0, 50.0]
     assert (tmp_path / f"{DB_NAME}.bak").exists()
 
 
@@ -113,8 +111,7 @@ def test_a_broken_behavior_block_is_refused_naming_file_and_key(tmp_path: Path) 
             f"error: {config}: security.behavior.rule_definitions[0].acton: extra inputs are not permitted"
         )
     )
-    with sqlite3.connect(tmp_path / DB_NAME) as db:
-        assert [row[0] for row in db.execute("SELECT price FROM products ORDER BY id")] == [1.0, 10.0, 25.0]
+    assert prices(tmp_path) == [1.0, 10.0, 25.0]
 
 
 def test_relative_paths_in_rules_resolve_against_the_configured_workdir(tmp_path: Path) -> None:

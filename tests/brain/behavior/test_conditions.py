@@ -196,7 +196,7 @@ class TestComposites:
         assert check(spec, ctx(calls=1))
         assert not check(spec, ctx(calls=2))
 
-    def test_all_and_any_short_circuit(self) -> None:
+    def test_all_and_any_short_circuit(self, monkeypatch: pytest.MonkeyPatch) -> None:
         evaluated: list[str] = []
 
         def probe(name: str, result: bool) -> Any:
@@ -206,21 +206,17 @@ class TestComposites:
 
             return run
 
-        conditions._BUILDERS["probe_false"] = lambda arg, path: probe(f"false:{arg}", False)
-        conditions._BUILDERS["probe_true"] = lambda arg, path: probe(f"true:{arg}", True)
-        try:
-            assert not check({"all": [{"probe_false": 1}, {"probe_true": 2}]}, ctx())
-            assert evaluated == ["false:1"]  # the second branch never ran
-            evaluated.clear()
-            assert check({"any": [{"probe_true": 1}, {"probe_false": 2}]}, ctx())
-            assert evaluated == ["true:1"]
-            evaluated.clear()
-            assert check(
-                {"all": [{"probe_true": 1}, {"any": [{"probe_true": 2}, {"probe_false": 3}]}]}, ctx()
-            )
-            assert evaluated == ["true:1", "true:2"]
-        finally:
-            del conditions._BUILDERS["probe_false"], conditions._BUILDERS["probe_true"]
+        builders = conditions._BUILDERS  # undone by monkeypatch after the test
+        monkeypatch.setitem(builders, "probe_false", lambda arg, path: probe(f"false:{arg}", False))
+        monkeypatch.setitem(builders, "probe_true", lambda arg, path: probe(f"true:{arg}", True))
+        assert not check({"all": [{"probe_false": 1}, {"probe_true": 2}]}, ctx())
+        assert evaluated == ["false:1"]  # the second branch never ran
+        evaluated.clear()
+        assert check({"any": [{"probe_true": 1}, {"probe_false": 2}]}, ctx())
+        assert evaluated == ["true:1"]
+        evaluated.clear()
+        assert check({"all": [{"probe_true": 1}, {"any": [{"probe_true": 2}, {"probe_false": 3}]}]}, ctx())
+        assert evaluated == ["true:1", "true:2"]
 
 
 class TestBadConditions:

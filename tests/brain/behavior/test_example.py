@@ -4,6 +4,7 @@ through a shell exactly as Claude Code runs them, enforce the example's rules.""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -42,8 +43,6 @@ def run(project: Path, event: str, payload: dict, state: Path) -> subprocess.Com
         "hook_event_name": event,
         **payload,
     }
-    import os
-
     return subprocess.run(
         ["bash", "-c", command_for(event)],
         cwd=project,

@@ -35,6 +35,16 @@ security:
 """
 
 
+def with_classifier(base_url: str, api_key: str) -> str:
+    """CONFIG with turn classification on, by an OpenAI-compatible brain at ``base_url``."""
+    return CONFIG.replace(
+        "    profile: dev\n",
+        "    profile: dev\n    classify_turns: true\n"
+        "    brain:\n      provider: openai\n      model: gpt-mini\n"
+        f"      config: {{api_key: {api_key}, base_url: '{base_url}'}}\n",
+    )
+
+
 class Hook:
     """Runs ``bhrain behave`` the way Claude Code does: one process per event, JSON on stdin."""
 
@@ -220,18 +230,7 @@ def test_user_prompt_gets_a_directive_from_the_classifier_brain(tmp_path: Path) 
                 )
             )
         )
-        hook = Hook(
-            tmp_path,
-            CONFIG.replace(
-                "    profile: dev\n",
-                (
-                    "    profile: dev\n    classify_turns: true\n    brain:\n      provider: openai\n"
-                    "      model: gpt-mini\n"
-                    "      config: {api_key: '{{secret.CLASSIFIER_KEY}}', "
-                    f"base_url: '{server.base_url}'}}\n"
-                ),
-            ),
-        )
+        hook = Hook(tmp_path, with_classifier(server.base_url, "'{{secret.CLASSIFIER_KEY}}'"))
         ran = hook.run(
             hook.payload("UserPromptSubmit", prompt="Drop the legacy users table"),
             env={"CLASSIFIER_KEY": "sk-classifier"},
@@ -249,17 +248,7 @@ def test_user_prompt_gets_a_directive_from_the_classifier_brain(tmp_path: Path) 
 def test_a_classifier_failure_never_blocks_the_prompt(tmp_path: Path) -> None:
     with OpenAIServer() as server:
         server.enqueue(Reply.error(500), Reply.error(500))
-        hook = Hook(
-            tmp_path,
-            CONFIG.replace(
-                "    profile: dev\n",
-                (
-                    "    profile: dev\n    classify_turns: true\n    brain:\n      provider: openai\n"
-                    "      model: gpt-mini\n"
-                    f"      config: {{api_key: sk-x, base_url: '{server.base_url}'}}\n"
-                ),
-            ),
-        )
+        hook = Hook(tmp_path, with_classifier(server.base_url, "sk-x"))
         ran = hook.prompt("Refactor the parser")
     assert ran.code == 0 and ran.out == ""
     assert "classifier failed" in ran.err
@@ -311,9 +300,7 @@ def test_concurrent_hooks_for_one_session_lose_no_update(hook: Hook) -> None:
         )
         return hook.run(payload, "--hook", "post_tool").code
 
-    hook.pre(
-        "Read", file_path=target
-    )  # warm the compiled-config cache so the processes race on the state only
+    hook.pre("Read", file_path=target)  # warm the compiled-config cache: the processes race on the state only
     with ThreadPoolExecutor(max_workers=8) as pool:
         codes = list(pool.map(one, range(16)))
     assert codes == [0] * 16

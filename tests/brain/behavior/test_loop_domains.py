@@ -5,7 +5,6 @@ loop with the scripted atom, real tools and small custom toolboxes. The classifi
 from __future__ import annotations
 
 import json
-import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -13,23 +12,20 @@ import yaml
 
 from routedriver.brain.atoms.scripted import ScriptedModel, parse_script
 from routedriver.brain.behavior import load_behavior_hook
-from routedriver.brain.behavior.hook import BehaviorHook
+from routedriver.brain.behavior.state import SessionState
 from routedriver.brain.loop import Loop, LoopResult
 from routedriver.brain.toolbox import Toolbox, ToolRegistry
 from routedriver.brain.tools import builtin_tools
 from routedriver.brain.tools.base import ToolSettings
 from routedriver.llm.types import Message
 from tests.brain.behavior import domain_toolboxes
-from tests.brain.behavior.domain_toolboxes import DB_NAME, create_shop
-
-
-def call(name: str, **arguments: Any) -> dict[str, Any]:
-    return {"name": name, "arguments": arguments}
+from tests.brain.behavior.domain_toolboxes import DB_NAME, create_shop, prices
+from tests.brain.helpers import call
 
 
 def run_loop(
     workdir: Path, block_yaml: str, turns: list[Any], toolboxes: list[Toolbox], task: str
-) -> tuple[LoopResult, ScriptedModel, BehaviorHook]:
+) -> tuple[LoopResult, ScriptedModel, SessionState]:
     model = parse_script(turns, source="test script")
     config_path = workdir / "config.yaml"
     hook = load_behavior_hook(
@@ -38,11 +34,10 @@ def run_loop(
     loop = Loop(model, ToolRegistry(toolboxes), workdir=workdir, hooks=[hook])
     try:
         result = loop.run(task)
+        state = hook.state  # taken before close(), which frees the session's state
     finally:
-        state_before_close = hook.state
         loop.close()
-    hook._state = state_before_close  # keep the final state readable for the assertions (close freed it)
-    return result, model, hook
+    return result, model, state
 
 
 def tool_results(result: LoopResult) -> list[str]:
@@ -124,7 +119,7 @@ def test_coding_assistant(tmp_path: Path) -> None:
         {"text": "Done: add() adds; tests pass."},
     ]
     files = Toolbox("default", builtin_tools(["files", "bash"], ToolSettings(workdir=tmp_path)))
-    result, model, hook = run_loop(tmp_path, CODING, turns, [files], "Fix add() in src/app.py")
+    result, model, state = run_loop(tmp_path, CODING, turns, [files], "Fix add() in src/app.py")
 
     assert result.exit_code == 0 and result.text == "Done: add() adds; tests pass."
     # the classifier directive follows the user's message
@@ -158,7 +153,6 @@ def test_coding_assistant(tmp_path: Path) -> None:
     # on_text: unsure without a web search → one nudge message, then the agent finished
     nudge = user_messages(model.requests[-1].messages)[-1]
     assert nudge.startswith("[BEHAVIOR WARNING] web_search_when_unknown")
-    state = hook.state
     assert state.counters["changes_since_test"] == 0  # the unittest run reset it
     assert {v["rule"] for v in state.violations} >= {
         "plan_before_execute",
@@ -236,11 +230,6 @@ state_tracking:
 """
 
 
-def prices(workdir: Path) -> list[float]:
-    with sqlite3.connect(workdir / DB_NAME) as db:
-        return [row[0] for row in db.execute("SELECT price FROM products ORDER BY id")]
-
-
 def test_database_pipeline(tmp_path: Path) -> None:
     create_shop(tmp_path)
     update = "UPDATE products SET price = price * 2"
@@ -271,7 +260,7 @@ def test_database_pipeline(tmp_path: Path) -> None:
         {"text": "Last query.", "tool_calls": [call("database.query", query=names, table="products")]},
         {"text": "Prices doubled; 3 rows updated."},
     ]
-    result, model, hook = run_loop(
+    result, model, state = run_loop(
         tmp_path, DATABASE, turns, [domain_toolboxes.database], "Double all prices"
     )
 
@@ -292,7 +281,6 @@ def test_database_pipeline(tmp_path: Path) -> None:
     assert result_with(result, "no_select_star").startswith("[BEHAVIOR WARNING] no_select_star")
     warned = [text for text in tool_results(result) if "schema_before_query" in text]
     assert len(warned) == 1 and "You ran 3 queries without checking the schema." in warned[0]
-    state = hook.state
     assert list(state.sets["tables_queried"]) == ["products"]
     assert state.counters["queries_since_schema"] == 1 and state.flags["backup_created"] is True
 
@@ -377,7 +365,7 @@ def test_research_team(tmp_path: Path) -> None:
         {"text": "Double-checking A.", "tool_calls": [call("web.fetch", url=urls[0])]},
         {"text": "It opened in 1932 [A, B, D, E]; one source says 1931 [C]."},
     ]
-    result, model, hook = run_loop(
+    result, model, state = run_loop(
         tmp_path,
         RESEARCH,
         turns,
@@ -407,7 +395,6 @@ def test_research_team(tmp_path: Path) -> None:
     assert remembered.startswith("remembered")  # a pre_tool remind arrives AFTER the result
     assert "[BEHAVIOR REMINDER] cross_reference: You have 5 sources." in remembered
     assert (tmp_path / "notes.md").read_text(encoding="utf-8") == "Opened 1932 (4 of 5 sources)\n"
-    state = hook.state
     assert list(state.sets["fetched_urls"]) == urls[1:] + urls[:1]  # re-fetching a moves it to the end
     assert list(state.sets["search_queries"]) == ["bridge opening year"]
     assert state.counters["sources_collected"] == 1
