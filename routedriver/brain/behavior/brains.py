@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from routedriver.brain.behavior.errors import BehaviorConfigError
+from routedriver.llm.env import first_env
 from routedriver.llm.types import ChatModel
 
 _SECRET = re.compile(r"\{\{\s*secret\.([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
@@ -72,7 +73,8 @@ def build_brain(
     default_backend, default_url, key_vars = PROVIDERS.get(provider, ("openai_compat", None, ()))
     backend = brain.get("backend") or default_backend
     config = resolve_secrets(dict(brain.get("config") or {}), env, where)
-    api_key = config.get("api_key") or next((env[name] for name in key_vars if env.get(name)), None)
+    found = first_env(key_vars, env)
+    api_key = config.get("api_key") or (found[1] if found else None)
     base_url = config.get("base_url") or default_url
     if provider == "ollama" and not api_key:
         api_key = "ollama"  # Ollama ignores the key, the SDK wants one
