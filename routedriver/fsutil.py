@@ -11,7 +11,6 @@ import contextlib
 import errno
 import fcntl
 import os
-import secrets
 import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -26,6 +25,18 @@ def cache_dir(environ: Mapping[str, str] | None = None) -> Path:
     return Path(env.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")) / "routedriver"
 
 
+def read_user_text(path: Path, what: str) -> str:
+    """The text of a file the user named (a config, a script, a rubric), or ``Refused`` in one line when it
+    cannot be read or is not UTF-8: bad input, not an internal error."""
+    from routedriver.errors import Refused
+
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else "it is not UTF-8 text"
+        raise Refused(f"cannot read {what} {path}: {reason}", "make it a readable UTF-8 file") from None
+
+
 def atomic_write(
     path: str | os.PathLike[str], data: str | bytes, *, fsync: bool = True, mode: int = 0o644
 ) -> None:
@@ -33,6 +44,8 @@ def atomic_write(
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     payload = data.encode("utf-8") if isinstance(data, str) else data
+    import secrets  # here, not at the top: readers import this module too, and secrets costs ~5 ms
+
     temp = target.with_name(f".{target.name}{TEMP_MARK}{secrets.token_hex(6)}")
     fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
     try:

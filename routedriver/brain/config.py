@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from routedriver.errors import Refused
+from routedriver.fsutil import read_user_text
 
 ARCH = "bhrain.struct.v1"
 
@@ -86,8 +87,9 @@ def load_config(path: Path) -> RunSettings:
         raise Refused(f"config file {path} not found", "check the path given to --config")
     import yaml
 
+    text = read_user_text(path, "config file")
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
         raise Refused(
             f"config file {path} is not valid YAML: {' '.join(str(exc).split())[:200]}", "fix the syntax"

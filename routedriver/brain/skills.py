@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from routedriver.errors import Refused
+from routedriver.fsutil import read_user_text
 
 COMMON = (
     "You are bhrain, a careful agent working in a software repository through tools. Ground every claim in "
@@ -123,7 +124,7 @@ def render_rubric(rubric: Path | None, artifacts: Sequence[Artifact], input_text
     else:
         if not rubric.is_file():
             raise Refused(f"rubric {rubric} not found", "check the path given to --rubric")
-        source, name = rubric.read_text(encoding="utf-8"), str(rubric)
+        source, name = read_user_text(rubric, "rubric"), str(rubric)
     env = jinja2.Environment(undefined=jinja2.StrictUndefined, keep_trailing_newline=True, autoescape=False)
     try:
         template = env.from_string(source)

@@ -368,3 +368,29 @@ def test_behavior_block_in_config_plugs_into_the_loop(tmp_path: Path) -> None:
     assert [c["status"] for c in out["tool_calls"]] == ["ok", "denied"], ran.err
     blocked = [m for m in json.loads((tmp_path / "t.json").read_text())["messages"] if m["role"] == "tool"][1]
     assert "Back up before 'DELETE FROM t'." in blocked["text"]
+
+
+@pytest.mark.parametrize(
+    ("flag", "what"),
+    [
+        ("--config", "config file"),
+        ("--permissions", "permissions file"),
+        ("--script", "script file"),
+        ("--rubric", "rubric"),
+    ],
+)
+def test_a_named_file_that_is_not_utf8_is_refused_in_one_line(tmp_path: Path, flag: str, what: str) -> None:
+    bad = tmp_path / "latin1.yaml"
+    bad.write_bytes("caf\xe9: 1\n".encode("latin-1"))
+    args = scripted(tmp_path, ["never"])
+    if flag == "--script":
+        args[args.index("--script") + 1] = str(bad)
+    else:
+        args += [flag, str(bad)]
+    if flag == "--rubric":
+        args[args.index("--skill") + 1] = "review"
+    ran = bhrain([*args, "--input", "x"], tmp_path)
+    assert (ran.code, ran.err) == (
+        2,
+        f"error: cannot read {what} {bad}: it is not UTF-8 text; make it a readable UTF-8 file\n",
+    )

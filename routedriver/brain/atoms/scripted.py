@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from routedriver.errors import Malfunction, Refused
+from routedriver.fsutil import read_user_text
 from routedriver.llm.types import Completion, Message, ToolCall, ToolSpec, Usage, estimate_tokens
 
 if TYPE_CHECKING:
@@ -152,7 +153,7 @@ def _tool_call(raw: Mapping[str, Any], number: int, index: int) -> ToolCall:
 def load_script(path: Path) -> ScriptedModel:
     if not path.is_file():
         raise Refused(f"script file {path} not found", "check the path given to --script")
-    text = path.read_text(encoding="utf-8")
+    text = read_user_text(path, "script file")
     try:
         if path.suffix.lower() == ".json":
             data = json.loads(text)

@@ -20,6 +20,7 @@ from pydantic import BaseModel, ValidationError
 
 from routedriver.brain.behavior import models
 from routedriver.brain.behavior.errors import BehaviorConfigError
+from routedriver.fsutil import read_user_text
 
 HERE = Path(__file__).resolve().parent
 BUILTIN_RULES = HERE / "builtin_rules.yaml"
@@ -142,8 +143,9 @@ def load_profile(
 
 
 def load_yaml(path: Path, display: str) -> Any:
+    text = read_user_text(path, "behavior file")
     try:
-        return yaml.safe_load(path.read_text(encoding="utf-8"))
+        return yaml.safe_load(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         at = f" line {mark.line + 1}" if mark is not None else ""
@@ -166,7 +168,7 @@ def prompt_ref(text: str, config_path: Path, sources: list[str], key: str) -> st
     for candidate in (folder / f"{ref.group(2)}.md", folder / f"{ref.group(2)}.txt", folder / ref.group(2)):
         if candidate.is_file():
             sources.append(str(candidate))
-            return candidate.read_text(encoding="utf-8")
+            return read_user_text(candidate, "prompt file")
     raise BehaviorConfigError(
         f"{config_path}: {key}: {folder / (ref.group(2) + '.md')} not found",
         "create the prompt file or write the prompt inline",

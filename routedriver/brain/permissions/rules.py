@@ -38,6 +38,7 @@ from typing import Any, Literal
 
 from routedriver.brain.hooks import ToolEvent
 from routedriver.errors import Refused
+from routedriver.fsutil import read_user_text
 
 log = logging.getLogger("bhrain")
 
@@ -215,7 +216,7 @@ def _path_matches(rule: Rule, raw: str, workdir: Path, *, directory: bool) -> bo
 def load_permissions_file(path: Path, workdir: Path) -> RulesPolicy:
     if not path.is_file():
         raise Refused(f"permissions file {path} not found", "check the path given to --permissions")
-    text = path.read_text(encoding="utf-8")
+    text = read_user_text(path, "permissions file")
     try:
         if path.suffix.lower() == ".json":
             data = json.loads(text)

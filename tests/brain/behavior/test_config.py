@@ -202,3 +202,16 @@ def test_untracked_references_are_logged(caplog: pytest.LogCaptureFixture) -> No
             {"rule_definitions": [{"id": "r", "condition": {"counter_gte": {"name": "ghost", "value": 1}}}]}
         )
     assert "rule r refers to counter 'ghost', which state_tracking does not declare" in caplog.text
+
+
+def test_a_behavior_file_that_is_not_utf8_is_refused(tmp_path: Path) -> None:
+    from routedriver.errors import Refused
+
+    config = tmp_path / "behavior.yaml"
+    config.write_bytes("rules: caf\xe9\n".encode("latin-1"))
+    with pytest.raises(Refused) as caught:
+        load_behavior_file(config)
+    assert caught.value.line() == (
+        f"error: cannot read behavior file {config}: it is not UTF-8 text; make it a readable UTF-8 file"
+    )
+    assert caught.value.exit_code == ExitCode.REFUSED
