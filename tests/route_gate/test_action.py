@@ -40,6 +40,12 @@ def test_no_expression_is_ever_interpolated_into_a_script() -> None:
 
 def _run_verify_step(tmp_path: Path, inputs: dict[str, str]) -> list[str]:
     """Run the action's verify script with a stand-in route.verify that prints its argv, one per line."""
+    done = _verify_step(tmp_path, inputs)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.splitlines()
+
+
+def _verify_step(tmp_path: Path, inputs: dict[str, str]) -> subprocess.CompletedProcess[str]:
     step = next(step for step in _steps() if step.get("name") == "route.verify")
     env_names = {name: value for name, value in step["env"].items()}
     fake = tmp_path / "bin"
@@ -53,11 +59,9 @@ def _run_verify_step(tmp_path: Path, inputs: dict[str, str]) -> list[str]:
         match = re.fullmatch(r"\$\{\{ inputs\.([a-z-]+) \}\}", expression)
         assert match, expression
         env[variable] = inputs.get(match[1], defaults[match[1]])
-    done = subprocess.run(
+    return subprocess.run(
         ["bash", "-c", step["run"]], cwd=tmp_path, env=env, capture_output=True, text=True, check=False
     )
-    assert done.returncode == 0, done.stderr
-    return done.stdout.splitlines()
 
 
 def test_inputs_become_flags_quoted_and_never_run(tmp_path: Path) -> None:
@@ -93,6 +97,21 @@ def test_inputs_become_flags_quoted_and_never_run(tmp_path: Path) -> None:
     ]
     assert not list(tmp_path.glob("pwned*"))
     assert _run_verify_step(tmp_path, {"all": "true"}) == ["--all"]
+
+
+def test_true_false_inputs_read_in_any_case_and_anything_else_is_refused(tmp_path: Path) -> None:
+    assert _run_verify_step(
+        tmp_path, {"all": "True", "require-signed": "TRUE", "allow-incomplete": "False"}
+    ) == [
+        "--all",
+        "--require-signed",
+    ]
+    # A typo must not quietly switch the signature check off: the step fails and names the input.
+    done = _verify_step(tmp_path, {"all": "true", "require-signed": "yes"})
+    assert done.returncode == 2
+    assert done.stdout.splitlines() == [
+        "::error title=route.verify::input require-signed must be true or false, not 'yes'"
+    ]
 
 
 def test_the_example_workflow_gates_pull_requests_with_full_history() -> None:
