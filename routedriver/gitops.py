@@ -62,12 +62,20 @@ class CommitInfo(NamedTuple):
     author_email: str
     author_name: str
     blob: str  # the path's blob id in that commit; all zeros when the commit deleted it
+    # No parent as this repository sees it: a root commit, or where a shallow clone's history is cut off
+    # (git shows such a commit as adding every file it holds).
+    parentless: bool = False
+
+    @property
+    def deleted(self) -> bool:
+        return not self.blob.strip("0")
 
 
 class Signature(NamedTuple):
     ok: bool  # git verify-commit succeeded
     signer: str  # who signed (SSH principal or GPG user id) when git said; else ""
     detail: str  # git's last line, for messages
+    unsigned: bool = False  # the commit carries no signature at all (git said nothing)
 
 
 class GitError(Exception):
@@ -256,6 +264,18 @@ def clean_blob_ids(repo: Repo, paths: Sequence[str]) -> dict[str, str]:
     return snapshot.clean_ids(paths) if snapshot is not None else {}
 
 
+def ignoring_rule(repo: Repo, path: Path) -> str | None:
+    """The rule that makes git ignore ``path`` (``<source>:<line>:<pattern>``, as ``git check-ignore -v``
+    prints it), or None when git does not ignore it (a matching ``!pattern`` un-ignores)."""
+    # The absolute path: check-ignore takes no ':(literal)' magic, and a relative path can start with ':'.
+    done = _git(["check-ignore", "-v", "--", os.fspath(path)], repo.toplevel, {"GIT_OPTIONAL_LOCKS": "0"})
+    source, tab, _path = done.stdout.partition("\t")
+    pattern = source.split(":", 2)[-1] if tab else ""
+    if done.returncode != 0 or not pattern or pattern.startswith("!"):
+        return None
+    return source
+
+
 def list_files(repo: Repo, globs: Sequence[str], untracked_only: bool = False) -> list[str]:
     """Paths (relative to the top-level) of files git tracks or would track (untracked, not ignored) that
     match the ``:(glob)`` patterns ``globs``. Git walks only what it must; we never walk the tree."""
@@ -281,7 +301,16 @@ def last_commits(repo: Repo, paths: Sequence[str]) -> dict[str, CommitInfo]:
     if not paths:
         return {}
     done = _git(
-        ["log", "-z", "--raw", "--no-abbrev", "--no-renames", "--format=%x01%H%x00%ae%x00%an", "--", *paths],
+        [
+            "log",
+            "-z",
+            "--raw",
+            "--no-abbrev",
+            "--no-renames",
+            "--format=%x01%H%x00%ae%x00%an%x00%P",
+            "--",
+            *paths,
+        ],
         repo.toplevel,
     )
     if done.returncode != 0:
@@ -290,21 +319,36 @@ def last_commits(repo: Repo, paths: Sequence[str]) -> dict[str, CommitInfo]:
     found: dict[str, CommitInfo] = {}
     for chunk in done.stdout.split("\x01")[1:]:
         fields = chunk.split("\0")
-        if len(fields) < 3:
+        if len(fields) < 4:
             continue
-        sha, email, name = fields[0], fields[1], fields[2]
-        rest = fields[3:]
+        sha, email, name, parents = fields[0], fields[1], fields[2], fields[3]
+        rest = fields[4:]
         # Then pairs: "\n:<old mode> <new mode> <old blob> <new blob> <status>", "<path>".
         for meta, path in zip(rest[0::2], rest[1::2], strict=False):
             parts = meta.strip().split(" ")
             if path in wanted and path not in found and len(parts) >= 4:
-                found[path] = CommitInfo(sha, email, name, parts[3])
+                found[path] = CommitInfo(sha, email, name, parts[3], not parents.strip())
     return found
 
 
 def is_shallow(repo: Repo) -> bool:
     done = _git(["rev-parse", "--is-shallow-repository"], repo.toplevel)
     return done.stdout.strip() == "true"
+
+
+def shallow_boundary(repo: Repo) -> frozenset[str] | None:
+    """The commits where a shallow clone's history is cut off (git's ``shallow`` file; empty if it cannot be
+    read), or None when the repository is not shallow. One ``git rev-parse``, which also says where that file
+    is (worktrees share it)."""
+    done = _git(["rev-parse", "--is-shallow-repository", "--git-path", "shallow"], repo.toplevel)
+    lines = done.stdout.splitlines()
+    if done.returncode != 0 or len(lines) < 2 or lines[0].strip() != "true":
+        return None
+    try:
+        text = (repo.toplevel / lines[1]).read_text(encoding="ascii", errors="replace")
+    except OSError:
+        return frozenset()  # shallow, but the list is unreadable: the caller must assume any cut
+    return frozenset(line.strip() for line in text.splitlines() if line.strip())
 
 
 def verify_commit(repo: Repo, sha: str, allowed_signers: Path | None = None) -> Signature:
@@ -323,7 +367,9 @@ def verify_commit(repo: Repo, sha: str, allowed_signers: Path | None = None) -> 
         elif "Good signature from " in line:
             signer = line.split("Good signature from ", 1)[1].split('"')[1] if '"' in line else ""
     detail = _last_line(text) or (f"exit {done.returncode}" if done.returncode else "ok")
-    return Signature(done.returncode == 0, signer, detail)
+    # An unsigned commit fails with nothing on stderr; a signature git cannot check always says why.
+    unsigned = done.returncode != 0 and not text.strip()
+    return Signature(done.returncode == 0, signer, detail, unsigned)
 
 
 # ---------------------------------------------------------------- identity and commits

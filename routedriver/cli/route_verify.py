@@ -1,7 +1,7 @@
 """``route.verify``: the CI gate. Parse flags, call ``route.verify.verify``, render the report. No logic here.
 
-Under GitHub Actions (``GITHUB_ACTIONS=true``) it also prints ``::error`` annotations and appends a Markdown
-table to ``$GITHUB_STEP_SUMMARY``.
+Under GitHub Actions (``GITHUB_ACTIONS=true``) it also prints ``::error`` annotations (on stderr with
+``--json``, so that stdout stays one JSON document) and appends a Markdown table to ``$GITHUB_STEP_SUMMARY``.
 
 It is the one command that does not import click to start: a CI gate runs on every push, and importing click
 costs more than checking a route. ``OPTIONS`` describes each flag once. The console script (``main``) reads
@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, TextIO
 
 if TYPE_CHECKING:
     import click
@@ -185,6 +185,8 @@ def run_verify(
         allow_incomplete=allow_incomplete,
         allowed_signers=allowed_signers.resolve() if allowed_signers else None,
     )
+    if junit_path is not None:  # first: a path it cannot write is refused before any report is shown
+        _write_junit(junit_path, verify_report.junit(report))
     out = sys.stdout
     if as_json:
         import json
@@ -192,12 +194,9 @@ def run_verify(
         out.write(json.dumps(verify_report.as_json(report), ensure_ascii=False, indent=2) + "\n")
     else:
         out.write(verify_report.text(report))
-    if junit_path is not None:
-        from routedriver.fsutil import atomic_write
-
-        atomic_write(junit_path, verify_report.junit(report))
     if os.environ.get("GITHUB_ACTIONS") == "true":
-        _github(report)
+        # The runner reads workflow commands on both streams; with --json, stdout holds the JSON alone.
+        _github(report, sys.stderr if as_json else out)
     out.flush()
     if report.ok:
         return 0
@@ -210,11 +209,23 @@ def run_verify(
     return 2
 
 
-def _github(report: VerifyReport) -> None:
+def _write_junit(path: Path, xml: str) -> None:
+    from routedriver.errors import Refused
+    from routedriver.fsutil import atomic_write
+
+    try:
+        atomic_write(path, xml)  # parent directories are made as needed; nothing half-written on failure
+    except OSError as exc:
+        raise Refused(
+            f"cannot write --junit {path}: {exc.strerror or exc}", "give a path in a directory you can write"
+        ) from None
+
+
+def _github(report: VerifyReport, stream: TextIO) -> None:
     from routedriver.route import verify_report
 
     for line in verify_report.github_annotations(report):
-        sys.stdout.write(line + "\n")
+        stream.write(line + "\n")
     summary_path = os.environ.get("GITHUB_STEP_SUMMARY")
     if summary_path:
         try:

@@ -10,14 +10,17 @@ checked for consistency (hashes, verdict vs. output), not re-derived; see docs/r
 
 Git is asked a fixed number of times for the whole run, however many stones: one ``git ls-files -s`` and one
 ``git diff-files`` (content ids of committed, unmodified files), one ``git log`` over all approval markers,
-and, with ``--all``, one ``git ls-files`` to find the routes. The console script starts all but the log
-before it even imports the driver (``gitops.prefetch_verify``); the log runs while every stone's claims are
-checked, and the approvals, which need it, are looked at last. Each stone's artifacts come from one listing of
-their directory, with content ids (and "is a file") from git's index wherever git vouches for them.
+and, with ``--all``, one ``git ls-files`` to find the routes. The repository is the one holding the routes:
+the current directory's (already asked) when they are inside its work tree, else one ``git rev-parse`` per
+route to find theirs. The console script starts all but the log before it even imports the driver
+(``gitops.prefetch_verify``); the log runs while every stone's claims are checked, and the approvals, which
+need it, are looked at last. Each stone's artifacts come from one listing of their directory, with content
+ids (and "is a file") from git's index wherever git vouches for them.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import NamedTuple
@@ -109,10 +112,13 @@ def verify(
     here = Path.cwd() if cwd is None else cwd
     repo = gitops.find_repo(here)
     # Git is asked in the background, each question once, while Python reads routes and guards.
-    index: Later[gitops.IndexSnapshot | None] = Later(
-        lambda: gitops.index_snapshot(repo) if repo is not None else None
-    )
-    paths = _route_paths(route_options, all_routes, repo)
+    index: Later[gitops.IndexSnapshot | None] | None = None
+    if all_routes or not route_options:
+        index = _read_index(repo)  # the routes come from this repository: start now, listing them waits
+    paths = route_paths(route_options, all_routes, repo)
+    if index is None:
+        repo = repository_of(paths, repo)  # --route: the repository holding the routes, not the cwd's
+        index = _read_index(repo)
     base = repo.toplevel if repo is not None else here
     routes: dict[Route, frozenset[str]] = {}
     checks: list[StoneCheck] = []
@@ -145,7 +151,47 @@ def verify(
     return VerifyReport(tuple(checks), allow_incomplete, require_signed)
 
 
-def _route_paths(route_options: Sequence[str], all_routes: bool, repo: gitops.Repo | None) -> list[Path]:
+def _read_index(repo: gitops.Repo | None) -> Later[gitops.IndexSnapshot | None]:
+    return Later(lambda: gitops.index_snapshot(repo) if repo is not None else None)
+
+
+def repository_of(paths: Sequence[Path], here: gitops.Repo | None) -> gitops.Repo | None:
+    """The one repository holding every route in ``paths``: ``here`` (the cwd's, already asked) when they
+    are inside it, which a look for ``.git`` entries on the way up settles without asking git; else git is
+    asked where each one lives. Routes in different repositories are refused: each has its own history."""
+    found: dict[Path | None, gitops.Repo | None] = {}
+    for path in paths:
+        resolved = path.resolve()
+        if not resolved.is_dir():
+            continue  # load_route says what is wrong with it
+        repo = here if here is not None and _inside_work_tree(resolved, here.toplevel) else None
+        if repo is None:
+            repo = gitops.find_repo(resolved)
+        found.setdefault(repo.toplevel if repo is not None else None, repo)
+    if len(found) > 1:
+        where = ", ".join(str(top) if top is not None else "outside git" for top in found)
+        raise Refused(
+            f"the routes are in different git repositories ({where})", "run route.verify once per repository"
+        )
+    return next(iter(found.values())) if found else here
+
+
+def _inside_work_tree(path: Path, toplevel: Path) -> bool:
+    """Is ``path`` (resolved) in the work tree at ``toplevel`` and not in a repository nested in it (a
+    submodule, or a clone inside the checkout), which would have a ``.git`` of its own on the way up?"""
+    if path != toplevel and toplevel not in path.parents:
+        return False
+    while path != toplevel:
+        if os.path.lexists(path / ".git"):
+            return False
+        path = path.parent
+    return True
+
+
+def route_paths(route_options: Sequence[str], all_routes: bool, repo: gitops.Repo | None) -> list[Path]:
+    """The routes a gate command means (``route.verify``, ``route.lint``): ``--all`` (every route in ``repo``,
+    absolute), the ``--route`` options (each route once, as first named), else the route bound to the
+    branch."""
     if all_routes:
         if route_options:
             raise Refused("--all and --route exclude each other", "give one of them")
@@ -156,7 +202,11 @@ def _route_paths(route_options: Sequence[str], all_routes: bool, repo: gitops.Re
             raise Refused("no routes in this repository (no *.stone files)", "add a route, or use --route")
         return found
     if route_options:
-        return [Path(option) for option in route_options]
+        # The same route named twice (``routes/x`` and ``$PWD/routes/x``) is checked and counted once.
+        unique: dict[str, Path] = {}
+        for option in route_options:
+            unique.setdefault(os.path.realpath(option), Path(option))
+        return list(unique.values())
     from routedriver.route.load import resolve_route
 
     try:

@@ -7,7 +7,7 @@ import pytest
 from routedriver.errors import Refused
 from routedriver.route import frontmatter, manifest, session, verify_report
 from routedriver.route.pathglob import matches
-from routedriver.route.provenance import emails_in, parse_approvers
+from routedriver.route.provenance import emails_in, parse_approvers, principal_covers
 from routedriver.route.verify import StoneCheck, VerifyReport
 
 
@@ -45,6 +45,25 @@ def test_approvers_files_take_emails_names_and_comments() -> None:
     assert parse_approvers(text) == frozenset({"alice@example.com", "bob@example.com", "carol@x.org"})
     assert emails_in("Alice <alice@example.com> [ultimate]") == {"alice@example.com"}
     assert emails_in("") == set()
+
+
+@pytest.mark.parametrize(
+    ("patterns", "email", "expected"),
+    [
+        ("*@example.com", "ada@example.com", True),
+        ("*@example.com", "ADA@Example.COM", True),
+        ("*@example.com", "ada@example.org", False),
+        ("*@example.com", "ada@sub.example.com.evil.org", False),
+        ("ad?@example.com", "ada@example.com", True),
+        ("ad?@example.com", "adam@example.com", False),
+        ("bob@x.org,*@example.com", "ada@example.com", True),
+        ("*@example.com,!eve@example.com", "eve@example.com", False),
+        ("a.b@example.com", "aXb@example.com", False),  # a dot is a dot, not any character
+        ("", "ada@example.com", False),
+    ],
+)
+def test_allowed_signers_principal_patterns(patterns: str, email: str, expected: bool) -> None:
+    assert principal_covers(patterns, email) is expected
 
 
 def test_manifest_changes_read_like_a_person_would_say_them() -> None:
