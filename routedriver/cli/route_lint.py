@@ -21,27 +21,19 @@ def lint_command(routes: tuple[str, ...], all_routes: bool, as_json: bool) -> in
     """Check routes for problems that would only show at run time: exit 2 listing them all, or print ok."""
     from pathlib import Path
 
-    from routedriver.errors import Refused
     from routedriver.route.lint import lint
+    from routedriver.route.verify import route_paths
 
-    if all_routes and routes:
-        raise Refused("--all and --route exclude each other", "give one of them")
+    repo = None
     if all_routes:
         from routedriver.gitops import find_repo
-        from routedriver.route.verify import discover_routes
 
         repo = find_repo(Path.cwd())
-        if repo is None:
-            raise Refused("--all needs a git repository", "run it inside one, or use --route")
+    paths = route_paths(routes, all_routes, repo)  # as route.verify reads the same options
+    if all_routes:
         import os
 
-        paths = [Path(os.path.relpath(path)) for path in discover_routes(repo)]
-    elif routes:
-        paths = [Path(route) for route in routes]
-    else:
-        from routedriver.route.load import resolve_route
-
-        paths = [resolve_route(None)]
+        paths = [Path(os.path.relpath(path)) for path in paths]
     reports = [lint(path) for path in paths]
     errors = sum(len(report.errors) for report in reports)
     warnings = sum(len(report.warnings) for report in reports)

@@ -1,10 +1,12 @@
-"""Parse and validate ``<name>.guard`` (YAML). Every mistake is one refusal naming the file and the key."""
+"""Parse and validate ``<name>.guard`` (YAML). Every mistake is a refusal naming the file and the key:
+commands refuse with a guard's first one, ``route.lint`` lists them all (``check_guard``)."""
 
 from __future__ import annotations
 
 import hashlib
+import math
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from routedriver.errors import Refused
 from routedriver.route.judges import JudgeSpecError, parse_builtin
@@ -13,6 +15,7 @@ from routedriver.route.model import DEFAULT_TIMEOUT_S, Guard, Route, Stone
 ALLOWED_KEYS = ("artifacts", "judges", "protect", "reviews", "timeout")
 _COMMAND_LISTS = ("reviews", "judges")
 _GLOB_LISTS = ("artifacts", "protect")
+_LISTS = (*_COMMAND_LISTS, *_GLOB_LISTS)  # the order their problems are listed in
 
 
 def default_artifacts(stone_name: str) -> tuple[str, ...]:
@@ -61,14 +64,46 @@ def _type_name(value: object) -> str:
     return "null" if value is None else type(value).__name__
 
 
+class GuardCheck(NamedTuple):
+    """What validating a guard found: the guard when it has no problem, else None and every problem."""
+
+    guard: Guard | None
+    # Unknown keys first, then by key: reviews, judges, artifacts, protect, timeout. Each names file and key.
+    problems: tuple[Refused, ...]
+
+
+def check_guard(text: str, path: Path, shown: str, stone_name: str) -> GuardCheck:
+    """Validate the YAML ``text`` of the guard file ``path`` (``shown`` is how messages name it), listing
+    every independent problem: what ``route.lint`` shows. A YAML syntax error stops the reading, so it is
+    then the only problem."""
+    problems: list[Refused] = []
+    guard = _validate(text, path, shown, stone_name, problems)
+    return GuardCheck(guard, tuple(problems))
+
+
 def parse_guard(text: str, path: Path, shown: str, stone_name: str) -> Guard:
-    """A Guard from the YAML ``text`` of the file ``path`` (``shown`` is how error messages name it)."""
+    """A Guard from the YAML ``text`` of the file ``path``; refuses with its first problem."""
+    problems: list[Refused] = []
+    guard = _validate(text, path, shown, stone_name, problems)
+    if guard is None:
+        raise problems[0]
+    return guard
+
+
+def _validate(text: str, path: Path, shown: str, stone_name: str, problems: list[Refused]) -> Guard | None:
+    """The ONE set of guard rules, shared by every command and ``route.lint``: the guard, or None after
+    appending each of its problems to ``problems`` (a list the caller owns, so a valid guard pays nothing
+    for the collecting: ``route.verify`` loads dozens per run)."""
     from routedriver.route import guardyaml
 
     data = guardyaml.load(text)  # the common shapes without PyYAML; None → PyYAML reads (and judges) it
     if data is None:
-        data = _yaml_load(text, shown)
-    return _guard_from(data, text, path, shown, stone_name)
+        try:
+            data = _yaml_load(text, shown)
+        except Refused as exc:
+            problems.append(exc)
+            return None
+    return _guard_from(data, text, path, shown, stone_name, problems)
 
 
 def _yaml_load(text: str, shown: str) -> Any:
@@ -93,52 +128,70 @@ def _yaml_load(text: str, shown: str) -> Any:
         ) from None
 
 
-def _guard_from(data: Any, text: str, path: Path, shown: str, stone_name: str) -> Guard:
+def _guard_from(
+    data: Any, text: str, path: Path, shown: str, stone_name: str, problems: list[Refused]
+) -> Guard | None:
+    """The guard ``data`` describes, or None after appending each problem it has to ``problems``. A key
+    whose value is wrong is reported once and then left out, so no problem is a mere echo of another."""
     if data is None:
         data = {}
     if not isinstance(data, dict):
-        raise Refused(
-            f"{shown}: expected a mapping with keys {', '.join(ALLOWED_KEYS)}; got {_type_name(data)}",
-            "write it as 'key: value' lines",
+        problems.append(
+            Refused(
+                f"{shown}: expected a mapping with keys {', '.join(ALLOWED_KEYS)}; got {_type_name(data)}",
+                "write it as 'key: value' lines",
+            )
         )
+        return None
     for key in data:
         if key not in ALLOWED_KEYS:
-            raise Refused(f"{shown}: unknown key {str(key)!r}; allowed: {', '.join(ALLOWED_KEYS)}")
+            problems.append(Refused(f"{shown}: unknown key {str(key)!r}; allowed: {', '.join(ALLOWED_KEYS)}"))
 
     lists: dict[str, tuple[str, ...]] = {}
-    for key in (*_COMMAND_LISTS, *_GLOB_LISTS):
+    for key in _LISTS:
         if key not in data:
             continue
         value = data[key]
         if not isinstance(value, list):
-            raise Refused(
-                f"{shown}: {key}: expected a list of strings, got {_type_name(value)}",
-                f"write {key}: [\"...\"] or a '- item' list ({key}: [] for none)",
+            problems.append(
+                Refused(
+                    f"{shown}: {key}: expected a list of strings, got {_type_name(value)}",
+                    f"write {key}: [\"...\"] or a '- item' list ({key}: [] for none)",
+                )
             )
+            continue
         items = []
         for index, item in enumerate(value, start=1):
             if not isinstance(item, str):
-                raise Refused(
-                    f"{shown}: {key}[{index}]: expected a string, got {_type_name(item)}", "quote it"
+                problems.append(
+                    Refused(f"{shown}: {key}[{index}]: expected a string, got {_type_name(item)}", "quote it")
                 )
-            if not item.strip():
-                raise Refused(
-                    f"{shown}: {key}[{index}]: empty {'command' if key in _COMMAND_LISTS else 'glob'}",
-                    "write one or remove the entry",
+            elif not item.strip():
+                problems.append(
+                    Refused(
+                        f"{shown}: {key}[{index}]: empty {'command' if key in _COMMAND_LISTS else 'glob'}",
+                        "write one or remove the entry",
+                    )
                 )
-            items.append(item)
+            elif key != "judges":
+                items.append(item)
+            else:
+                try:
+                    builtin = parse_builtin(item)
+                except JudgeSpecError as exc:
+                    problems.append(Refused(f"{shown}: judges[{index}]: {exc}"))
+                    continue
+                # Reviews absent or an empty list (reviews of a wrong shape are a problem of their own).
+                if builtin is not None and builtin.mechanism == "reviewed?" and data.get("reviews", []) == []:
+                    problems.append(
+                        Refused(
+                            f"{shown}: judges[{index}]: reviewed? needs reviews to read",
+                            "add a command under reviews: or remove the judge",
+                        )
+                    )
+                    continue
+                items.append(item)
         lists[key] = tuple(items)
-
-    for index, command in enumerate(lists.get("judges", ()), start=1):
-        try:
-            builtin = parse_builtin(command)
-        except JudgeSpecError as exc:
-            raise Refused(f"{shown}: judges[{index}]: {exc}") from None
-        if builtin is not None and builtin.mechanism == "reviewed?" and not lists.get("reviews"):
-            raise Refused(
-                f"{shown}: judges[{index}]: reviewed? needs reviews to read",
-                "add a command under reviews: or remove the judge",
-            )
 
     timeout = data.get("timeout", DEFAULT_TIMEOUT_S)
     if (
@@ -146,12 +199,16 @@ def _guard_from(data: Any, text: str, path: Path, shown: str, stone_name: str) -
         or not isinstance(timeout, int | float)
         or not timeout > 0
         or timeout != timeout
-        or timeout == float("inf")
+        or timeout == math.inf
     ):
-        raise Refused(
-            f"{shown}: timeout: expected a positive number of seconds, got {timeout!r}",
-            f"write timeout: {int(DEFAULT_TIMEOUT_S)}",
+        problems.append(
+            Refused(
+                f"{shown}: timeout: expected a positive number of seconds, got {timeout!r}",
+                f"write timeout: {int(DEFAULT_TIMEOUT_S)}",
+            )
         )
+    if problems:
+        return None
 
     # An explicit "artifacts: []" declares a stone that produces no files (e.g. a pure approval gate).
     artifacts = lists["artifacts"] if "artifacts" in lists else default_artifacts(stone_name)
@@ -167,14 +224,34 @@ def _guard_from(data: Any, text: str, path: Path, shown: str, stone_name: str) -
 
 
 def load_guard(route: Route, stone: Stone) -> Guard | None:
-    """The stone's guard, or None when it has none."""
+    """The stone's guard, or None when it has none; refuses with the guard's first problem."""
     if stone.guard_path is None:
         return None
-    shown = route.show(stone.guard_path)
+    problems: list[Refused] = []
+    guard = _read(route, stone.guard_path, stone.name, problems)
+    if guard is None:
+        raise problems[0]
+    return guard
+
+
+def check_guard_file(route: Route, stone: Stone) -> GuardCheck:
+    """Read and validate the stone's guard file as every command does, listing every problem it has (no
+    guard file: no guard and no problem)."""
+    problems: list[Refused] = []
+    guard = None if stone.guard_path is None else _read(route, stone.guard_path, stone.name, problems)
+    return GuardCheck(guard, tuple(problems))
+
+
+def _read(route: Route, path: Path, stone_name: str, problems: list[Refused]) -> Guard | None:
+    shown = route.show(path)
     try:
-        text = stone.guard_path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError:
-        raise Refused(f"{shown}: not UTF-8 text", "save it as UTF-8") from None
+        problems.append(Refused(f"{shown}: not UTF-8 text", "save it as UTF-8"))
+        return None
     except OSError as exc:
-        raise Refused(f"cannot read {shown}: {exc.strerror}", "check that it is a readable file") from None
-    return parse_guard(text, stone.guard_path, shown, stone.name)
+        problems.append(
+            Refused(f"{shown}: cannot read it ({exc.strerror})", "check that it is a readable file")
+        )
+        return None
+    return _validate(text, path, shown, stone_name, problems)

@@ -1,9 +1,10 @@
 """``route.lint``: every problem of a route that can be known before anything runs, file by file.
 
-Errors (exit 2): a stone without instructions (empty or whitespace), a stone name without a numeric prefix
-or with an unprintable character, duplicate stones (same numbers and same name, ignoring letter case:
-``1.a`` and ``01.a``, ``2.Plan`` and ``2.plan``), a guard that does not parse, has an unknown key, a wrong
-type or an unknown judge mechanism, and a guard without its stone.
+Errors (exit 2): a route without stones, a stone without instructions (empty or whitespace), a stone name
+without a numeric prefix or with an unprintable character, duplicate stones (same numbers and same name,
+ignoring letter case: ``1.a`` and ``01.a``, ``2.Plan`` and ``2.plan``), each problem of a guard (it does not
+parse, or has unknown keys, wrong types, empty commands, unknown judge mechanisms: every one, by the same
+rules every command applies, ``guardfile.check_guard``), and a guard without its stone.
 
 Warnings (exit 0): a review or judge command whose program cannot be found (it would fail at run time), and
 a stone whose default artifact glob also matches another stone's files (``1.a`` → ``$route/1.a*.md`` also
@@ -22,7 +23,7 @@ from pathlib import Path
 
 from routedriver.errors import Refused
 from routedriver.route.guard import search_path
-from routedriver.route.guardfile import default_artifacts, parse_guard
+from routedriver.route.guardfile import check_guard_file, default_artifacts
 from routedriver.route.judges import parse_builtin
 from routedriver.route.load import GUARD_SUFFIX, STONE_SUFFIX, numeric_prefix
 from routedriver.route.model import Guard, Route, Stone
@@ -66,10 +67,12 @@ def lint(route_path: Path) -> LintReport:
     display = os.fspath(route_path)
     root = route_path.resolve()
     if not root.is_dir():
-        raise Refused(f"route not found: {display}", "check --route (a directory holding <name>.stone files)")
+        what = "route not found" if not root.exists() else "route is not a directory"
+        raise Refused(f"{what}: {display}", "check --route (a directory holding <name>.stone files)")
     route = Route.at(root, display, ())
     try:
-        entries = sorted(entry.name for entry in os.scandir(root) if entry.is_file())
+        with os.scandir(root) as found:
+            entries = sorted((entry.name, entry.is_file()) for entry in found)
     except OSError as exc:
         raise Refused(f"cannot read route {display}: {exc.strerror}", "check its permissions") from None
     problems: list[Problem] = []
@@ -77,8 +80,12 @@ def lint(route_path: Path) -> LintReport:
     def add(name: str, level: str, message: str) -> None:
         problems.append(Problem(route.show(root / name), level, message))
 
-    stone_names = [name[: -len(STONE_SUFFIX)] for name in entries if _visible(name, STONE_SUFFIX)]
-    guard_names = [name[: -len(GUARD_SUFFIX)] for name in entries if _visible(name, GUARD_SUFFIX)]
+    # As load_route sees them: a directory named *.stone is no stone, but one named *.guard is a guard the
+    # commands try (and fail) to read.
+    stone_names = [
+        name[: -len(STONE_SUFFIX)] for name, file in entries if file and _visible(name, STONE_SUFFIX)
+    ]
+    guard_names = [name[: -len(GUARD_SUFFIX)] for name, _ in entries if _visible(name, GUARD_SUFFIX)]
     stones: list[Stone] = []
     for name in stone_names:
         filename = name + STONE_SUFFIX
@@ -94,6 +101,11 @@ def lint(route_path: Path) -> LintReport:
         if problem:
             add(filename, "error", problem)
     _duplicates(stones, add)
+    if not stone_names:
+        # As route.verify says it: a route pointed at the wrong directory must not pass with nothing checked.
+        problems.append(
+            Problem(display, "error", f"no stones in {display} (no <name>.stone files); check --route")
+        )
     for name in guard_names:
         if name not in stone_names:
             add(
@@ -102,12 +114,10 @@ def lint(route_path: Path) -> LintReport:
                 f"a guard without its stone; add {name}.stone or remove the guard",
             )
     route = Route.at(root, display, tuple(sorted(stones, key=lambda stone: stone.sort_key)))
-    for name in guard_names:
-        if name not in stone_names:  # and say what is wrong inside it, too
-            _guard(route, Stone(name, root, numeric_prefix(name), True), add)
+    # Every guard is checked, also one whose stone is missing or misnamed: its problems are its own.
     guards: dict[str, Guard | None] = {}
-    for stone in route.stones:
-        guards[stone.name] = _guard(route, stone, add)
+    for name in guard_names:
+        guards[name] = _guard(route, Stone(name, root, numeric_prefix(name), True), add)
     _overlapping_defaults(route, guards, add)
     order = {"error": 0, "warning": 1}
     problems.sort(key=lambda problem: (problem.file, order[problem.level]))
@@ -156,18 +166,11 @@ def _guard(route: Route, stone: Stone, add: Add) -> Guard | None:
     if stone.guard_path is None:
         return None
     filename = stone.guard_path.name
-    shown = route.show(stone.guard_path)
-    try:
-        text = stone.guard_path.read_bytes().decode("utf-8")
-        guard = parse_guard(text, stone.guard_path, shown, stone.name)
-    except UnicodeDecodeError:
-        add(filename, "error", "not UTF-8 text; save it as UTF-8")
-        return None
-    except OSError as exc:
-        add(filename, "error", f"cannot read it ({exc.strerror})")
-        return None
-    except Refused as exc:
-        add(filename, "error", exc.line().removeprefix("error: ").removeprefix(f"{shown}: "))
+    prefix = f"{route.show(stone.guard_path)}: "
+    guard, problems = check_guard_file(route, stone)  # the rules every command applies, all problems listed
+    for problem in problems:
+        add(filename, "error", problem.line().removeprefix("error: ").removeprefix(prefix))
+    if guard is None:
         return None
     for kind, commands in (("reviews", guard.reviews), ("judges", guard.judges)):
         for index, command in enumerate(commands, start=1):

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 from tests.conftest import git
-from tests.route.routes import make_route, review, run_route
+from tests.route.routes import make_route, review, run_route, write
 
 
 def test_a_clean_route_prints_ok(git_repo: Path) -> None:
@@ -114,3 +114,115 @@ def test_unprintable_names_and_non_utf8_files_are_errors(git_repo: Path) -> None
         "route/2.tab\there.stone: error: the name has an unprintable character; rename it without it",
         "route/3.bytes.stone: error: not UTF-8 text; save it as UTF-8",
     ]
+
+
+def test_every_problem_of_one_guard_is_listed_while_commands_refuse_with_the_first(git_repo: Path) -> None:
+    make_route(
+        git_repo,
+        {"1.a": "A.\n"},
+        {"1.a": 'timeout: -1\nrevews: [x]\njudges:\n  - approvedd?\n  - ""\n  - reviewed?\n'},
+    )
+    done = run_route(["route.lint", "--route", "route"], git_repo)
+    assert done.code == 2
+    assert done.out.splitlines() == [
+        "route/1.a.guard: error: unknown key 'revews'; allowed: artifacts, judges, protect, reviews, timeout",
+        "route/1.a.guard: error: judges[1]: unknown judge mechanism 'approvedd?'; built-ins: approved?, reviewed?",
+        "route/1.a.guard: error: judges[2]: empty command; write one or remove the entry",
+        "route/1.a.guard: error: judges[3]: reviewed? needs reviews to read; add a command under reviews: or remove the judge",
+        "route/1.a.guard: error: timeout: expected a positive number of seconds, got -1; write timeout: 1200",
+    ]
+    assert done.err == "error: 5 problems in route; fix each file named above\n"
+    refused = run_route(["route.stone.set", "--route", "route", "--stone", "1.a", "--as", "passed"], git_repo)
+    assert (refused.code, refused.out) == (2, "")
+    assert refused.err == (
+        "error: route/1.a.guard: unknown key 'revews'; allowed: artifacts, judges, protect, reviews, timeout\n"
+    )
+
+
+def test_a_guard_stops_at_a_yaml_syntax_error_and_a_wrong_reviews_list_is_not_echoed(git_repo: Path) -> None:
+    make_route(
+        git_repo,
+        {"1.a": "A.\n", "2.b": "B.\n"},
+        {
+            "1.a": "timeout: -1\njudges: [\n",
+            "2.b": "reviews: ['  ']\njudges: ['reviewed?', 3]\nartifacts: nope\n",
+        },
+    )
+    done = run_route(["route.lint", "--route", "route"], git_repo)
+    assert done.code == 2
+    assert done.out.splitlines() == [
+        "route/1.a.guard: error: line 3: malformed YAML (expected the node content, but found '<stream end>'); fix "
+        "the YAML syntax",
+        "route/2.b.guard: error: reviews[1]: empty command; write one or remove the entry",
+        "route/2.b.guard: error: judges[2]: expected a string, got int; quote it",
+        'route/2.b.guard: error: artifacts: expected a list of strings, got str; write artifacts: ["..."] or a '
+        "'- item' list (artifacts: [] for none)",
+    ]
+
+
+def test_a_route_without_stones_and_a_repository_without_routes_are_not_ok(git_repo: Path) -> None:
+    (git_repo / "empty").mkdir()
+    done = run_route(["route.lint", "--route", "empty"], git_repo)
+    assert (done.code, done.out, done.err) == (
+        2,
+        "empty: error: no stones in empty (no <name>.stone files); check --route\n",
+        "error: 1 problem in empty; fix each file named above\n",
+    )
+    verified = run_route(["route.verify", "--route", "empty"], git_repo)
+    assert verified.code == 2 and "no stones in empty (no <name>.stone files); check --route" in verified.out
+    nothing = run_route(["route.lint", "--all"], git_repo)
+    assert (nothing.code, nothing.out, nothing.err) == (
+        2,
+        "",
+        "error: no routes in this repository (no *.stone files); add a route, or use --route\n",
+    )
+    assert run_route(["route.verify", "--all"], git_repo).err == nothing.err
+    (git_repo / "afile").write_text("x\n")
+    not_a_directory = run_route(["route.lint", "--route", "afile"], git_repo)
+    assert (not_a_directory.code, not_a_directory.err) == (
+        2,
+        "error: route is not a directory: afile; check --route (a directory holding <name>.stone files)\n",
+    )
+
+
+def test_a_route_named_twice_is_linted_once(git_repo: Path) -> None:
+    make_route(git_repo, {"1.a": ""})
+    done = run_route(["route.lint", "--route", "route", "--route", "./route/", "--route", "route"], git_repo)
+    assert (done.code, done.out, done.err) == (
+        2,
+        "route/1.a.stone: error: no instructions (the file is empty); write what to do, why and how\n",
+        "error: 1 problem in route; fix each file named above\n",
+    )
+    payload = json.loads(
+        run_route(["route.lint", "--route", "route", "--route", "route", "--json"], git_repo).out
+    )
+    assert [report["route"] for report in payload["routes"]] == ["route"]
+
+
+def test_a_misnamed_stone_and_its_guard_are_each_checked_grouped_by_file(git_repo: Path) -> None:
+    make_route(
+        git_repo,
+        {"notes": "", "1.a": "A.\n", "01.a": "Again.\n"},
+        {"notes": "foo: 1\ntimeout: 0\n", "01.a": "judges: ['sure?']\n", "1.a": "protect: [3]\n"},
+    )
+    write(git_repo / "route" / "2.b.stone", "B.\n")
+    (git_repo / "route" / "2.b.guard").write_bytes(b"judges: ['\xff']\n")
+    write(git_repo / "route" / "3.c.stone", "C.\n")
+    (git_repo / "route" / "3.c.guard").write_bytes(b"artifacts: []\r\njudges:\r\n  - approved?\r\n")  # fine
+    write(git_repo / "route" / "4.d.stone", "D.\n")
+    (git_repo / "route" / "4.d.guard").mkdir()  # not a stone's guard file, yet every command tries to read it
+    done = run_route(["route.lint", "--route", "route"], git_repo)
+    expected = [
+        "route/01.a.guard: error: judges[1]: unknown judge mechanism 'sure?'; built-ins: approved?, reviewed?",
+        "route/01.a.stone: error: duplicate of 1.a.stone (same numbers, same name); keep one",
+        "route/1.a.guard: error: protect[1]: expected a string, got int; quote it",
+        "route/1.a.stone: error: duplicate of 01.a.stone (same numbers, same name); keep one",
+        "route/2.b.guard: error: not UTF-8 text; save it as UTF-8",
+        "route/4.d.guard: error: cannot read it (Is a directory); check that it is a readable file",
+        "route/notes.guard: error: unknown key 'foo'; allowed: artifacts, judges, protect, reviews, timeout",
+        "route/notes.guard: error: timeout: expected a positive number of seconds, got 0; write timeout: 1200",
+        "route/notes.stone: error: the name has no numeric prefix; rename it like 1.notes.stone",
+        "route/notes.stone: error: no instructions (the file is empty); write what to do, why and how",
+    ]
+    assert (done.code, done.out.splitlines()) == (2, expected)
+    assert run_route(["route.lint", "--route", "route"], git_repo).out == done.out  # the same order every run

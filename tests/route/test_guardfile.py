@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from routedriver.errors import Refused
-from routedriver.route.guardfile import parse_guard
+from routedriver.route.guardfile import check_guard, parse_guard
 from routedriver.route.model import DEFAULT_TIMEOUT_S
 
 P = Path("/r/1.x.guard")
@@ -132,3 +132,44 @@ def test_builtin_flags_are_validated(judge: str, fragment: str) -> None:
 
 def test_reviewed_needs_reviews() -> None:
     assert "judges[1]: reviewed? needs reviews to read" in refusal("judges: ['reviewed?']\n")
+
+
+def test_check_guard_lists_every_problem_and_parse_guard_refuses_with_the_first() -> None:
+    text = (
+        "timeout: -1\nrevews: [x]\njudges:\n  - approvedd?\n  - ''\n  - 7\nprotect: ['  ']\nartifacts: no\n"
+    )
+    guard, problems = check_guard(text, P, SHOWN, "1.x")
+    assert guard is None
+    assert [problem.line() for problem in problems] == [
+        f"error: {SHOWN}: unknown key 'revews'; allowed: artifacts, judges, protect, reviews, timeout",
+        f"error: {SHOWN}: judges[1]: unknown judge mechanism 'approvedd?'; built-ins: approved?, reviewed?",
+        f"error: {SHOWN}: judges[2]: empty command; write one or remove the entry",
+        f"error: {SHOWN}: judges[3]: expected a string, got int; quote it",
+        f"error: {SHOWN}: artifacts: expected a list of strings, got bool; write artifacts: "
+        "[\"...\"] or a '- item' list (artifacts: [] for none)",
+        f"error: {SHOWN}: protect[1]: empty glob; write one or remove the entry",
+        f"error: {SHOWN}: timeout: expected a positive number of seconds, got -1; write timeout: 1200",
+    ]
+    assert refusal(text) == problems[0].line()
+
+
+def test_check_guard_of_a_valid_guard_has_no_problem() -> None:
+    text = "reviews: [r]\njudges: ['reviewed?', 'approved?']\ntimeout: 5\n"
+    assert check_guard(text, P, SHOWN, "1.x") == (parse_guard(text, P, SHOWN, "1.x"), ())
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("judges: ['reviewed?']\nreviews: []\n", ["judges[1]: reviewed? needs reviews to read"]),
+        ("judges: ['reviewed?']\nreviews: ['']\n", ["reviews[1]: empty command"]),
+        ("judges: ['reviewed?']\nreviews: r\n", ["reviews: expected a list of strings, got str"]),
+        ("judges: [\n", ["line 2: malformed YAML ("]),
+        ("- a\n- b\n", ["expected a mapping with keys"]),
+    ],
+)
+def test_a_problem_is_not_echoed_by_the_problems_it_causes(text: str, expected: list[str]) -> None:
+    problems = check_guard(text, P, SHOWN, "1.x").problems
+    assert len(problems) == len(expected)
+    for problem, fragment in zip(problems, expected, strict=True):
+        assert problem.line().startswith(f"error: {SHOWN}: {fragment}")
