@@ -39,9 +39,21 @@ def _hermetic_environment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[
             "NO_COLOR": "1",
         }
     )
-    for leaked in ("GITHUB_ACTIONS", "GITHUB_STEP_SUMMARY", "ANTHROPIC_API_KEY", "OPENAI_API_KEY",
-                   "QWEN_API_KEY", "DASHSCOPE_API_KEY", "ANTHROPIC_BASE_URL", "OPENAI_BASE_URL",
-                   "QWEN_BASE_URL", "GIT_DIR", "GIT_WORK_TREE", "ROUTEDRIVER_DEBUG"):
+    for leaked in (
+        "GITHUB_ACTIONS",
+        "GITHUB_STEP_SUMMARY",
+        "GITHUB_HEAD_REF",
+        "ANTHROPIC_API_KEY",
+        "OPENAI_API_KEY",
+        "QWEN_API_KEY",
+        "DASHSCOPE_API_KEY",
+        "ANTHROPIC_BASE_URL",
+        "OPENAI_BASE_URL",
+        "QWEN_BASE_URL",
+        "GIT_DIR",
+        "GIT_WORK_TREE",
+        "ROUTEDRIVER_DEBUG",
+    ):
         os.environ.pop(leaked, None)
     try:
         yield

@@ -141,4 +141,9 @@ def bounce_command(route_option: str | None) -> int:
     if decision.blocked:
         click.echo(decision.reason, err=True)
         return 2
+    if decision.problem:
+        # Exit 1, not 2: Claude Code shows it to the user without blocking the edit (a hook that cannot
+        # tell what to protect must not stop all work either).
+        click.echo(f"error: {decision.problem}", err=True)
+        return 1
     return 0

@@ -34,6 +34,7 @@ class Bounce:
     blocked: bool
     reason: str = ""
     warnings: tuple[str, ...] = ()  # problems that did not block (a guard that does not parse)
+    problem: str = ""  # a misconfiguration that disables protect: rules (the hook exits 1: shown to the user)
 
 
 def target_of(payload: dict[str, Any]) -> Path | None:
@@ -98,11 +99,17 @@ def decide(payload: dict[str, Any], route_option: str | None) -> Bounce:
 def _protected(target: Path, route_option: str | None) -> Bounce:
     from routedriver.gitops import find_repo
     from routedriver.route.api import open_route
+    from routedriver.route.bind import NOT_BOUND
 
     try:
         route = open_route(route_option)
-    except Refused:
-        return Bounce(False)  # no route here (or none bound): only the driver-file rules apply
+    except Refused as exc:
+        if not (route_option and route_option.strip()) and exc.what.startswith(NOT_BOUND):
+            return Bounce(False)  # no route bound here (main, a detached HEAD): nothing more to protect
+        # A route that cannot be resolved (two bound, a bad --route) protects nothing: say so, or the
+        # protect: rules would silently stop working.
+        why = exc.line().removeprefix("error: ")
+        return Bounce(False, problem=f"route.bounce cannot tell what to protect (protect: rules off): {why}")
     repo = find_repo(route.path)
     base = repo.toplevel if repo is not None else Path.cwd()
     relative = Path(os.path.relpath(target, base)).as_posix()
@@ -144,7 +151,8 @@ def _protecting_glob(
     try:
         guard = parse_guard(text, stone.guard_path, route.show(stone.guard_path), stone.name)
     except Refused as exc:
-        warnings.append(f"{exc.line()} (its protect: rules are not enforced until it is fixed)")
+        why = exc.line().removeprefix("error: ")  # the CLI adds its own "warning: "
+        warnings.append(f"{why} (its protect: rules are not enforced until it is fixed)")
         return None
     hit = next((pattern for pattern in guard.protect if _match(pattern, route, stone, relative, base)), None)
     if hit is None or any(_match(pattern, route, stone, relative, base) for pattern in guard.artifacts):

@@ -1,34 +1,40 @@
 """``route.drive``: where a robot is on its route, what to do next, and the exact commands to do it.
 
 It reads the state the driver keeps in files (markers, review and judge files) and recomputes only the
-review-input hash of the next stones, so it can tell apart a robot that can act (write an artifact, run
-``set``, fix what a judge rejected) from a route that waits on a human's approval.
+review-input hashes of the next stones and of the passed ones (one git index read for all), so it can tell
+apart a robot that can act (write an artifact, run ``set``, fix what a judge rejected, re-run a pass its own
+edits made stale) from a route that waits on a human: an approval, or a guard whose review or judge command
+broke (a malfunction, recorded in the review or judge file that ``set`` wrote for these artifacts).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shlex
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 from routedriver import gitops
 from routedriver.errors import Refused
-from routedriver.route import inputs, judges, records, store
+from routedriver.route import hashing, inputs, judges, manifest, records, store
 from routedriver.route.api import open_route
-from routedriver.route.artifacts import artifact_globs, find_artifacts
+from routedriver.route.artifacts import Listings, artifact_globs, find_artifacts
 from routedriver.route.guardfile import load_guard
 from routedriver.route.inputs import StoneContext
-from routedriver.route.model import Guard, JudgeRecord, Route, Stone
+from routedriver.route.model import Guard, JudgeRecord, Marker, ReviewRecord, Route, Stone
 from routedriver.route.select import NEXT_ALL, select
 
 # What the robot should do about a stone.
 NEEDS_ARTIFACT = "needs-artifact"  # write the artifact
 READY = "ready"  # run route.stone.set --as passed
 REJECTED = "rejected"  # fix what the judges said, then set again
+STALE = "stale"  # it passed, then its artifacts changed: set again (route.verify rejects a stale pass)
 WAITING = "waiting-for-approval"  # nothing the robot can do: a human approves
-ROBOT_CAN_ACT = (NEEDS_ARTIFACT, READY, REJECTED)
+MALFUNCTION = "malfunction"  # nothing the robot can do: a review or judge command broke; a human fixes it
+ROBOT_CAN_ACT = (NEEDS_ARTIFACT, READY, REJECTED, STALE)
 
 
 @dataclass(frozen=True)
@@ -42,9 +48,11 @@ class StoneState:
 @dataclass(frozen=True)
 class Guidance:
     route: Route
-    passed: int
+    passed: int  # stones whose pass holds for their artifacts as they are
     total: int
-    stones: tuple[StoneState, ...]  # the active tier's incomplete stones; empty when the route is complete
+    # Passed stones whose artifacts changed since, and the active tier's incomplete stones, in route order;
+    # empty when the route is complete.
+    stones: tuple[StoneState, ...]
 
     @property
     def complete(self) -> bool:
@@ -58,6 +66,10 @@ class Guidance:
     def waiting(self) -> tuple[StoneState, ...]:
         return tuple(state for state in self.stones if state.state == WAITING)
 
+    @property
+    def malfunctioning(self) -> tuple[StoneState, ...]:
+        return tuple(state for state in self.stones if state.state == MALFUNCTION)
+
     def fingerprint(self) -> str:
         """Same next stones, same states, same artifacts → same fingerprint (loop detection)."""
         payload = [str(self.route.path), [[s.stone.name, s.state, s.review_input_hash] for s in self.stones]]
@@ -68,36 +80,136 @@ def guidance(route_option: str | None) -> Guidance:
     route = open_route(route_option)
     selection = select(route, NEXT_ALL)
     names = store.list_state(route)
-    passed = sum(1 for stone in route.stones if store.is_passed(route, stone.name, names))
-    repo = gitops.find_repo(route.path) if selection.stones else None
+    markers = _passed_markers(route, names)
+    repo = gitops.find_repo(route.path) if selection.stones or markers else None
     base = repo.toplevel if repo is not None else Path.cwd()
-    states = tuple(
-        _state(StoneContext(route, item.stone, load_guard(route, item.stone), repo, base), names)
+    nexts = [
+        StoneContext(route, item.stone, load_guard(route, item.stone), repo, base)
         for item in selection.stones
-    )
-    return Guidance(route, passed, len(route.stones), states)
+    ]
+    listings = Listings()  # each directory read once for all the stones below
+    artifacts = {
+        context.stone.name: find_artifacts(route, context.stone, context.guard, base, listings)
+        for context in nexts
+    }
+    passed: list[Stone] = []
+    for stone in route.stones:
+        if stone.name in markers:
+            try:
+                artifacts[stone.name] = find_artifacts(
+                    route, stone, _artifacts_guard(route, stone), base, listings
+                )
+            except Refused:
+                continue  # its guard does not load: route.lint and route.verify report that
+            passed.append(stone)
+    snapshot = _snapshot(repo, artifacts.values())
+    stale = [
+        state
+        for stone in passed
+        if (state := _stale(stone, markers[stone.name], artifacts[stone.name], base, repo, snapshot))
+    ]
+    states = [_state(context, names, artifacts[context.stone.name], snapshot) for context in nexts]
+    ordered = sorted((*stale, *states), key=lambda state: state.stone.sort_key)
+    return Guidance(route, len(markers) - len(stale), len(route.stones), tuple(ordered))
+
+
+def _passed_markers(route: Route, names: frozenset[str]) -> dict[str, Marker]:
+    """The ``.passed`` markers that parse (what ``store.is_passed`` counts), by stone name."""
+    found = {}
+    for stone in route.stones:
+        if f"{stone.name}.passed" in names:
+            marker = store.read_marker(store.passed_path(route, stone.name), stone.name)
+            if marker is not None:
+                found[stone.name] = marker
+    return found
+
+
+def _artifacts_guard(route: Route, stone: Stone) -> Guard | None:
+    """What ``artifact_globs`` needs for a passed stone: its guard when the guard's text sets
+    ``artifacts``, else None (the default globs, which the parsed guard would give too). Drive looks at
+    every passed stone; parsing every guard of a long route would cost more than all the rest."""
+    path = stone.guard_path
+    if path is None:
+        return None
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return load_guard(route, stone)  # refuses, saying what is wrong
+    return load_guard(route, stone) if "artifacts" in text else None
+
+
+def _snapshot(repo: gitops.Repo | None, found: Iterable[list[Path]]) -> gitops.IndexSnapshot | None:
+    """ONE read of git's index for every stone drive hashes (instead of one per stone)."""
+    paths = [path for group in found for path in group]
+    if repo is None or not paths:
+        return None
+    top = os.fspath(repo.toplevel)
+    directories = {os.path.dirname(hashing.relative_posix(path, top)) or "." for path in paths}
+    if any(directory.startswith("..") for directory in directories):
+        return None  # an artifact outside the work tree: content_ids asks git per stone
+    return gitops.index_snapshot(repo, sorted(directories))
+
+
+def _stale(
+    stone: Stone,
+    marker: Marker,
+    artifacts: list[Path],
+    base: Path,
+    repo: gitops.Repo | None,
+    snapshot: gitops.IndexSnapshot | None,
+) -> StoneState | None:
+    """A passed stone whose artifacts are no longer what passed (the review-input hash route.verify
+    recomputes first, from the same content ids), or None."""
+    try:
+        ids = hashing.content_ids(artifacts, base, repo, snapshot)
+    except Refused:
+        return None  # an unreadable artifact: route.stone.set and route.verify say what is wrong
+    review_input_hash = hashing.review_input_hash(ids.ids)
+    if review_input_hash == marker.review_input_hash:
+        return None
+    what = manifest.describe(marker.manifest, ids.ids) or "its artifacts changed"
+    return StoneState(stone, STALE, what, review_input_hash)
 
 
 def _gated(guard: Guard | None) -> bool:
     return guard is not None and any(judges.first_word(judge) == "approved?" for judge in guard.judges)
 
 
-def _state(context: StoneContext, names: frozenset[str]) -> StoneState:
+def _state(
+    context: StoneContext,
+    names: frozenset[str],
+    artifacts: list[Path],
+    snapshot: gitops.IndexSnapshot | None = None,
+) -> StoneState:
     stone, guard = context.stone, context.guard
-    artifacts = find_artifacts(context.route, stone, guard, context.base)
     if not artifacts and inputs.artifacts_required(context):
         return StoneState(stone, NEEDS_ARTIFACT, "", "")
-    review_input_hash, _ids = inputs.review_input(context, artifacts)
-    if guard is None or not guard.judges:
+    review_input_hash, _ids = inputs.review_input(context, artifacts, snapshot)
+    if guard is None:
+        return StoneState(stone, READY, "", review_input_hash)
+    broken = _broken_review(context, names, review_input_hash)
+    if broken is not None:
+        return StoneState(stone, MALFUNCTION, _review_problem(context, broken), review_input_hash)
+    if not guard.judges:
         return StoneState(stone, READY, "", review_input_hash)
     approval = inputs.approval_state(context.route, stone.name)
     approved_now = approval.marker is not None and approval.marker.review_input_hash == review_input_hash
     latest = _latest_judging(context, names, review_input_hash)
     if not latest:
         return StoneState(stone, READY, "", review_input_hash)
+    if any(not _current_judge(guard, record) for record in latest):
+        return StoneState(stone, READY, "the guard changed since the last run", review_input_hash)
     failing = [record for record in latest if not record.passed]
     if not failing:
         return StoneState(stone, READY, "", review_input_hash)
+    malfunctioned = [record for record in failing if record.status == "malfunction"]
+    if malfunctioned:  # as in route.stone.set: a malfunction outranks a rejection
+        problems = "; ".join(
+            f"judge j{record.position} ({record.command}): {record.reason} "
+            f"(read {context.route.show(record.path)})"
+            for record in malfunctioned
+        )
+        return StoneState(stone, MALFUNCTION, problems, review_input_hash)
     only_approval = all(judges.first_word(record.command) == "approved?" for record in failing)
     if only_approval and _gated(guard):
         if approved_now:
@@ -108,6 +220,51 @@ def _state(context: StoneContext, names: frozenset[str]) -> StoneState:
     )
     files = ", ".join(context.route.show(record.path) for record in failing)
     return StoneState(stone, REJECTED, f"{reasons} (read {files})", review_input_hash)
+
+
+def _current_judge(guard: Guard, record: JudgeRecord) -> bool:
+    """The record judged with the guard as it is now (same command at that place)."""
+    return 0 < record.position <= len(guard.judges) and guard.judges[record.position - 1] == record.command
+
+
+def _broken_review(
+    context: StoneContext, names: frozenset[str], review_input_hash: str
+) -> ReviewRecord | None:
+    """The latest failed run of one of the guard's reviews, as it is now, on these artifacts, when no run
+    of it succeeded: the next ``set`` would run it again on the same input and, unless a human fixed the
+    tool, break again. The review file ``set`` wrote when it broke is the durable record of that."""
+    guard = context.guard
+    short = review_input_hash[: store.SHORT]
+    entries = [entry for entry in store.review_files(names, context.stone.name) if entry[1] == short]
+    if guard is None or not entries:
+        return None
+    for position, command in enumerate(guard.reviews, start=1):
+        broken: ReviewRecord | None = None
+        for _iteration, _short, _position, filename in sorted(
+            (entry for entry in entries if entry[2] == position), reverse=True
+        ):
+            record = records.read_review(context.route.state_dir / filename, context.stone.name)
+            if record is None or record.command != command or record.review_input_hash != review_input_hash:
+                continue
+            if record.ok:  # set reuses it: this review is not what breaks
+                broken = None
+                break
+            broken = broken or record
+        if broken is not None:
+            return broken
+    return None
+
+
+def _review_problem(context: StoneContext, record: ReviewRecord) -> str:
+    how = (
+        f"timed out after {context.guard.timeout_s:g}s"
+        if context.guard is not None and record.status == "timeout"
+        else f"failed with exit {record.exit_code}"
+    )
+    said = [line.strip() for line in record.stderr_tail.splitlines() if line.strip()]
+    detail = f": {said[-1][:200]}" if said else ""
+    shown = context.route.show(record.path)
+    return f"review r{record.position} ({record.command}) {how}{detail} (read {shown})"
 
 
 def _latest_judging(
@@ -205,6 +362,19 @@ def render(guide: Guidance, instructions: bool = True) -> str:
                 "do: fix what the judges said, then run again:",
                 f"  {set_passed}",
             ]
+        elif state.state == STALE:
+            lines += [
+                f"it passed, but its artifacts changed since: {state.detail}",
+                "do: make sure the change is meant (or restore what passed), then run the guard again "
+                "(route.verify in CI rejects a stale pass):",
+                f"  {set_passed}",
+            ]
+        elif state.state == MALFUNCTION:
+            lines += [
+                f"last result: malfunction (a command of the guard broke; not a verdict): {state.detail}",
+                f"do: nothing a robot can fix; tell the human. {fix_malfunction(route, stone)}",
+                f"  {set_passed}",
+            ]
         else:
             lines += [
                 f"waiting for human approval ({state.detail}); robots cannot approve.",
@@ -213,6 +383,12 @@ def render(guide: Guidance, instructions: bool = True) -> str:
             ]
         lines.append(f"re-read the instructions: {get}")
     return "\n".join(lines) + "\n"
+
+
+def fix_malfunction(route: Route, stone: Stone) -> str:
+    """Who fixes a malfunction and how (robots cannot edit guards: route.bounce blocks it)."""
+    where = f" ({route.show(stone.guard_path)})" if stone.guard_path is not None else ""
+    return f"A human fixes the guard{where} or the tool it runs, then runs:"
 
 
 def _read(path: Path) -> str:

@@ -14,11 +14,14 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from routedriver.errors import Refused, UserError
 from routedriver.route import store
 from routedriver.route.model import Route
+
+if TYPE_CHECKING:
+    from routedriver.route.drive import Guidance
 
 ON_BOOT = "hook.onBoot"
 ON_STOP = "hook.onStop"
@@ -92,14 +95,7 @@ def on_stop(
         )
     if not guide.robot_can_act:
         _forget(guide.route)
-        names = ", ".join(state.stone.name for state in guide.waiting)
-        return HookAnswer(
-            0,
-            _system_message(
-                f"route {guide.route.display}: waiting for human approval of {names}; "
-                "a human approves with route.stone.set --as approved (see route.drive)."
-            ),
-        )
+        return HookAnswer(0, _system_message(_needs_human(guide)))
     fingerprint = guide.fingerprint()
     blocks = _blocks_so_far(guide.route, fingerprint) if payload.get("stop_hook_active") is True else 0
     if blocks >= max_blocks:
@@ -114,6 +110,26 @@ def on_stop(
     _remember(guide.route, fingerprint, blocks + 1)
     text = "The route is not finished; keep going.\n" + render(guide)
     return HookAnswer(2, stderr=text)
+
+
+def _needs_human(guide: Guidance) -> str:
+    """Why the robot may stop although the route is unfinished, with the exact commands a human runs."""
+    from routedriver.route.drive import commands, fix_malfunction
+
+    route = guide.route
+    parts = [
+        f"{state.stone.name} cannot be checked, a command of its guard broke: {state.detail}. "
+        f"The robot cannot fix that (robots cannot edit guards). "
+        f"{fix_malfunction(route, state.stone)} {commands(route, state.stone)[1]}"
+        for state in guide.malfunctioning
+    ]
+    if guide.waiting:
+        names = ", ".join(state.stone.name for state in guide.waiting)
+        approve = " and ".join(commands(route, state.stone)[2] for state in guide.waiting)
+        parts.append(
+            f"waiting for human approval of {names}; a human approves, in a terminal, with: {approve}"
+        )
+    return f"route {route.display}: " + " ".join(parts)
 
 
 def _state_path(route: Route) -> Path:

@@ -144,9 +144,10 @@ def test_stop_hook_keeps_the_robot_going_until_it_waits_on_a_human(git_repo: Pat
     assert route_set(git_repo, route, "1.vision").code == 2  # reviewed fine; only the human is missing
     waiting = hook(DRIVE_STOP, git_repo, stop_event(git_repo, active=True))
     assert waiting.code == 0 and waiting.err == ""
+    # The exact command, runnable as it stands (route and stone named).
     assert json.loads(waiting.out) == {
-        "systemMessage": "route route: waiting for human approval of 1.vision; a human approves with "
-        "route.stone.set --as approved (see route.drive)."
+        "systemMessage": "route route: waiting for human approval of 1.vision; a human approves, in a "
+        "terminal, with: route.stone.set --route route --stone 1.vision --as approved"
     }
     boot = hook(DRIVE_BOOT, git_repo, session_start_event(git_repo, "resume"))
     assert boot.code == 0 and "## 1.vision (waiting-for-approval)" in boot.out
@@ -282,5 +283,33 @@ def test_bounce_warns_about_a_broken_guard_without_blocking(git_repo: Path) -> N
     write(route / "2.plan.guard", "protect: ['src/**']\nrevews: []\n")
     done = hook([*BOUNCE, "--route", "route"], git_repo, pre_tool_event(git_repo, "Write", "src/a.py"))
     assert done.code == 0
-    assert done.err.startswith("warning: error: route/2.plan.guard: unknown key 'revews'")
+    assert done.err.startswith("warning: route/2.plan.guard: unknown key 'revews'")  # one prefix
     assert "its protect: rules are not enforced until it is fixed" in done.err
+
+
+def test_bounce_says_when_it_cannot_tell_what_to_protect(git_repo: Path) -> None:
+    gated_route(git_repo, "a")
+    second = gated_route(git_repo, "b")
+    event = pre_tool_event(git_repo, "Write", "src/app.py")
+    # No route bound (here: on main): nothing to protect, nothing said.
+    unbound = hook(BOUNCE, git_repo, event)
+    assert (unbound.code, unbound.out, unbound.err) == (0, "", "")
+    on_branch(git_repo, "work")
+    assert run_route(["route.bind", "--set", "a"], git_repo).code == 0
+    write(second / ".route" / ".bind.work.flag", "---\nbranch: work\nroute: b\n---\n")
+    # Two routes bound: protect: rules are off; a non-blocking error (exit 1) the user sees, in one line.
+    ambiguous = hook(BOUNCE, git_repo, event)
+    assert (ambiguous.code, ambiguous.out) == (1, "")
+    assert ambiguous.err == (
+        "error: route.bounce cannot tell what to protect (protect: rules off): 2 routes are bound to branch "
+        "work: a and b; keep one: route.bind --set R (it replaces the others), or pass --route\n"
+    )
+    wrong = hook([*BOUNCE, "--route", "nope"], git_repo, event)
+    assert (wrong.code, wrong.err) == (
+        1,
+        "error: route.bounce cannot tell what to protect (protect: rules off): route not found: nope; "
+        "check --route (a directory holding <name>.stone files)\n",
+    )
+    # Driver files stay blocked whatever the route lookup says.
+    stone = hook(BOUNCE, git_repo, pre_tool_event(git_repo, "Edit", "a/1.vision.stone"))
+    assert stone.code == 2 and "stones (*.stone) are read-only templates" in stone.err
