@@ -75,9 +75,7 @@ def set_passed(route_option: str | None, stone: str) -> SetResult:
             lock.release()
 
 
-def set_approved(
-    route_option: str | None, stone: str, *, human: bool, commit: bool = True
-) -> ApproveResult:
+def set_approved(route_option: str | None, stone: str, *, human: bool, commit: bool = True) -> ApproveResult:
     """Record a human's approval of the stone's current artifacts and commit it (see ``approve.approve``).
     ``human`` says a person is at the controls (the CLI: stdin is a terminal); otherwise it refuses."""
     from routedriver.route.approve import approve
