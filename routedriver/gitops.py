@@ -258,10 +258,14 @@ def _parse_stage(output: str, object_format: str) -> dict[str, str]:
 def clean_blob_ids(repo: Repo, paths: Sequence[str]) -> dict[str, str]:
     """Blob ids git already knows for ``paths`` (relative to the top-level, POSIX) that are tracked, regular
     files whose work-tree copy is unmodified; the rest are left out for the caller to hash itself."""
-    if not paths:
-        return {}
-    snapshot = index_snapshot(repo, _pathspecs(paths))
+    snapshot = snapshot_of(repo, paths)
     return snapshot.clean_ids(paths) if snapshot is not None else {}
+
+
+def snapshot_of(repo: Repo, paths: Sequence[str]) -> IndexSnapshot | None:
+    """``index_snapshot`` limited to the directories holding ``paths`` (relative to the top-level, POSIX):
+    one read for many files; None for no paths, or when git cannot answer."""
+    return index_snapshot(repo, _pathspecs(paths)) if paths else None
 
 
 def ignoring_rule(repo: Repo, path: Path) -> str | None:
@@ -329,11 +333,6 @@ def last_commits(repo: Repo, paths: Sequence[str]) -> dict[str, CommitInfo]:
             if path in wanted and path not in found and len(parts) >= 4:
                 found[path] = CommitInfo(sha, email, name, parts[3], not parents.strip())
     return found
-
-
-def is_shallow(repo: Repo) -> bool:
-    done = _git(["rev-parse", "--is-shallow-repository"], repo.toplevel)
-    return done.stdout.strip() == "true"
 
 
 def shallow_boundary(repo: Repo) -> frozenset[str] | None:

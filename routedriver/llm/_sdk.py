@@ -43,25 +43,31 @@ class SDKChat:
     sdk_name: str = ""  # the importable SDK module: "anthropic" or "openai"
     default_key_env: str = ""  # named in hints when the caller did not say where the key came from
     api_name: str = ""  # what the base URL should point at, for hints: "an Anthropic Messages API"
+    default_name: str = ""  # the adapter's name when the caller gives none: "claude", "openai"
+    default_context_window: int = 0  # in tokens, when the caller gives none
 
     def __init__(
         self,
         *,
         model: str,
         api_key: str,
-        base_url: str | None,
-        name: str,
-        context_window: int,
-        default_max_tokens: int,
-        timeout_s: float,
-        retry: RetryPolicy | None,
-        on_retry: OnRetry | None,
+        base_url: str | None = None,
+        name: str | None = None,
+        context_window: int | None = None,
+        default_max_tokens: int = 4096,
+        timeout_s: float = 600.0,
+        retry: RetryPolicy | None = None,
+        on_retry: OnRetry | None = None,
         key_env: str | None = None,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
+        """``base_url=None`` lets the SDK decide (its ``*_BASE_URL`` variable, else the provider's API).
+        ``key_env`` names where the key came from, for hints such as ``check ANTHROPIC_API_KEY``; ``sleep``
+        is the wait between retries (tests inject one that records instead of waiting)."""
+        name = self.default_name if name is None else name
         self.name = name
         self.model = model
-        self.context_window = context_window
+        self.context_window = self.default_context_window if context_window is None else context_window
         self.default_max_tokens = default_max_tokens
         self.base_url = base_url
         self.timeout_s = timeout_s

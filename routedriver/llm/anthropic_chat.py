@@ -14,13 +14,11 @@ are normalized.
 from __future__ import annotations
 
 import json
-import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from types import ModuleType
 from typing import Any
 
-from routedriver.llm._sdk import OnRetry, SDKChat, invalid_call_error
-from routedriver.llm.retry import RetryPolicy
+from routedriver.llm._sdk import SDKChat, invalid_call_error
 from routedriver.llm.types import Completion, Message, ToolCall, ToolSpec, Usage
 
 # Said in place of an empty first user turn: the API rejects a conversation that starts without one.
@@ -29,45 +27,14 @@ _STOP_REASONS = {"model_context_window_exceeded": "max_tokens"}
 
 
 class AnthropicChat(SDKChat):
-    """A ``ChatModel`` over ``anthropic.Anthropic().messages.create`` (non-streaming)."""
+    """A ``ChatModel`` over ``anthropic.Anthropic().messages.create`` (non-streaming). Built as ``SDKChat``
+    (``base_url=None``: ``ANTHROPIC_BASE_URL``, else api.anthropic.com)."""
 
     sdk_name = "anthropic"
     default_key_env = "ANTHROPIC_API_KEY"
     api_name = "an Anthropic Messages API"
-
-    def __init__(
-        self,
-        *,
-        model: str,
-        api_key: str,
-        base_url: str | None = None,
-        name: str = "claude",
-        context_window: int = 200_000,
-        default_max_tokens: int = 4096,
-        timeout_s: float = 600.0,
-        retry: RetryPolicy | None = None,
-        on_retry: OnRetry | None = None,
-        key_env: str | None = None,
-        sleep: Callable[[float], None] = time.sleep,
-    ) -> None:
-        """``base_url=None`` lets the SDK decide (``ANTHROPIC_BASE_URL``, else api.anthropic.com).
-
-        ``key_env`` names where the key came from, for hints such as ``check ANTHROPIC_API_KEY``;
-        ``sleep`` is the wait between retries (tests inject one that records instead of waiting).
-        """
-        super().__init__(
-            model=model,
-            api_key=api_key,
-            base_url=base_url,
-            name=name,
-            context_window=context_window,
-            default_max_tokens=default_max_tokens,
-            timeout_s=timeout_s,
-            retry=retry,
-            on_retry=on_retry,
-            key_env=key_env,
-            sleep=sleep,
-        )
+    default_name = "claude"
+    default_context_window = 200_000
 
     def _new_client(self, sdk: ModuleType) -> Any:
         return sdk.Anthropic(

@@ -36,6 +36,8 @@ class OpenAIChat(SDKChat):
     sdk_name = "openai"
     default_key_env = "OPENAI_API_KEY"
     api_name = "an OpenAI-compatible Chat Completions API"
+    default_name = "openai"
+    default_context_window = 128_000
 
     def __init__(
         self,
@@ -43,8 +45,8 @@ class OpenAIChat(SDKChat):
         model: str,
         api_key: str,
         base_url: str | None = None,
-        name: str = "openai",
-        context_window: int = 128_000,
+        name: str | None = None,
+        context_window: int | None = None,
         default_max_tokens: int = 4096,
         timeout_s: float = 600.0,
         retry: RetryPolicy | None = None,
@@ -54,12 +56,11 @@ class OpenAIChat(SDKChat):
         max_tokens_param: Literal["max_tokens", "max_completion_tokens"] = "max_tokens",
         extra_body: Mapping[str, Any] | None = None,
     ) -> None:
-        """``base_url=None`` lets the SDK decide (``OPENAI_BASE_URL``, else api.openai.com/v1).
+        """As ``SDKChat`` (``base_url=None``: ``OPENAI_BASE_URL``, else api.openai.com/v1), plus:
 
         ``max_tokens_param``: compatible servers (Qwen, vLLM, Ollama) read ``max_tokens``; OpenAI's reasoning
         models only accept ``max_completion_tokens``. ``extra_body`` is merged into every request for
-        server-specific switches (e.g. DashScope's ``{"enable_thinking": false}``). ``key_env`` and ``sleep``
-        as for ``AnthropicChat``.
+        server-specific switches (e.g. DashScope's ``{"enable_thinking": false}``).
         """
         super().__init__(
             model=model,

@@ -24,6 +24,13 @@ from routedriver.route.model import STATE_DIR, Route
 
 NOT_BOUND = "no route bound to this branch"
 NOT_BOUND_FIX = "use --route or route.bind --set"
+
+
+class NotBound(Refused):
+    """No route is bound to the branch (or there is no branch): the hooks stay quiet on it, unlike on a
+    binding that is there but wrong."""
+
+
 PROTECTED_BRANCHES = ("main", "master")
 UNIGNORE_FLAGS = "!.bind.*.flag"  # in .route/.gitignore: a user's '*.flag' rule must not hide bindings
 PR_BRANCH_VARIABLE = "GITHUB_HEAD_REF"  # a pull request's source branch, set by GitHub Actions
@@ -116,13 +123,13 @@ def bound_route(cwd: Path | None = None) -> str:
     branch, from_pr = lookup_branch(repo) if repo is not None else (None, False)
     if repo is None or branch is None:
         why = " (not in a git repository)" if repo is None else " (HEAD is detached)"
-        raise Refused(NOT_BOUND + why, NOT_BOUND_FIX)
+        raise NotBound(NOT_BOUND + why, NOT_BOUND_FIX)
     bindings = _flags(repo, branch)
     if not bindings:
         if from_pr:  # say which branch was looked for: it is not the one HEAD names
             why = f" (HEAD is detached; looked for the pull request's branch {branch}, ${PR_BRANCH_VARIABLE})"
-            raise Refused(NOT_BOUND + why, NOT_BOUND_FIX)
-        raise Refused(NOT_BOUND, NOT_BOUND_FIX)
+            raise NotBound(NOT_BOUND + why, NOT_BOUND_FIX)
+        raise NotBound(NOT_BOUND, NOT_BOUND_FIX)
     if len(bindings) > 1:
         names = " and ".join(_display(binding.route_dir, here) for binding in bindings)
         raise Refused(

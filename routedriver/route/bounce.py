@@ -99,13 +99,13 @@ def decide(payload: dict[str, Any], route_option: str | None) -> Bounce:
 def _protected(target: Path, route_option: str | None) -> Bounce:
     from routedriver.gitops import find_repo
     from routedriver.route.api import open_route
-    from routedriver.route.bind import NOT_BOUND
+    from routedriver.route.bind import NotBound
 
     try:
         route = open_route(route_option)
+    except NotBound:
+        return Bounce(False)  # no route bound here (main, a detached HEAD): nothing more to protect
     except Refused as exc:
-        if not (route_option and route_option.strip()) and exc.what.startswith(NOT_BOUND):
-            return Bounce(False)  # no route bound here (main, a detached HEAD): nothing more to protect
         # A route that cannot be resolved (two bound, a bad --route) protects nothing: say so, or the
         # protect: rules would silently stop working.
         why = exc.line().removeprefix("error: ")

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import shlex
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -22,7 +21,7 @@ from routedriver.errors import Refused
 from routedriver.route import hashing, inputs, judges, manifest, records, store
 from routedriver.route.api import open_route
 from routedriver.route.artifacts import Listings, artifact_globs, find_artifacts
-from routedriver.route.guardfile import load_guard
+from routedriver.route.guardfile import load_guard, parse_guard
 from routedriver.route.inputs import StoneContext
 from routedriver.route.model import Guard, JudgeRecord, Marker, ReviewRecord, Route, Stone
 from routedriver.route.select import NEXT_ALL, select
@@ -135,7 +134,9 @@ def _artifacts_guard(route: Route, stone: Stone) -> Guard | None:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         return load_guard(route, stone)  # refuses, saying what is wrong
-    return load_guard(route, stone) if "artifacts" in text else None
+    if "artifacts" not in text:
+        return None
+    return parse_guard(text, path, route.show(path), stone.name)
 
 
 def _snapshot(repo: gitops.Repo | None, found: Iterable[list[Path]]) -> gitops.IndexSnapshot | None:
@@ -143,11 +144,10 @@ def _snapshot(repo: gitops.Repo | None, found: Iterable[list[Path]]) -> gitops.I
     paths = [path for group in found for path in group]
     if repo is None or not paths:
         return None
-    top = os.fspath(repo.toplevel)
-    directories = {os.path.dirname(hashing.relative_posix(path, top)) or "." for path in paths}
-    if any(directory.startswith("..") for directory in directories):
+    relative = [hashing.relative_posix(path, repo.toplevel) for path in paths]
+    if any(path.startswith("..") for path in relative):
         return None  # an artifact outside the work tree: content_ids asks git per stone
-    return gitops.index_snapshot(repo, sorted(directories))
+    return gitops.snapshot_of(repo, relative)
 
 
 def _stale(

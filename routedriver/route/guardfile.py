@@ -83,17 +83,21 @@ def check_guard(text: str, path: Path, shown: str, stone_name: str) -> GuardChec
 
 def parse_guard(text: str, path: Path, shown: str, stone_name: str) -> Guard:
     """A Guard from the YAML ``text`` of the file ``path``; refuses with its first problem."""
-    problems: list[Refused] = []
-    guard = _validate(text, path, shown, stone_name, problems)
-    if guard is None:
-        raise problems[0]
+    guard = _first(check_guard(text, path, shown, stone_name))
+    assert guard is not None  # text always makes a guard or a problem
     return guard
+
+
+def _first(check: GuardCheck) -> Guard | None:
+    """What commands use: the guard, or a refusal with its first problem."""
+    if check.problems:
+        raise check.problems[0]
+    return check.guard
 
 
 def _validate(text: str, path: Path, shown: str, stone_name: str, problems: list[Refused]) -> Guard | None:
     """The ONE set of guard rules, shared by every command and ``route.lint``: the guard, or None after
-    appending each of its problems to ``problems`` (a list the caller owns, so a valid guard pays nothing
-    for the collecting: ``route.verify`` loads dozens per run)."""
+    appending each of its problems to ``problems``."""
     from routedriver.route import guardyaml
 
     data = guardyaml.load(text)  # the common shapes without PyYAML; None → PyYAML reads (and judges) it
@@ -225,13 +229,7 @@ def _guard_from(
 
 def load_guard(route: Route, stone: Stone) -> Guard | None:
     """The stone's guard, or None when it has none; refuses with the guard's first problem."""
-    if stone.guard_path is None:
-        return None
-    problems: list[Refused] = []
-    guard = _read(route, stone.guard_path, stone.name, problems)
-    if guard is None:
-        raise problems[0]
-    return guard
+    return _first(check_guard_file(route, stone))
 
 
 def check_guard_file(route: Route, stone: Stone) -> GuardCheck:

@@ -57,14 +57,14 @@ def _system_message(text: str) -> str:
 
 def on_boot(route_option: str | None) -> HookAnswer:
     """SessionStart: the guidance on stdout (added to the robot's context), always exit 0."""
-    from routedriver.route.bind import NOT_BOUND
+    from routedriver.route.bind import NotBound
     from routedriver.route.drive import guidance, render
 
     try:
         guide = guidance(route_option)
+    except NotBound:
+        return HookAnswer(0)  # no route on this branch: nothing to say
     except UserError as exc:
-        if exc.what.startswith(NOT_BOUND):
-            return HookAnswer(0)  # no route on this branch: nothing to say
         return HookAnswer(0, f"route.drive: cannot read the route ({exc.line()}); a human must fix it.\n")
     return HookAnswer(0, "route.drive: " + render(guide))
 
@@ -73,14 +73,14 @@ def on_stop(
     route_option: str | None, payload: dict[str, Any], max_blocks: int = DEFAULT_MAX_BLOCKS
 ) -> HookAnswer:
     """Stop: exit 2 with guidance while the robot can act; exit 0 (saying why) otherwise."""
-    from routedriver.route.bind import NOT_BOUND
+    from routedriver.route.bind import NotBound
     from routedriver.route.drive import guidance, render
 
     try:
         guide = guidance(route_option)
+    except NotBound:
+        return HookAnswer(0)
     except UserError as exc:
-        if exc.what.startswith(NOT_BOUND):
-            return HookAnswer(0)
         return HookAnswer(
             0,
             _system_message(
