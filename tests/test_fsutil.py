@@ -3,6 +3,7 @@ from __future__ import annotations
 import multiprocessing
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -33,16 +34,19 @@ def test_is_temp_recognizes_leftovers() -> None:
     assert not is_temp(".bind.main.flag")
 
 
-def _hold(path: str, seconds: float) -> None:
+def _hold(path: str, seconds: float, held: Any) -> None:
     with FileLock(path):
+        held.set()
         time.sleep(seconds)
 
 
 def test_lock_excludes_other_processes(tmp_path: Path) -> None:
     lock = tmp_path / ".lock"
-    holder = multiprocessing.get_context("fork").Process(target=_hold, args=(str(lock), 1.0))
+    context = multiprocessing.get_context("fork")
+    held = context.Event()
+    holder = context.Process(target=_hold, args=(str(lock), 1.0, held))
     holder.start()
-    time.sleep(0.3)
+    assert held.wait(10)
     with pytest.raises(LockTimeout):
         FileLock(lock, timeout=0.1).acquire()
     holder.join()
