@@ -12,6 +12,10 @@ the GitHub Action installs routedriver non-editable (`pip install <checkout>`). 
 non-editable install of this checkout once, in `.venv/bench-installed` (rebuilt when the source changes;
 building fetches setuptools for pip's build step the first time), and the target is judged on that one, as
 its line says. When it cannot be built, the editable figure decides and a line says why.
+
+A third, informational line times ``verify_floor.py``: the same interpreter doing only the reads and git
+questions the gate cannot avoid, checking nothing. It shows how much of the 3× budget is spent before any
+check is made on this machine (about 2.7× here: Python's start and git on two cores).
 """
 
 from __future__ import annotations
@@ -165,11 +169,20 @@ def main() -> int:
             assert done.returncode == 0, done.stdout + done.stderr
             assert done.stdout.count("\npassed") + done.stdout.startswith("passed") == STONES, done.stdout
 
+        python = scripts.get("non-editable", scripts["editable"]).parent / "python"
+        floor_check = subprocess.run(
+            [str(python), str(HERE / "verify_floor.py")], cwd=repo, capture_output=True, text=True, check=True
+        )
+        assert floor_check.stdout.strip() == str(STONES), floor_check.stdout
+
         baseline = git_baseline(repo, repeat=15)
         walls = {
             kind: harness.median_wall(harness.command([str(script), "--all"], cwd=repo), repeat=15)
             for kind, script in scripts.items()
         }
+        floor = harness.median_wall(
+            harness.command([str(python), str(HERE / "verify_floor.py")], cwd=repo), repeat=15
+        )
         what = (
             f"route.verify --all, {STONES} passed stones, {tracked} committed files "
             "(vs git ls-files -s + git status --porcelain)"
@@ -193,6 +206,11 @@ def main() -> int:
                 baseline,
                 max_ratio=3,
             )
+        print(
+            f"info   floor: verify_floor.py, only the reads and git questions any Python gate needs here, "
+            f"checking nothing: {floor * 1000:.1f} ms = {floor / baseline:.2f}× of the same baseline",
+            flush=True,
+        )
     if os.environ.get("ROUTEDRIVER_BENCH_LARGE"):
         scaling(installed or harness.BIN_DIR / "route.verify")
     return harness.exit_code()

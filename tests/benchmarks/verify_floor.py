@@ -1,0 +1,86 @@
+"""A lower bound for ``route.verify`` on bench_verify's repository: the unavoidable work, and nothing else.
+
+Not a checker. It is what any Python implementation of the gate must at least do on this machine, written
+as bare as Python allows, so that the benchmark can say how much of the target's budget is gone before a
+single check is made:
+
+- start Python (the same interpreter and site as the installed command);
+- ask git what the baseline asks (``git ls-files -s``, ``git status --porcelain``) plus the history of the
+  approval markers, all three at once, and read the answers;
+- per stone: read its guard, its ``.passed`` marker and every record file the marker names, list its
+  artifact directory, look the artifacts' content ids up in the index and hash the (path, id) list.
+
+It parses nothing it does not need, validates nothing, reports nothing but a count, and knows the layout of
+bench_verify's repository (one ``$route/art/NN/*.md`` glob per guard, one route at ``route/``). Run from the
+repository's top level; prints how many stones' artifact hashes match their markers.
+"""
+
+import os
+
+
+def start_git(*args):
+    """(pid, read end of its stdout): git runs while Python goes on."""
+    read_end, write_end = os.pipe()
+    actions = [(os.POSIX_SPAWN_DUP2, write_end, 1), (os.POSIX_SPAWN_CLOSE, read_end)]
+    pid = os.posix_spawnp("git", ["git", *args], os.environ, file_actions=actions)
+    os.close(write_end)
+    return pid, read_end
+
+
+def answer(started):
+    pid, read_end = started
+    chunks = []
+    while chunk := os.read(read_end, 1 << 20):
+        chunks.append(chunk)
+    os.close(read_end)
+    os.waitpid(pid, 0)
+    return b"".join(chunks).decode()
+
+
+def blob_id(path):
+    """A changed file's content id, as git would give it (none changes in the benchmark's repository)."""
+    import hashlib
+
+    with open(path, "rb") as file:
+        data = file.read()
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+def main():
+    index_query = start_git("ls-files", "-s", "-z")
+    status_query = start_git("status", "--porcelain", "-z")
+    markers = "--", ":(glob)**/.route/*.approved"
+    history_query = start_git("log", "-z", "--raw", "--no-abbrev", "--format=%H%x00%ae", *markers)
+    import hashlib
+
+    index = {}
+    for entry in answer(index_query).split("\0"):
+        if entry:
+            meta, _, path = entry.partition("\t")
+            index[path] = meta.split(" ")[1]
+    changed = {entry[3:] for entry in answer(status_query).split("\0") if entry}
+    route, state = "route", "route/.route"
+    matching = 0
+    for stone in sorted(name[:-6] for name in os.listdir(route) if name.endswith(".stone")):
+        with open(f"{route}/{stone}.guard", encoding="utf-8") as file:
+            pattern = file.read().split("'")[1].replace("$route", route)
+        directory, suffix = pattern.rsplit("/*", 1)
+        paths = [f"{directory}/{name}" for name in sorted(os.listdir(directory)) if name.endswith(suffix)]
+        ids = [blob_id(path) if path in changed else index[path] for path in paths]
+        listing = '[["' + '"],["'.join(map('","'.join, zip(paths, ids, strict=True))) + '"]]'
+        review_input_hash = hashlib.sha256(listing.encode()).hexdigest()
+        with open(f"{state}/{stone}.passed", encoding="utf-8") as file:
+            marker = file.read().splitlines()
+        for line in marker:
+            if line.startswith("file: "):
+                with open(f"{state}/{line[6:]}", "rb") as file:
+                    hashlib.sha256(file.read())
+        if os.path.exists(f"{state}/{stone}.approved"):
+            with open(f"{state}/{stone}.approved", "rb") as file:
+                hashlib.sha256(file.read())
+        matching += f"review_input_hash: {review_input_hash}" in marker
+    answer(history_query)
+    print(matching)
+
+
+main()
