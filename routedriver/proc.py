@@ -1,9 +1,13 @@
 """The only place routedriver starts subprocesses.
 
 ``run`` takes an argv list (or a shell string with ``shell=``), closes stdin unless input is given, captures
-stdout and stderr (keeping at most ``max_output`` bytes of each, counting the rest), enforces a timeout by
-killing the whole process group, and never raises for a non-zero exit or a missing executable: callers get a
-``ProcResult`` and decide what it means.
+stdout and stderr (keeping at most ``max_output`` bytes of each: the beginning and the end, counting what was
+dropped in between), enforces a timeout by killing the whole process group, and never raises for a non-zero
+exit or a missing executable: callers get a ``ProcResult`` and decide what it means.
+
+A command stopped by ``kill_running`` (the CLI on Ctrl-C or SIGTERM) comes back with ``interrupted`` set: its
+exit status and output are what our signal made of it, not its own verdict, and callers must not record
+them as one. Once the process is stopping for good (``kill_running(stop=True)``), ``run`` starts nothing.
 """
 
 from __future__ import annotations
@@ -22,9 +26,18 @@ TERM_GRACE_S = 1.0
 # After the leader exits, how long we keep reading pipes that a leftover child may still hold open.
 DRAIN_S = 1.0
 
+# With a limit, this much of the END of a stream is kept too (at most a quarter of the limit): what a
+# command prints last (a summary, counts, the error) matters most, the middle of a huge output least.
+TAIL_BYTES = 64 << 10
+
 # Every child still running, so that an interrupted caller can take its process groups down with it.
 _LIVE: dict[int, subprocess.Popen[bytes]] = {}
 _LIVE_LOCK = threading.RLock()  # re-entrant: a signal handler on this thread may call kill_running
+# Pids in _LIVE that kill_running signalled: their results are marked interrupted. Kept in step with _LIVE
+# under _LIVE_LOCK, so a reused pid is never mistaken for a killed one.
+_KILLED: set[int] = set()
+# Set by kill_running(stop=True): the process is shutting down and starts no more commands.
+_STOPPING = threading.Event()
 
 
 class ProcResult(NamedTuple):  # not a dataclass: importing dataclasses costs every command ~7 ms
@@ -33,41 +46,62 @@ class ProcResult(NamedTuple):  # not a dataclass: importing dataclasses costs ev
     stderr: str
     timed_out: bool
     duration_s: float
-    stdout_dropped: int = 0  # bytes of stdout beyond max_output that were read and discarded
+    stdout_dropped: int = 0  # bytes of stdout beyond max_output that were read and discarded (the middle)
     stderr_dropped: int = 0
+    interrupted: bool = False  # stopped by kill_running (or never started while stopping): no verdict
 
     @property
     def ok(self) -> bool:
-        return self.returncode == 0 and not self.timed_out
+        return self.returncode == 0 and not self.timed_out and not self.interrupted
 
 
 class _Capture(threading.Thread):
-    """Reads one pipe to the end, keeping the first ``limit`` bytes and counting the rest."""
+    """Reads one pipe to the end. With a ``limit``, keeps the first bytes and the last ones (``TAIL_BYTES``,
+    at most a quarter of the limit), ``limit`` bytes in all, and counts what it dropped in between."""
 
     def __init__(self, pipe: object, limit: int | None) -> None:
         super().__init__(daemon=True)
         self.pipe = pipe
-        self.limit = limit
-        self.chunks: list[bytes] = []
-        self.kept = 0
-        self.dropped = 0
+        limit = None if limit is None else max(limit, 0)
+        self.tail_limit = 0 if limit is None else min(TAIL_BYTES, limit // 4)
+        self.head_limit = None if limit is None else limit - self.tail_limit
+        self.head = bytearray()
+        self.tail = bytearray()  # a window over the end of the stream, trimmed now and then
+        self.seen = 0
 
     def run(self) -> None:
         read = self.pipe.read1 if hasattr(self.pipe, "read1") else self.pipe.read  # type: ignore[attr-defined]
         try:
             while chunk := read(65536):
-                if self.limit is None or self.kept < self.limit:
-                    room = len(chunk) if self.limit is None else self.limit - self.kept
-                    self.chunks.append(chunk[:room])
-                    self.kept += min(room, len(chunk))
-                    self.dropped += max(0, len(chunk) - room)
-                else:
-                    self.dropped += len(chunk)
+                self.seen += len(chunk)
+                if self.head_limit is None:
+                    self.head += chunk
+                    continue
+                room = self.head_limit - len(self.head)
+                if room > 0:
+                    self.head += chunk[:room]
+                    chunk = chunk[room:]
+                if chunk and self.tail_limit:
+                    self.tail += chunk
+                    if len(self.tail) > 2 * self.tail_limit:  # trim in bulk: amortized O(1) per byte
+                        del self.tail[: -self.tail_limit]
         except (OSError, ValueError):
             pass  # the pipe was closed under us after a kill; what we have is what there was
 
+    def _kept_tail(self) -> bytes:
+        return bytes(self.tail[-self.tail_limit :]) if self.tail_limit else b""
+
+    @property
+    def dropped(self) -> int:
+        return self.seen - len(self.head) - len(self._kept_tail())
+
     def text(self, encoding: str) -> str:
-        return b"".join(self.chunks).decode(encoding, errors="replace")
+        head, tail, dropped = bytes(self.head), self._kept_tail(), self.dropped
+        if not dropped or not (head or tail):
+            return (head + tail).decode(encoding, errors="replace")
+        # Mark the gap on lines of its own, so the two sides never join into one misleading line.
+        gap = f"\n[routedriver: {dropped:,} bytes of output dropped here]\n"
+        return head.decode(encoding, errors="replace") + gap + tail.decode(encoding, errors="replace")
 
 
 def _signal_group(pid: int, sig: signal.Signals) -> None:
@@ -121,6 +155,9 @@ def run(
         full_env.update(extra_env)
 
     started = time.monotonic()
+    if _STOPPING.is_set():
+        # Shutting down: a command started now would outlive us (or, in a daemon thread, be cut off).
+        return ProcResult(-signal.SIGTERM, "", "not started: stopping\n", False, 0.0, interrupted=True)
     try:
         proc = subprocess.Popen(
             argv,
@@ -136,22 +173,45 @@ def run(
 
     with _LIVE_LOCK:
         _LIVE[proc.pid] = proc
+        late = _STOPPING.is_set()  # stopping began between our check and now: kill_running missed it
+        if late:
+            _KILLED.add(proc.pid)
     try:
-        return _collect(proc, input, timeout, max_output, kill_leftovers, encoding, started)
+        if late:
+            _kill_group(proc)
+        result = _collect(proc, input, timeout, max_output, kill_leftovers, encoding, started)
     finally:
         with _LIVE_LOCK:
             _LIVE.pop(proc.pid, None)
+            interrupted = proc.pid in _KILLED
+            _KILLED.discard(proc.pid)
+    return result._replace(interrupted=True) if interrupted else result
 
 
-def kill_running(grace_s: float = TERM_GRACE_S) -> int:
+def stopping() -> bool:
+    """Whether ``kill_running(stop=True)`` was called: the process is shutting down."""
+    return _STOPPING.is_set()
+
+
+def resume() -> None:
+    """Undo ``kill_running(stop=True)``: for an embedding caller that goes on after an interrupt."""
+    _STOPPING.clear()
+
+
+def kill_running(grace_s: float = TERM_GRACE_S, *, stop: bool = False) -> int:
     """Stop the process group of every command still running; returns how many there were.
 
-    The CLI calls this when it is interrupted (Ctrl-C) or terminated (SIGTERM), so that reviews and judges
-    running in worker threads do not outlive the command that started them. SIGTERM first, all at once;
-    SIGKILL for whatever is left after ``grace_s``.
+    The CLI calls this (with ``stop``) when it is interrupted (Ctrl-C) or terminated (SIGTERM), so that
+    reviews and judges running in worker threads do not outlive the command that started them, and no new
+    one starts. SIGTERM first, all at once; SIGKILL for whatever is left after ``grace_s``. Every command
+    signalled here returns a result with ``interrupted`` set, however it exited: a child that traps SIGTERM
+    and exits 0 did not pass anything.
     """
     with _LIVE_LOCK:
+        if stop:
+            _STOPPING.set()
         running = list(_LIVE.values())
+        _KILLED.update(_LIVE)  # before any signal is sent: whoever sees the exit also sees the mark
     for sig in (signal.SIGTERM, signal.SIGKILL):
         for child in running:
             _signal_group(child.pid, sig)

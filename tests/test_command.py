@@ -125,3 +125,30 @@ def test_a_deleted_working_directory_is_one_line_not_a_crash(tmp_path: Path) -> 
         done.stderr
         == "error: the current directory no longer exists; cd into an existing directory and run it again\n"
     )
+
+
+def test_a_crash_with_undecodable_bytes_in_argv_still_gets_one_line_and_a_crash_log(
+    runner: CliRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import os
+    import sys
+
+    odd = os.fsdecode(b"r\xff")  # a path argument that is not UTF-8, as Python holds it
+    monkeypatch.setattr(sys, "argv", ["sample", "--mode", "crash", odd])
+    result = runner.invoke(sample, ["--mode", "crash"])
+    assert result.exit_code == 1
+    assert result.exception is None or isinstance(result.exception, SystemExit)  # the handler held
+    assert len(result.stderr.splitlines()) == 1
+    assert "internal error: RuntimeError: boom second line; details in" in result.stderr
+    log = (tmp_path / "cache" / "routedriver" / "crash.log").read_text(encoding="utf-8")
+    assert "--mode crash r\\udcff" in log and "Traceback" in log
+
+
+def test_a_crash_log_that_cannot_be_written_is_left_out_not_a_second_crash(
+    runner: CliRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "blocked").write_text("a file where the cache directory should be", encoding="utf-8")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "blocked"))
+    result = runner.invoke(sample, ["--mode", "crash"])
+    assert result.exit_code == 1
+    assert result.stderr == "error: internal error: RuntimeError: boom second line\n"

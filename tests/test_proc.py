@@ -4,6 +4,8 @@ import os
 import time
 from pathlib import Path
 
+import pytest
+
 from routedriver import proc
 
 
@@ -56,10 +58,25 @@ def test_leftover_children_holding_pipes_do_not_hang_the_caller(tmp_path: Path) 
     assert _gone(int(pidfile.read_text()))
 
 
-def test_output_beyond_the_limit_is_counted_not_kept() -> None:
-    result = proc.run("head -c 100000 /dev/zero | tr '\\0' x", shell="sh", max_output=1000)
-    assert len(result.stdout) == 1000
-    assert result.stdout_dropped == 99000
+def test_output_beyond_the_limit_keeps_the_beginning_and_the_end_and_counts_the_middle() -> None:
+    command = "echo first; head -c 100000 /dev/zero | tr '\\0' x; echo; echo 'blockers: 2'"
+    result = proc.run(command, shell="sh", max_output=1000)
+    head, marker, rest = result.stdout.partition("\n[routedriver: ")
+    gap, _, tail = rest.partition("]\n")
+    assert marker, result.stdout[:200]
+    assert head.startswith("first\nxxx")
+    assert tail.endswith("xxx\nblockers: 2\n")  # what a command prints last survives
+    assert len(head) + len(tail) == 1000  # the limit holds for what is kept
+    total = len("first\n") + 100000 + len("\nblockers: 2\n")
+    assert result.stdout_dropped == total - 1000
+    assert gap == f"{result.stdout_dropped:,} bytes of output dropped here"
+
+
+def test_output_within_the_limit_is_kept_whole_whatever_the_chunks() -> None:
+    # Just over the head's share: the rest lands in the tail window, nothing is dropped, nothing marked.
+    result = proc.run("head -c 300000 /dev/zero | tr '\\0' y", shell="sh", max_output=300000)
+    assert result.stdout == "y" * 300000
+    assert result.stdout_dropped == 0
 
 
 def test_extra_env_is_merged() -> None:
@@ -118,9 +135,40 @@ def test_kill_running_stops_commands_started_by_other_threads(tmp_path: Path) ->
     assert proc.kill_running() == 0
 
 
-CLI_SCRIPT = """
-import sys
-from concurrent.futures import ThreadPoolExecutor
+def test_a_command_kill_running_stopped_is_interrupted_even_when_it_exits_0(tmp_path: Path) -> None:
+    import threading
+
+    ready = tmp_path / "ready"
+    results: list[proc.ProcResult] = []
+    # A child that answers SIGTERM with a clean exit: its exit status is our signal's doing, not a verdict.
+    command = f"trap 'echo clean; exit 0' TERM; echo $$ > {ready}; sleep 60 & wait"
+    worker = threading.Thread(target=lambda: results.append(proc.run(command, shell="bash")))
+    worker.start()
+    _wait_for(ready)
+    assert proc.kill_running() == 1
+    worker.join(10)
+    (result,) = results
+    assert (result.returncode, result.stdout) == (0, "clean\n")
+    assert result.interrupted and not result.ok
+    later = proc.run(["true"])  # without stop=True, commands after it run as usual
+    assert later.ok and not later.interrupted
+
+
+def test_once_stopping_for_good_no_command_starts(tmp_path: Path) -> None:
+    ran = tmp_path / "ran"
+    try:
+        assert proc.kill_running(stop=True) == 0
+        assert proc.stopping()
+        result = proc.run(["touch", str(ran)])
+        assert result.interrupted and not result.ok
+        assert not ran.exists()
+    finally:
+        proc.resume()
+    assert proc.run(["touch", str(ran)]).ok and ran.exists()
+
+
+CLI_SCRIPTS = {
+    "command": """
 import click
 from routedriver import proc
 from routedriver.cli._command import Command
@@ -128,6 +176,28 @@ from routedriver.cli._command import Command
 @click.command(cls=Command)
 @click.argument("pidfile")
 def main(pidfile):
+    return work(pidfile)
+""",
+    "group": """
+import click
+from routedriver import proc
+from routedriver.cli._command import Group
+
+@click.group(cls=Group)
+def main():
+    pass
+
+@main.command()
+@click.argument("pidfile")
+def sub(pidfile):
+    return work(pidfile)
+""",
+}
+# What both run: a review-like child in a worker thread, as route.stone.set runs reviews.
+CLI_WORK = """
+from concurrent.futures import ThreadPoolExecutor
+
+def work(pidfile):
     with ThreadPoolExecutor(2) as pool:
         pool.submit(proc.run, f"sleep 60 & echo $! > {pidfile}; wait", shell="bash").result()
     return 0
@@ -136,16 +206,17 @@ main()
 """
 
 
-def _signal_a_command(tmp_path: Path, signum: int) -> tuple[int, str, int]:
-    """Run CLI_SCRIPT (a command whose review-like child sleeps), send it ``signum`` once the child runs:
+def _signal_a_command(tmp_path: Path, signum: int, kind: str = "command") -> tuple[int, str, int]:
+    """Run a click command or group of ours whose child sleeps, send it ``signum`` once the child runs:
     (its exit code, its stderr, the child's pid)."""
     import subprocess
     import sys
 
     pidfile = tmp_path / "child.pid"
     script = tmp_path / "cmd.py"
-    script.write_text(CLI_SCRIPT, encoding="utf-8")
-    started = subprocess.Popen([sys.executable, str(script), str(pidfile)], stderr=subprocess.PIPE, text=True)
+    script.write_text(CLI_SCRIPTS[kind] + CLI_WORK, encoding="utf-8")
+    argv = [sys.executable, str(script), *(["sub"] if kind == "group" else []), str(pidfile)]
+    started = subprocess.Popen(argv, stderr=subprocess.PIPE, text=True)
     child = int(_wait_for(pidfile))
     started.send_signal(signum)
     _, err = started.communicate(timeout=15)
@@ -157,14 +228,17 @@ def test_a_terminated_command_takes_its_running_children_down(tmp_path: Path) ->
 
     returncode, err, child = _signal_a_command(tmp_path, signal.SIGTERM)
     assert returncode == 143
-    assert err.strip().splitlines()[-1] == "error: terminated"
+    assert err == "error: terminated\n"
     assert _gone(child)
 
 
-def test_an_interrupted_command_takes_its_running_children_down(tmp_path: Path) -> None:
+@pytest.mark.parametrize("kind", ["command", "group"])
+def test_an_interrupted_command_says_so_in_one_line_and_takes_its_children_down(
+    tmp_path: Path, kind: str
+) -> None:
     import signal
 
-    returncode, err, child = _signal_a_command(tmp_path, signal.SIGINT)
+    returncode, err, child = _signal_a_command(tmp_path, signal.SIGINT, kind)
     assert returncode == 130
-    assert "Traceback" not in err
+    assert err == "error: interrupted\n"  # not click's blank line and "aborted"
     assert _gone(child)

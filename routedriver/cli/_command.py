@@ -8,6 +8,10 @@ click's own outcomes to it:
 - click usage errors     → ``error: <message>; see <prog> --help``, exit 2
 - other click exceptions → ``error: <message>``, their exit code; ``click.Abort`` → ``error: aborted``, 130
 
+Ctrl-C never reaches click as a KeyboardInterrupt (which click answers with a blank line and ``Abort``):
+``_exits`` turns SIGINT into its own exception, so it ends as ``error: interrupted``, 130, like SIGTERM's
+``error: terminated``.
+
 It behaves the same under a console script and under ``click.testing.CliRunner``.
 """
 
@@ -44,8 +48,10 @@ def _click_main(
     except click.ClickException as exc:
         say(f"error: {' '.join(exc.format_message().split())}")
         return int(exc.exit_code)
-    except click.Abort:
-        say("error: aborted")
+    except click.Abort as exc:
+        # A KeyboardInterrupt that did not come through _exits' handler (raised by code, or a signal
+        # before the handler was set) still says what happened.
+        say("error: interrupted" if isinstance(exc.__cause__, KeyboardInterrupt) else "error: aborted")
         return 130
     return rv if isinstance(rv, int) else None
 

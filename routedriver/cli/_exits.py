@@ -3,7 +3,8 @@
 ``run(prog, body)`` runs ``body`` (a command's work, returning its exit code or None for 0) and maps:
 
 - ``UserError``          → ``error: <what>; <fix>``, its exit code (2 refused, 1 malfunction)
-- SIGINT / SIGTERM       → children stopped, ``error: interrupted`` 130 / ``error: terminated`` 143
+- SIGINT / SIGTERM       → children stopped (none started after), ``error: interrupted`` 130 /
+                           ``error: terminated`` 143
 - a reader that went away (``| head``) → exit 1, nothing said
 - anything unexpected    → ``error: internal error …; details in <crash log>``, exit 1, the traceback
                            only in the crash log (or on stderr with ``ROUTEDRIVER_DEBUG=1``)
@@ -31,18 +32,20 @@ def crash_log_path() -> Path:
 
 
 def _write_crash_log(prog: str, exc: BaseException) -> Path | None:
+    """Append the traceback to the crash log; never raises (it runs while handling a failure already)."""
     import datetime
     import traceback
 
-    path = crash_log_path()
     try:
+        path = crash_log_path()
         path.parent.mkdir(parents=True, exist_ok=True)
-        with path.open("a", encoding="utf-8") as handle:
+        # backslashreplace: argv and messages may hold undecodable bytes (surrogate escapes) of a path.
+        with path.open("a", encoding="utf-8", errors="backslashreplace") as handle:
             stamp = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
             handle.write(f"--- {stamp} {prog} {' '.join(sys.argv[1:])}\n")
             handle.write("".join(traceback.format_exception(exc)))
         return path
-    except OSError:
+    except Exception:  # noqa: BLE001 - a crash log we cannot write must not become a second crash
         return None
 
 
@@ -50,6 +53,11 @@ def say(line: str) -> None:
     """One line on stderr."""
     sys.stderr.write(line + "\n")
     sys.stderr.flush()
+
+
+class Interrupted(BaseException):
+    """SIGINT arrived: unwind, then exit 130. Not a KeyboardInterrupt, which click would catch on the way
+    and turn into a blank line and ``Abort``."""
 
 
 class Terminated(BaseException):
@@ -60,7 +68,7 @@ def _stop_children() -> None:
     # Only if this command started any: importing proc just to find nothing would cost start-up time.
     proc = sys.modules.get("routedriver.proc")
     if proc is not None:
-        proc.kill_running()
+        proc.kill_running(stop=True)
 
 
 def _on_signal(signum: int, frame: object) -> None:
@@ -70,7 +78,7 @@ def _on_signal(signum: int, frame: object) -> None:
 
     _stop_children()
     if signum == signal.SIGINT:
-        raise KeyboardInterrupt
+        raise Interrupted()
     raise Terminated()
 
 
@@ -111,7 +119,7 @@ def _run(prog: str, body: Callable[[], int | None]) -> int:
         with contextlib.suppress(OSError):
             sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - silence the interpreter's flush at exit
         return int(ExitCode.MALFUNCTION)
-    except KeyboardInterrupt:
+    except (Interrupted, KeyboardInterrupt):  # KeyboardInterrupt: raised where our handler is not set
         say("error: interrupted")
         return 130
     except Exception as exc:  # noqa: BLE001 - the last line of defence: no traceback for users

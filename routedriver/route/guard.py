@@ -15,13 +15,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from routedriver import proc
+from routedriver.errors import Malfunction
 from routedriver.route import inputs, judges, records, store
 from routedriver.route.inputs import ApprovalState, StoneContext
 from routedriver.route.model import JudgeRecord, ReviewRecord
 from routedriver.route.outcome import CommandOutcome
 from routedriver.route.subst import substitute
 
-MAX_OUTPUT = 16 << 20  # bytes of stdout kept per command; the rest is counted and noted in the file
+# Bytes of stdout kept per command: the beginning and the last 64 KiB (where a review's counts are); the
+# middle beyond it is counted (stdout_dropped_bytes) and marked in the recorded output.
+MAX_OUTPUT = 16 << 20
 MAX_PARALLEL_REVIEWS = 32
 
 
@@ -68,9 +71,14 @@ def search_path() -> str:
     return current if own in current.split(os.pathsep) else f"{current}{os.pathsep}{own}" if current else own
 
 
-def _run(context: StoneContext, command: str, hash_value: str, timeout_s: float) -> proc.ProcResult:
+def _run(
+    context: StoneContext, command: str, hash_value: str, timeout_s: float, what: str
+) -> proc.ProcResult:
+    """Run one review or judge command (``what``: ``review r1`` / ``judge j2``). A command that we stopped
+    (Ctrl-C, SIGTERM) has no verdict: whatever it exited with is never recorded, so no later run trusts it
+    (a review that traps SIGTERM and prints clean counts would otherwise be reused as a real one)."""
     values = {"route": context.route_arg, "stone": context.stone.name, "hash": hash_value}
-    return proc.run(
+    result = proc.run(
         substitute(command, values),
         shell=_shell(),
         cwd=context.base,
@@ -83,6 +91,12 @@ def _run(context: StoneContext, command: str, hash_value: str, timeout_s: float)
         timeout=timeout_s,
         max_output=MAX_OUTPUT,
     )
+    if result.interrupted:
+        raise Malfunction(
+            f"{context.stone.name}: {what} was stopped before it finished ({command}); nothing was recorded",
+            "run the command again",
+        )
+    return result
 
 
 def _max_iteration(names: frozenset[str], stone: str) -> int:
@@ -99,13 +113,14 @@ def _run_reviews(
 
     def one(position: int) -> ReviewRecord:
         command = guard.reviews[position - 1]
-        result = _run(context, command, review_input_hash, guard.timeout_s)
+        result = _run(context, command, review_input_hash, guard.timeout_s, f"review r{position}")
         status = "timeout" if result.timed_out else ("ok" if result.returncode == 0 else "failed")
         extra: list[tuple[str, str | int | float | None]] = []
         if result.stdout_dropped:
             extra.append(("stdout_dropped_bytes", result.stdout_dropped))
         outcome = CommandOutcome(status, result.returncode, result.duration_s, result.stdout, result.stderr)
-        # Written only now that the command has finished: a killed run leaves no review to trust.
+        # Written only now that the command has finished by itself (_run raises for one we stopped): a
+        # killed run leaves no review to trust, with one review or many running in threads.
         return records.write_review(
             context.route, context.stone.name, iteration, position, command, review_input_hash, outcome, extra
         )
@@ -165,7 +180,7 @@ def _judge(
             verdict.status, _EXIT_OF[verdict.status], time.monotonic() - started, verdict.output
         )
     else:
-        result = _run(context, command, judge_input_hash, context.guard.timeout_s)
+        result = _run(context, command, judge_input_hash, context.guard.timeout_s, f"judge j{position}")
         verdict = judges.parse_verdict(
             result.stdout, result.returncode, result.timed_out, result.stderr, context.guard.timeout_s
         )

@@ -188,16 +188,44 @@ def pairs_json(pairs: Sequence[tuple[str, str]]) -> bytes:
     """``canonical_json`` of a list of string pairs, UTF-8 encoded. Joined directly when no string holds a
     character JSON escapes (every quote in the text is then one of the four around each pair's strings):
     three times faster than the encoder for the thousands of artifacts route.verify hashes. Anything
-    else is written by the encoder."""
-    if pairs:
-        data = ('[["' + '"],["'.join(map('","'.join, pairs)) + '"]]').encode("utf-8")
-        if (
-            b"\\" not in data
-            and data.count(b'"') == 4 * len(pairs)
-            and len(data.translate(None, _JSON_CONTROL)) == len(data)
-        ):
-            return data
-    return canonical_json(pairs).encode("utf-8")
+    else is written by the encoder. A path that is not valid UTF-8 is refused (see ``_refuse_undecodable``).
+    """
+    try:
+        if pairs:
+            data = ('[["' + '"],["'.join(map('","'.join, pairs)) + '"]]').encode("utf-8")
+            if (
+                b"\\" not in data
+                and data.count(b'"') == 4 * len(pairs)
+                and len(data.translate(None, _JSON_CONTROL)) == len(data)
+            ):
+                return data
+        return canonical_json(pairs).encode("utf-8")
+    except UnicodeEncodeError:
+        _refuse_undecodable(pairs)
+        raise
+
+
+def printable_path(path: str) -> str:
+    """``path`` with any byte that is not UTF-8 (held as a surrogate escape) shown as ``\\xNN``."""
+    try:
+        raw = path.encode("utf-8", errors="surrogateescape")  # the bytes the name had on disk
+    except UnicodeEncodeError:  # a surrogate that is no escaped byte: show it as a code point
+        return path.encode("utf-8", errors="backslashreplace").decode("utf-8")
+    return raw.decode("utf-8", errors="backslashreplace")
+
+
+def _refuse_undecodable(pairs: Sequence[tuple[str, str]]) -> None:
+    """Refuse the first path whose name holds bytes that are not UTF-8. Git keeps paths as bytes, but the
+    hashes, manifests and records are UTF-8 text: such a name has no stable text to hash, so it is refused
+    rather than hashed under a made-up spelling."""
+    for path, _content_id in sorted(pairs):
+        try:
+            path.encode("utf-8")
+        except UnicodeEncodeError:
+            raise Refused(
+                f"artifact path is not valid UTF-8: {printable_path(path)}",
+                "rename it (and any directory in it) to a UTF-8 name",
+            ) from None
 
 
 def judge_input_hash(

@@ -45,10 +45,34 @@ def check_stone_name(name: str, filename: str) -> tuple[int, ...]:
     return prefix
 
 
+def _refuse_undecodable_route(display: str, root: Path) -> None:
+    """A route whose path holds bytes that are not UTF-8 is refused here, once for every command: its paths
+    go into hashes, records and the branch binding, which are UTF-8 text (git keeps paths as bytes)."""
+    try:
+        os.fspath(root).encode("utf-8")
+    except UnicodeEncodeError:
+        from routedriver.route.hashing import printable_path  # only on this rare path
+
+        shown = os.fspath(root) if _encodes(display) else display  # as the user named it, if that is where
+        raise Refused(
+            f"route path is not valid UTF-8: {printable_path(shown)}",
+            "rename it (and any directory in it) to a UTF-8 name",
+        ) from None
+
+
+def _encodes(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def load_route(path: str | os.PathLike[str]) -> Route:
     """Read a route directory: every top-level ``*.stone`` file, in driving order. Pure: writes nothing."""
     display = os.fspath(path)
     root = Path(path).resolve()
+    _refuse_undecodable_route(display, root)
     if not root.is_dir():
         what = "route not found" if not root.exists() else "route is not a directory"
         raise Refused(f"{what}: {display}", "check --route (a directory holding <name>.stone files)")

@@ -8,6 +8,9 @@ import signal
 import subprocess
 from pathlib import Path
 
+import pytest
+
+from routedriver.route.guard import MAX_OUTPUT
 from tests.conftest import run_cli
 from tests.route.routes import (
     alive,
@@ -180,3 +183,87 @@ def test_only_del_ever_changes_stones_and_guards(git_repo: Path) -> None:
     assert definition_digest(route) == {
         name: digest for name, digest in before.items() if name != "2.b.stone"
     }
+
+
+# A review that answers SIGTERM with clean counts and exit 0, and otherwise (once .ctl/r1.sleep is gone)
+# reports 3 blockers: a stopped run must never record its SIGTERM answer as the review.
+TRAPS_TERM = (
+    'trap \'echo "blockers: 0"; echo "nitpicks: 0"; exit 0\' TERM; echo run >> .ctl/r1.count; '
+    "sleep \"$(cat .ctl/r1.sleep 2>/dev/null || echo 0)\" & wait; echo 'blockers: 3'; echo 'nitpicks: 0'"
+)
+
+
+@pytest.mark.parametrize(("signum", "said"), [(signal.SIGINT, "interrupted"), (signal.SIGTERM, "terminated")])
+def test_a_stopped_run_records_no_review_it_killed_and_the_rerun_runs_them_again(
+    git_repo: Path, signum: int, said: str
+) -> None:
+    quoted = TRAPS_TERM.replace('"', '\\"')
+    route = make_route(
+        git_repo,
+        {"1.x": "x\n"},
+        {"1.x": f"reviews:\n  - \"{quoted}\"\n  - {review('r2')}\njudges: ['reviewed?']\n"},
+    )
+    write(route / "1.x.md", "x\n")
+    write(git_repo / ".ctl" / "r1.sleep", "60")
+    write(git_repo / ".ctl" / "r2.sleep", "60")
+    argv = route_cmd("set", route, "--stone", "1.x", "--as", "passed")
+    victim = subprocess.Popen(argv, cwd=git_repo, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    wait_for(
+        lambda: runs(git_repo, "r1") == 1 and (git_repo / ".ctl" / "r2.pid").exists(), 30, "both reviews"
+    )
+    victim.send_signal(signum)  # what Ctrl-C (or a CI runner's cancel) sends to the installed script
+    out, err = victim.communicate(timeout=30)
+    assert (victim.returncode, out, err) == (128 + signum, "", f"error: {said}\n")
+    assert not any(".guard." in name for name in state_files(route))  # nothing a later run could trust
+
+    (git_repo / ".ctl" / "r1.sleep").unlink()
+    (git_repo / ".ctl" / "r2.sleep").unlink()
+    rerun = stone_set(git_repo, route, "1.x", "--json")
+    assert rerun.code == 2, rerun.out  # the real r1 says 3 blockers
+    payload = json.loads(rerun.out)
+    assert [r["reused"] for r in payload["reviews"]] == [False, False]
+    assert (runs(git_repo, "r1"), runs(git_repo, "r2")) == (2, 2)
+
+
+def test_a_path_that_is_not_utf8_is_refused_in_one_line_naming_it(git_repo: Path) -> None:
+    odd = os.fsdecode(b"\xff")  # the byte as Python holds it: a surrogate escape
+    route = make_route(git_repo, {"1.a": "a\n"}, name="route")
+    write(route / f"1.a.{odd}.md", "a\n")  # only an artifact's name is not UTF-8
+    refused = stone_set(git_repo, route, "1.a")
+    assert (refused.code, refused.out) == (2, "")
+    assert refused.err == (
+        "error: artifact path is not valid UTF-8: route/1.a.\\xff.md; "
+        "rename it (and any directory in it) to a UTF-8 name\n"
+    )
+
+    strange = make_route(git_repo, {"1.a": "a\n"}, name=f"r{odd}")  # the route directory's own name
+    write(strange / "1.a.md", "a\n")
+    for argv in (
+        route_cmd("set", strange, "--stone", "1.a", "--as", "passed"),
+        route_cmd("get", strange),
+        ["route.bind", "--set", str(strange)],
+    ):
+        done = run_cli(argv, git_repo)
+        assert (done.code, done.out) == (2, ""), argv
+        shown = f"{git_repo}/r\\xff"  # the undecodable byte as text, in the route's full path
+        assert done.err.startswith(f"error: route path is not valid UTF-8: {shown}; rename it"), argv
+    assert not (strange / ".route").exists()  # refused before anything was written
+
+
+def test_a_review_longer_than_the_output_limit_keeps_its_counts_at_the_end(git_repo: Path) -> None:
+    huge = "head -c 20000000 /dev/zero | tr '\\\\0' x; echo; echo 'blockers: 0'; echo 'nitpicks: 1'"
+    route = make_route(
+        git_repo, {"1.x": "x\n"}, {"1.x": f"reviews:\n  - \"{huge}\"\njudges: ['reviewed?']\n"}
+    )
+    write(route / "1.x.md", "x\n")
+    result = stone_set(git_repo, route, "1.x", "--json")
+    assert result.code == 0, (result.out, result.err)  # reviewed? found the counts after the cut
+    path = route / ".route" / Path(json.loads(result.out)["reviews"][0]["path"]).name
+    with path.open("rb") as handle:
+        front = handle.read(2000).decode("utf-8", "replace")
+        handle.seek(-100, os.SEEK_END)
+        end = handle.read()
+    assert "status: ok\n" in front
+    dropped = int(front.split("stdout_dropped_bytes: ", 1)[1].split("\n", 1)[0])
+    assert dropped == 20000000 + len("\nblockers: 0\nnitpicks: 1\n") - MAX_OUTPUT
+    assert end.endswith(b"xxx\nblockers: 0\nnitpicks: 1\n")
