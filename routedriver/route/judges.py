@@ -1,7 +1,9 @@
 """Reading judges: the verdict of any judge command, and the built-in judges ``reviewed?`` and ``approved?``.
 
 A judge prints ``passed: true|false`` and ``reason: …`` (the last of each wins, at the start of a line);
-without a printed verdict its exit code decides: 0 passed, 2 failed, anything else malfunction.
+without a printed verdict its exit code decides: 0 passed, 2 failed, anything else malfunction. A printed
+``passed: false`` fails whatever the exit code; a printed ``passed: true`` passes only with exit 0 (exit 2
+fails, any other code is a malfunction).
 The built-ins produce exactly what ``route.stone.judge`` prints, and that output reads back the same way.
 """
 
@@ -94,17 +96,29 @@ def _last_line(*texts: str) -> str:
 def parse_verdict(
     stdout: str, exit_code: int, timed_out: bool = False, stderr: str = "", timeout_s: float | None = None
 ) -> Verdict:
-    """A judge command's verdict from its stdout, else from its exit code."""
+    """A judge command's verdict from its stdout and exit code (see the module's docstring)."""
     if timed_out:
         limit = f" after {timeout_s:g}s" if timeout_s is not None else ""
         return Verdict("malfunction", f"timed out{limit}; its process group was killed", stdout)
     verdicts = _PASSED.findall(stdout)
     reasons = _REASON.findall(stdout)
     reason = reasons[-1] if reasons else ""
-    if verdicts:
-        passed = verdicts[-1].lower() == "true"
+    if verdicts and verdicts[-1].lower() == "false":
         return Verdict(
-            "passed" if passed else "failed", reason or f"printed passed: {verdicts[-1].lower()}", stdout
+            "failed", reason or "printed passed: false", stdout
+        )  # a "no" stands, whatever the exit
+    if verdicts:
+        if exit_code == 0:
+            return Verdict("passed", reason or "printed passed: true", stdout)
+        # A "yes" needs exit 0: `pytest -q || exit 2` exits 2 on failing tests even when a test printed
+        # "passed: true". Exit 2 is a rejection; any other code makes the judge contradict itself: broken.
+        detail = _last_line(stdout, stderr) if exit_code == 2 else _last_line(stderr, stdout)
+        detail = "" if _PASSED.match(detail) else detail  # the verdict line itself says nothing new
+        status, how = ("failed", "overrides") if exit_code == 2 else ("malfunction", "contradicts")
+        return Verdict(
+            status,
+            f"exit {exit_code} {how} the printed passed: true" + (f"; {detail}" if detail else ""),
+            stdout,
         )
     if exit_code in (0, 2):
         detail = reason or _last_line(stdout, stderr)
@@ -127,28 +141,62 @@ def count_issues(text: str) -> tuple[int | None, int | None]:
 
 
 def feedback_lines(text: str, kind: str) -> list[str]:
-    """The lines of a review about ``kind`` (blocker or nitpick): those naming it, and list items under a
-    heading or label that names it."""
+    """The lines of a review about ``kind`` (blocker or nitpick): those naming it, and list items that a
+    heading or label naming it owns.
+
+    A Markdown heading (``## Blockers``) owns the list items of its section, up to the next heading; any
+    other line naming a kind (``Blockers:``, ``blockers: 1``) owns the list items that follow it, up to a line
+    of other text. Blank lines end nothing, and neither does a count line whose counts are all 0
+    (``nitpicks: 0``): nothing can be listed under zero, so ``blockers: 1`` / ``nitpicks: 0`` / ``- fix X``
+    still gives ``- fix X`` to the blockers."""
     picked: list[str] = []
-    under_heading = False
+    owner: frozenset[str] = frozenset()  # the kinds the current heading or label names
+    section = False  # the owner is a Markdown heading: text lines do not end it
     for line in text.splitlines():
         stripped = line.strip()
-        if kind in stripped.lower():
-            if not _only_counts(stripped) and not stripped.startswith("#"):  # a heading is not feedback
+        named = kind in stripped.lower()
+        if not stripped:
+            continue
+        if _LIST_ITEM.match(line):
+            if (named and not _only_counts(stripped)) or kind in owner:
                 picked.append(stripped)
-            under_heading = not _LIST_ITEM.match(line)
-        elif under_heading and _LIST_ITEM.match(line):
-            picked.append(stripped)
-        elif not stripped or stripped.startswith("#") or not _LIST_ITEM.match(line):
-            under_heading = False
+        elif stripped.startswith("#"):  # a heading is not feedback
+            owner, section = _kinds_named(stripped), True
+        elif _only_counts(stripped, labels=True):  # "blockers: 1", "nitpicks: 0", "**Blockers:**"
+            listed = _kinds_named(stripped) - _counted_zero(stripped)
+            if listed:  # a line of zero counts owns nothing and ends nothing
+                owner, section = listed, False
+        elif _kinds_named(stripped):
+            if named:
+                picked.append(stripped)
+            owner, section = _kinds_named(stripped), False
+        elif not section:
+            owner = frozenset()
     return picked
 
 
-def _only_counts(line: str) -> bool:
-    """A summary line such as ``**Blockers:** 1`` or ``Summary: 1 blocker, 2 nitpicks``: no feedback in it."""
+def _kinds_named(line: str) -> frozenset[str]:
+    lowered = line.lower()
+    return frozenset(kind for kind in _COUNT_PATTERNS if kind in lowered)
+
+
+def _counted_zero(line: str) -> frozenset[str]:
+    """The kinds ``line`` gives a count for, every one of them 0 (``nitpicks: 0``)."""
+    counts = {
+        kind: [int(m["before"] or m["after"]) for m in _COUNT_PATTERNS[kind].finditer(line)]
+        for kind in _COUNT_PATTERNS
+    }
+    return frozenset(kind for kind, found in counts.items() if found and not any(found))
+
+
+def _only_counts(line: str, labels: bool = False) -> bool:
+    """A summary line such as ``**Blockers:** 1`` or ``Summary: 1 blocker, 2 nitpicks``: no feedback in it.
+    With ``labels``, a bare label such as ``Blockers:`` counts as one too."""
     rest = line
     for pattern in _COUNT_PATTERNS.values():
         rest = pattern.sub(" ", rest)
+    if labels:
+        rest = re.sub(r"(?i)\b(blocker|nitpick)s?\b", " ", rest)
     rest = re.sub(r"(?i)\b(summary|total|totals|counts?|found|and|with)\b", " ", rest)
     return not re.search(r"[^\W\d_]", rest)
 

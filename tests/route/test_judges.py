@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 
 from routedriver.route import judges
 from routedriver.route.model import Marker, ReviewRecord
+from tests.route.routes import make_route, run_route, stone_set, write
 
 
 def show(path: Path) -> str:
@@ -37,8 +39,24 @@ def review(stdout: str, position: int = 1) -> ReviewRecord:
         ("passed: false\nreason: tests fail\n", 2, "failed", "tests fail"),
         ("PASSED: TRUE\r\nReason: shouting\r\n", 0, "passed", "shouting"),
         ("passed: false\npassed: true\nreason: changed its mind\n", 0, "passed", "changed its mind"),
-        ("passed: true\nreason: printed verdict wins\n", 1, "passed", "printed verdict wins"),
-        ("passed: false\n", 0, "failed", "printed passed: false"),
+        ("passed: false\n", 0, "failed", "printed passed: false"),  # a printed "no" stands at any exit
+        ("passed: false\nreason: 2 cases failed\n", 1, "failed", "2 cases failed"),
+        ("passed: false\n", 127, "failed", "printed passed: false"),
+        # a printed "yes" counts only with exit 0: `pytest -q || exit 2` with a test that printed it
+        (
+            "passed: true\nF\n1 failed in 0.01s\n",
+            2,
+            "failed",
+            "exit 2 overrides the printed passed: true; 1 failed in 0.01s",
+        ),
+        ("passed: true\n", 2, "failed", "exit 2 overrides the printed passed: true"),
+        (
+            "passed: true\nreason: fine\n",
+            1,
+            "malfunction",
+            "exit 1 contradicts the printed passed: true; reason: fine",
+        ),
+        ("passed: true\n", 3, "malfunction", "exit 3 contradicts the printed passed: true"),
         ("  passed: true\n", 2, "failed", "exit 2: passed: true"),  # indented lines are not verdicts
         ("all 10 tests passed\n", 0, "passed", "exit 0: all 10 tests passed"),
         ("3 failed\n", 2, "failed", "exit 2: 3 failed"),
@@ -153,3 +171,63 @@ def test_approved() -> None:
 )
 def test_parse_builtin(command: str, expected: judges.BuiltinJudge | None) -> None:
     assert judges.parse_builtin(command) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "blockers", "nitpicks"),
+    [
+        # a count line of 0 owns nothing and ends nothing: the item stays with the blockers
+        ("blockers: 1\nnitpicks: 0\n- remove TODO\n", ["- remove TODO"], []),
+        ("nitpicks: 2\nblockers: 0\n- typo\n- wording\n", [], ["- typo", "- wording"]),
+        ("Summary: 1 blocker, 0 nitpicks\n- remove TODO\n", ["- remove TODO"], []),
+        # blank lines end nothing; under a Markdown heading, neither does a line of text
+        ("## Blockers\n\n- no user named\n\n## Nitpicks\n\n- typo\n", ["- no user named"], ["- typo"]),
+        ("## Blockers\nThese must change:\n- no user named\n", ["- no user named"], []),
+        # a label owns the list right after it, up to a line of other text
+        ("Blockers:\n- no user named\nOverall fine.\n- an aside\n", ["- no user named"], []),
+        ("blockers: 1\nnitpicks: 2\n- typo\n", [], ["- typo"]),  # after a nonzero nitpick count: nitpicks
+        (
+            "1 blocker: the vision names no user\n- nor a goal\n",
+            ["1 blocker: the vision names no user", "- nor a goal"],
+            [],
+        ),
+        ("- blocker: no user\n- nitpick: typo\n", ["- blocker: no user"], ["- nitpick: typo"]),
+    ],
+)
+def test_feedback_lines(text: str, blockers: list[str], nitpicks: list[str]) -> None:
+    assert judges.feedback_lines(text, "blocker") == blockers
+    assert judges.feedback_lines(text, "nitpick") == nitpicks
+
+
+def test_reviewed_shows_a_blocker_listed_after_a_zero_nitpick_count() -> None:
+    verdict = judges.reviewed([review("blockers: 1\nnitpicks: 0\n- remove TODO\n")], show)
+    assert verdict.status == "failed"
+    assert verdict.reason == "blockers exceed threshold (1 > 0) — r1: - remove TODO"
+    assert "    - remove TODO" in verdict.output.splitlines()
+
+
+def test_a_judge_printing_passed_true_is_overridden_by_exit_2(git_repo: Path) -> None:
+    """The documented `pytest -q || exit 2` judge, with a failing test that printed "passed: true": the
+    stone is rejected, and route.verify (re-reading the recorded output) never takes it for a pass."""
+    route = make_route(
+        git_repo, {"1.code": "Code it.\n"}, {"1.code": "judges:\n  - python -m pytest -q tests || exit 2\n"}
+    )
+    write(route / "1.code.md", "done\n")
+    write(git_repo / "tests" / "test_x.py", 'def test_x():\n    print("passed: true")\n    assert 1 == 2\n')
+    result = stone_set(git_repo, route, "1.code")
+    assert result.code == 2, result.out
+    assert "exit 2 overrides the printed passed: true; " in result.out
+    assert not (route / ".route" / "1.code.passed").exists()
+    # A judge file an older driver recorded as passed for the same output is caught as forged.
+    judge = next((route / ".route").glob("1.code.guard.judge.*.j1.md"))
+    text = judge.read_text().replace("status: failed", "status: passed")
+    judge.write_text(text)
+    hashes = "".join(
+        re.search(rf"^{key}: \w+\n", text, re.M)[0]  # type: ignore[index]
+        for key in ("review_input_hash", "judge_input_hash")
+    )
+    write(route / ".route" / "1.code.passed", f"---\nstone: 1.code\n{hashes}passed_at: x\n---\n")
+    done = run_route(["route.verify", "--route", "route"], git_repo)
+    assert done.code != 0
+    line = next(line for line in done.out.splitlines() if line.startswith("forged "))
+    assert "route/1.code: judge file j1" in line and "exit 2 overrides the printed passed: true" in line
