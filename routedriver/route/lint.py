@@ -24,10 +24,11 @@ from pathlib import Path
 from routedriver.errors import Refused
 from routedriver.route.guard import search_path
 from routedriver.route.guardfile import check_guard_file, default_artifacts
+from routedriver.route.hashing import relative_posix
 from routedriver.route.judges import parse_builtin
 from routedriver.route.load import GUARD_SUFFIX, STONE_SUFFIX, numeric_prefix
 from routedriver.route.model import Guard, Route, Stone
-from routedriver.route.subst import substitute
+from routedriver.route.subst import VARIABLE
 
 # Words that are not programs: shell keywords and builtins a command may start with.
 _SHELL_WORDS_TEXT = (
@@ -183,20 +184,17 @@ def _guard(route: Route, stone: Stone, add: Add) -> Guard | None:
 def _missing_program(command: str, route: Route, stone: Stone) -> str:
     if parse_builtin(command) is not None:
         return ""
+    from routedriver.gitops import find_repo
+
+    repo = find_repo(route.path)
+    base = repo.toplevel if repo is not None else Path.cwd()  # where commands run
     try:
-        words = shlex.split(substitute(command, {"route": "ROUTE", "stone": "STONE", "hash": "HASH"}))
+        program = _first_program(command, relative_posix(route.path, base), stone)
     except ValueError as exc:
         return f"cannot read it as shell words ({exc}); check its quoting"
-    while words and "=" in words[0] and not words[0].startswith("="):
-        words.pop(0)  # VAR=value prefixes
-    if not words or words[0] in _SHELL_WORDS or words[0].startswith("$"):
+    if not program or program in _SHELL_WORDS or program.startswith("$"):
         return ""
-    program = words[0]
     if "/" in program:
-        from routedriver.gitops import find_repo
-
-        repo = find_repo(route.path)
-        base = repo.toplevel if repo is not None else Path.cwd()
         candidate = Path(os.path.expanduser(program))
         candidate = candidate if candidate.is_absolute() else base / candidate
         if not (candidate.is_file() and os.access(candidate, os.X_OK)):
@@ -204,6 +202,21 @@ def _missing_program(command: str, route: Route, stone: Stone) -> str:
         return ""
     if shutil.which(program, path=search_path()) is None:  # the PATH guards run with
         return f"program {program!r} is not on PATH (the command would fail when it runs)"
+    return ""
+
+
+def _first_program(command: str, route: str, stone: Stone) -> str:
+    """The program the command's first simple command runs ("" if none): its first word after any
+    ``VAR=value`` prefixes, with ``$route``/``$stone`` as their values. Words are read lazily up to that one,
+    so a comment or heredoc further on (an apostrophe in ``# don't``) is never read as quoting."""
+    values = {"route": route, "stone": stone.name, "hash": "0" * 64}
+    text = VARIABLE.sub(lambda match: shlex.quote(values[match[1] or match[2]]), command)
+    lexer = shlex.shlex(text, posix=True, punctuation_chars=True)
+    lexer.whitespace_split = True
+    for word in iter(lexer.get_token, None):
+        if "=" in word and not word.startswith("="):
+            continue  # a VAR=value prefix
+        return "" if word[0] in "();&|<>" else word  # punctuation first: a subshell, a redirection
     return ""
 
 

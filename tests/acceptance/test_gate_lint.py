@@ -226,3 +226,21 @@ def test_a_misnamed_stone_and_its_guard_are_each_checked_grouped_by_file(git_rep
     ]
     assert (done.code, done.out.splitlines()) == (2, expected)
     assert run_route(["route.lint", "--route", "route"], git_repo).out == done.out  # the same order every run
+
+
+def test_only_the_first_program_is_read_and_route_paths_are_checked_where_they_point(git_repo: Path) -> None:
+    # A comment with an apostrophe or a heredoc after the first command is not quoting to be closed, and a
+    # program under $route is looked for in the route (the command would run it from there).
+    review_script = "reviews:\n  - |\n    # don't lint the body\n    sh $route/review.sh <<NOTE\n    it's $stone\n    NOTE\n"
+    make_route(
+        git_repo,
+        {"1.a": "A.\n", "2.b": "B.\n"},
+        {"1.a": review_script, "2.b": "judges:\n  - $route/missing.sh $stone\n"},
+    )
+    write(git_repo / "route" / "review.sh", "echo 'blockers: 0'\n")
+    done = run_route(["route.lint", "--route", "route"], git_repo)
+    assert done.out.splitlines() == [
+        "route/2.b.guard: warning: judges[1]: program 'route/missing.sh' is not an executable file "
+        f"(commands run from {git_repo})",
+        "ok (1 warning)",
+    ]
