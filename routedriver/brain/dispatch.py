@@ -1,19 +1,26 @@
-"""One response's tool calls: check them, ask the hooks, run the allowed ones concurrently, build results.
+"""One response's tool calls: check them, ask the hooks, run the allowed ones in call order, build results.
 
 In call order: a malformed call gets an error result that quotes what was sent; an unknown tool gets
 ``tool not found: X; available: …``; arguments that do not fit the schema are fed back as malformed; then
 the ``pre_tool`` hooks decide (the permission guard first; the first block wins; a hook that raises blocks).
-The allowed calls run at once on a thread pool; a tool that raises becomes an error result. ``post_tool``
-hooks then run in call order and the results come back in call order, warnings before and reminders after
-each output, secrets redacted. Hooks are only ever called from the loop's thread, so they need no locks.
+The allowed calls then run concurrently on a thread pool, except where two of them name the same file and
+one changes it (any tool not declared ``read_only``): the later one waits, so two edits of one file both
+land, in call order (``call_groups``). Calls naming no file, bash among them, never wait: like the API's
+parallel tool use, calls of one response are independent; a model that needs an order sends them in turns.
+A tool that raises (even ``SystemExit``) becomes an error result. ``post_tool`` hooks then run in call order
+and the results come back in call order, warnings before and reminders after each output, secrets redacted.
+Placeholders the redactor put into earlier results (``[REDACTED:NAME]``) are mapped back to the real values
+in the arguments a tool receives, so a file read and written back keeps its secrets; hooks, records, traces
+and logs see the placeholders. Hooks are only ever called from the loop's thread, so they need no locks.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import os
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -26,6 +33,13 @@ from routedriver.brain.tools.base import Tool, ToolContext, argument_problem, fa
 from routedriver.llm.types import Message, ToolCall
 
 log = logging.getLogger("bhrain")
+
+# Room above ``max_output_chars`` for what a tool that bounds its own output adds around the bounded part
+# (bash's exit code, stream headers and truncation notices, a read's notice, an edit's header with the path).
+# Output within it is passed on whole: clipping it again would cut the tool's notice of how much it left out
+# and bash's stderr section, the parts the model needs most. Larger output comes from a tool that does not
+# bound itself and is cut at the limit.
+NOTICE_SLACK = 2_000
 
 
 def call_hook(hook: LoopHook, method: str, default: Any, *args: Any) -> Any:
@@ -97,10 +111,11 @@ class Dispatcher:
             outcome = outcomes[index]
             parts = [*warnings.get(index, ()), self._clip(outcome.output) or "(no output)"]
             if index in events:
+                self.redactor.note_raw(outcome.output)
                 parts.extend(
                     n for h in self.hooks for n in call_hook(h, "post_tool", (), events[index], outcome)
                 )
-            records[index].output = self.redactor.text("\n\n".join(parts))
+            records[index].output = self.redactor.shown("\n\n".join(parts))
             messages.append(Message("tool", records[index].output, (), call.id, not outcome.ok))
         return messages, records
 
@@ -115,25 +130,33 @@ class Dispatcher:
     def _execute_all(
         self, runnable: list[tuple[int, Tool, ToolCall]], records: list[CallRecord], iteration: int
     ) -> dict[int, ToolOutcome]:
-        if len(runnable) <= 1:  # no thread hop for the common single call
-            return {i: self._execute(tool, call, records[i], iteration) for i, tool, call in runnable}
-        if self._pool is None:
-            self._pool = ThreadPoolExecutor(self.limits.max_parallel, thread_name_prefix="bhrain-tool")
-        futures = {
-            i: self._pool.submit(self._execute, tool, call, records[i], iteration)
-            for i, tool, call in runnable
-        }
-        return {i: future.result() for i, future in futures.items()}
+        """Run the calls in call order; only a run of consecutive read-only calls goes concurrently."""
+        outcomes: dict[int, ToolOutcome] = {}
+        for group in call_groups(runnable):
+            if len(group) == 1:  # a mutating call, or a lone read: no thread hop
+                i, tool, call = group[0]
+                outcomes[i] = self._execute(tool, call, records[i], iteration)
+                continue
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(self.limits.max_parallel, thread_name_prefix="bhrain-tool")
+            futures = {
+                i: self._pool.submit(self._execute, tool, call, records[i], iteration)
+                for i, tool, call in group
+            }
+            outcomes.update((i, future.result()) for i, future in futures.items())
+        return outcomes
 
     def _execute(self, tool: Tool, call: ToolCall, record: CallRecord, iteration: int) -> ToolOutcome:
         started = time.monotonic()
         ctx = ToolContext(self.workdir, call.id, iteration, self.registry, self.limits.max_output_chars)
         try:
-            result = tool.run(call.arguments, ctx)
+            result = tool.run(self.redactor.restore(call.arguments), ctx)
             outcome = result if isinstance(result, ToolOutcome) else ToolOutcome(True, str(result))
-        except Exception as exc:  # noqa: BLE001 - a broken tool is an error result, never a crash
+        except KeyboardInterrupt:  # the user's Ctrl-C stops the run, whatever tool is running
+            raise
+        except BaseException as exc:  # noqa: BLE001 - a broken tool (even one calling sys.exit) is an error result
             log.warning("tool %s raised %s: %s", tool.name, type(exc).__name__, exc)
-            outcome = fail(f"tool {tool.name} failed: {type(exc).__name__}: {exc}")
+            outcome = fail(f"tool {tool.name} failed: {describe_failure(exc)}")
         record.elapsed_s = time.monotonic() - started
         record.status = "ok" if outcome.ok else "error"
         log.info(
@@ -178,9 +201,46 @@ class Dispatcher:
         return ALLOW, tuple(notes)
 
     def _clip(self, output: str) -> str:
-        return truncate(
-            output, self.limits.max_output_chars, hint="ask for less, e.g. a narrower query or path"
-        )[0]
+        """Bound the output of a tool that does not bound its own; leave a self-bounded tool's alone."""
+        limit = self.limits.max_output_chars
+        if limit <= 0 or len(output) <= limit + NOTICE_SLACK:
+            return output
+        return truncate(output, limit, hint="ask for less, e.g. a narrower query or path")[0]
+
+
+def describe_failure(exc: BaseException) -> str:
+    if isinstance(exc, SystemExit):  # its message is only the exit code
+        return f"SystemExit: the tool tried to end the process (exit code {exc.code!r})"
+    return f"{type(exc).__name__}: {exc}"
+
+
+def call_groups(
+    runnable: Sequence[tuple[int, Tool, ToolCall]],
+) -> list[list[tuple[int, Tool, ToolCall]]]:
+    """Split calls into groups run one after another. All calls of a response run concurrently, except that
+    a call naming a file (``file_path``/``path``) that an earlier call of its group names too, one of them
+    changing it (not ``Tool.read_only``), starts a new group: two edits of one file, or a write and a read of
+    it, happen in call order and none is lost. Calls naming no file (bash, most toolbox tools) never wait.
+    """
+    groups: list[list[tuple[int, Tool, ToolCall]]] = []
+    named: dict[str, bool] = {}  # path → whether a call of the current group changes it
+    for item in runnable:
+        changes = not item[1].read_only
+        paths = _named_paths(item[2])
+        if not groups or any(path in named and (changes or named[path]) for path in paths):
+            groups.append([])
+            named = {}
+        groups[-1].append(item)
+        for path in paths:
+            named[path] = named.get(path, False) or changes
+    return groups
+
+
+def _named_paths(call: ToolCall) -> list[str]:
+    """The files a call names, normalized so ``./app.py`` and ``app.py`` are one."""
+    arguments = call.arguments if isinstance(call.arguments, Mapping) else {}
+    values = (arguments.get("file_path"), arguments.get("path"))
+    return [os.path.normpath(value) for value in values if isinstance(value, str) and value]
 
 
 def malformed_message(call: ToolCall) -> str:

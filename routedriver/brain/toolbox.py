@@ -45,6 +45,13 @@ class Toolbox:
     def add(self, tool: Tool) -> Tool:
         if tool.name in self.tools:
             raise ToolboxConflict(f"toolbox {self.name!r} defines the tool {tool.name!r} twice", "rename one")
+        same = next((n for n in self.tools if wire_name(n) == wire_name(tool.name)), None)  # a.b and a__b
+        if same is not None:
+            raise ToolboxConflict(
+                f"toolbox {self.name!r} defines the tools {same!r} and {tool.name!r}, which are both sent "
+                f"to the model as {wire_name(tool.name)!r}",
+                "rename one",
+            )
         self.tools[tool.name] = tool
         return tool
 

@@ -54,6 +54,8 @@ def test_conflicting_names_are_refused_naming_both_toolboxes() -> None:
         )  # same on the wire
     with pytest.raises(ToolboxConflict, match="defines the tool 'read' twice"):
         Toolbox("a", [echo_tool("read"), echo_tool("read")])
+    with pytest.raises(ToolboxConflict, match="'a.b' and 'a__b', which are both sent to the model as 'a__b'"):
+        Toolbox("a", [echo_tool("a.b"), echo_tool("a__b")])  # the APIs refuse two tools of one name
 
 
 def test_wire_names_fit_the_anthropic_pattern() -> None:

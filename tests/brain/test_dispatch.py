@@ -1,0 +1,304 @@
+"""The dispatcher: the call order of one response's tools, secrets that round-trip, output bounds, crashes."""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+import threading
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from routedriver.brain.dispatch import NOTICE_SLACK, call_groups
+from routedriver.brain.hooks import ALLOW, HookVerdict, LoopHook, ToolEvent
+from routedriver.brain.loop import Limits
+from routedriver.brain.redact import Redactor
+from routedriver.brain.toolbox import Toolbox, ToolRegistry
+from routedriver.brain.tools import builtin_tools
+from routedriver.brain.tools.base import Tool, ToolContext, ToolSettings, schema
+from routedriver.llm.types import ToolCall
+from tests.brain.helpers import bhrain, call, make_loop, scripted_run, tool_results, write_script
+from tests.fakes.llm_servers import AnthropicServer, Recorded, Reply
+
+SECRET = "sk-test-longsecret"
+
+
+# -- call order ----------------------------------------------------------------------------------------------
+def test_many_edits_of_one_file_in_one_response_all_land_in_call_order(tmp_path: Path) -> None:
+    (tmp_path / "app.py").write_text("".join(f"value_{n} = 0\n" for n in range(10)), encoding="utf-8")
+    edits = [
+        call("edit", file_path="app.py", old_string=f"value_{n} = 0", new_string=f"value_{n} = {n + 1}")
+        for n in range(10)
+    ]
+    loop, scripted = make_loop(tmp_path, [{"tool_calls": edits}, {"text": "done"}])
+    result = loop.run("set them all")
+    assert (tmp_path / "app.py").read_text() == "".join(f"value_{n} = {n + 1}\n" for n in range(10))
+    assert [c.status for c in result.tool_calls] == ["ok"] * 10
+    results = tool_results(scripted, 2)
+    assert all(f"value_{n} = {n + 1}" in text for n, text in enumerate(results))
+
+
+def test_a_write_then_a_read_of_the_same_file_run_in_call_order(tmp_path: Path) -> None:
+    loop, scripted = make_loop(
+        tmp_path,
+        [
+            {
+                "tool_calls": [
+                    call("write", file_path="gen.txt", content="generated\n"),
+                    call("read", file_path="./gen.txt"),
+                    call("edit", file_path="gen.txt", old_string="generated", new_string="edited"),
+                    call("read", file_path="gen.txt"),
+                ]
+            },
+            {"text": "done"},
+        ],
+    )
+    loop.run("generate")
+    results = tool_results(scripted, 2)
+    assert "generated" in results[1] and "edited" not in results[1]
+    assert "edited" in results[3]
+
+
+def test_calls_naming_no_common_file_run_together(tmp_path: Path) -> None:
+    # Every call must be running at once for the barrier to open: bash, a custom tool and edits of two
+    # different files do not wait for one another (the issue: all calls of one response run concurrently).
+    barrier = threading.Barrier(3, timeout=10)
+
+    def meet(args: Mapping[str, Any], ctx: ToolContext) -> str:
+        barrier.wait()
+        return "met"
+
+    box = Toolbox("sync", [Tool("meet", "a mutating custom tool", schema({}), meet)])
+    (tmp_path / "a.txt").write_text("a\n")
+    (tmp_path / "b.txt").write_text("b\n")
+    loop, scripted = make_loop(
+        tmp_path,
+        [
+            {
+                "tool_calls": [
+                    call("meet"),
+                    call("meet"),
+                    call("meet"),
+                    call("edit", file_path="a.txt", old_string="a", new_string="A"),
+                    call("edit", file_path="b.txt", old_string="b", new_string="B"),
+                ]
+            },
+            {"text": "done"},
+        ],
+        registry=ToolRegistry([box, Toolbox("files", builtin_tools(["files"], ToolSettings(tmp_path)))]),
+    )
+    result = loop.run("go")
+    assert [c.status for c in result.tool_calls] == ["ok"] * 5
+    assert tool_results(scripted, 2)[:3] == ["met"] * 3
+    assert (tmp_path / "a.txt").read_text() == "A\n" and (tmp_path / "b.txt").read_text() == "B\n"
+
+
+def test_call_groups_split_only_where_a_file_is_shared_and_changed() -> None:
+    def tool(name: str, read_only: bool) -> Tool:
+        return Tool(name, name, schema({}), lambda args, ctx: "", read_only)
+
+    read, write, bash = tool("read", True), tool("write", False), tool("bash", False)
+    order = [
+        (read, {"file_path": "a"}),
+        (read, {"path": "./a"}),  # two reads of one file: together
+        (bash, {}),
+        (write, {"file_path": "b"}),
+        (write, {"file_path": "a"}),  # changes a file read in this group: waits
+        (bash, {}),
+        (read, {"file_path": "a"}),  # reads a file written in this group: waits
+        (write, {"file_path": "b"}),
+    ]
+    runnable = [(i, t, ToolCall(f"c{i}", t.name, args)) for i, (t, args) in enumerate(order)]
+    assert [[i for i, _, _ in group] for group in call_groups(runnable)] == [[0, 1, 2, 3], [4, 5], [6, 7]]
+
+
+# -- secrets round-trip --------------------------------------------------------------------------------------
+def test_only_placeholders_shown_to_the_model_are_mapped_back_exactly() -> None:
+    redactor = Redactor({"ANTHROPIC_API_KEY": SECRET, "OTHER_TOKEN": "tok-not-shown-99"})
+    assert redactor.restore("[REDACTED:ANTHROPIC_API_KEY]") == "[REDACTED:ANTHROPIC_API_KEY]"  # not shown yet
+    assert redactor.text(f"log {SECRET}") == "log [REDACTED:ANTHROPIC_API_KEY]"  # logs do not count
+    assert redactor.restore("[REDACTED:ANTHROPIC_API_KEY]") == "[REDACTED:ANTHROPIC_API_KEY]"
+    assert redactor.shown(f"KEY={SECRET}") == "KEY=[REDACTED:ANTHROPIC_API_KEY]"
+    sent = {
+        "content": "KEY=[REDACTED:ANTHROPIC_API_KEY] [REDACTED:OTHER_TOKEN] [REDACTED:ANTHROPIC_API_KEY ]",
+        "list": ["[REDACTED:ANTHROPIC_API_KEY]", 3, None],
+    }
+    assert redactor.restore(sent) == {
+        "content": f"KEY={SECRET} [REDACTED:OTHER_TOKEN] [REDACTED:ANTHROPIC_API_KEY ]",
+        "list": [SECRET, 3, None],
+    }
+
+
+def test_a_placeholder_found_literally_in_a_file_is_never_mapped_back() -> None:
+    redactor = Redactor({"ANTHROPIC_API_KEY": SECRET})
+    redactor.shown(SECRET)
+    redactor.note_raw("docs: keys appear as [REDACTED:ANTHROPIC_API_KEY] in traces")
+    assert redactor.restore("[REDACTED:ANTHROPIC_API_KEY]") == "[REDACTED:ANTHROPIC_API_KEY]"
+    redactor.shown(SECRET)  # seeing the real secret again does not make the placeholder unambiguous
+    assert redactor.restore("[REDACTED:ANTHROPIC_API_KEY]") == "[REDACTED:ANTHROPIC_API_KEY]"
+
+
+def test_extra_secrets_get_distinct_placeholders() -> None:
+    redactor = Redactor({}, extra=("first-secret", "second-secret"))
+    assert redactor.shown("first-secret second-secret") == "[REDACTED:secret] [REDACTED:secret_2]"
+    assert redactor.restore("[REDACTED:secret_2] [REDACTED:secret]") == "second-secret first-secret"
+
+
+class _Recorder(LoopHook):
+    def __init__(self) -> None:
+        self.seen: list[dict[str, Any]] = []
+
+    def pre_tool(self, event: ToolEvent) -> HookVerdict:
+        self.seen.append(dict(event.params))
+        return ALLOW
+
+
+def test_hooks_and_records_see_placeholders_while_the_tool_gets_the_secret(tmp_path: Path) -> None:
+    (tmp_path / ".env").write_text(f"ANTHROPIC_API_KEY={SECRET}\nDEBUG=0\n", encoding="utf-8")
+    hook = _Recorder()
+    written = "ANTHROPIC_API_KEY=[REDACTED:ANTHROPIC_API_KEY]\nDEBUG=1\n"
+    loop, scripted = make_loop(
+        tmp_path,
+        [
+            {"tool_calls": [call("read", file_path=".env")]},
+            {"tool_calls": [call("write", file_path=".env", content=written)]},
+            {"tool_calls": [call("bash", command="grep -c '[REDACTED:ANTHROPIC_API_KEY]' .env")]},
+            {"text": "done"},
+        ],
+        hooks=[hook],
+        redactor=Redactor({"ANTHROPIC_API_KEY": SECRET}),
+    )
+    result = loop.run("turn debug on")
+    assert (tmp_path / ".env").read_text() == f"ANTHROPIC_API_KEY={SECRET}\nDEBUG=1\n"
+    assert tool_results(scripted, 2) == ["ANTHROPIC_API_KEY=[REDACTED:ANTHROPIC_API_KEY]\nDEBUG=0\n"]
+    assert "stdout:\n1\n" in tool_results(scripted, 4)[0]  # grep got the real value and found it
+    assert hook.seen[1]["content"] == written
+    assert result.tool_calls[1].input["content"] == written
+    assert SECRET not in json.dumps([m.text for m in result.messages])
+
+
+def test_a_file_read_and_written_back_keeps_its_secret_through_the_real_sdk(tmp_path: Path) -> None:
+    """The model writes `.env` back from a redacted read: the key must stay, not become the placeholder."""
+    (tmp_path / ".env").write_text(f"ANTHROPIC_API_KEY={SECRET}\nDEBUG=0\n", encoding="utf-8")
+
+    def responder(request: Recorded) -> Reply:
+        results = [
+            b
+            for m in request.json["messages"]
+            if m["role"] == "user" and isinstance(m["content"], list)
+            for b in m["content"]
+            if b.get("type") == "tool_result"
+        ]
+        if not results:
+            return Reply.tool_calls([("read", {"file_path": ".env"})], ids=["call_read"])
+        if len(results) == 1:
+            content = results[0]["content"]
+            text = content if isinstance(content, str) else "".join(p["text"] for p in content)
+            changed = text.replace("DEBUG=0", "DEBUG=1")
+            return Reply.tool_calls([("write", {"file_path": ".env", "content": changed})], ids=["call_w"])
+        return Reply.text("debug is on")
+
+    with AnthropicServer(validate=True) as server:
+        server.responder = responder
+        ran = bhrain(
+            ["run", "--skill", "act", "--atom", "claude", "--base-url", server.base_url]
+            + ["--input", "turn debug on", "--trace", "t.json", "--json"],
+            tmp_path,
+            env={"ANTHROPIC_API_KEY": SECRET},
+        )
+    assert ran.code == 0, ran.err
+    assert (tmp_path / ".env").read_text() == f"ANTHROPIC_API_KEY={SECRET}\nDEBUG=1\n"
+    assert len(server.requests) == 3
+    assert all(SECRET.encode() not in r.body for r in server.requests)  # the model never got the value
+    trace = (tmp_path / "t.json").read_text()
+    assert SECRET not in trace + ran.out + ran.err
+    assert "ANTHROPIC_API_KEY=[REDACTED:ANTHROPIC_API_KEY]\\nDEBUG=1" in trace  # the write as it was sent
+
+
+# -- output bounds -------------------------------------------------------------------------------------------
+def _cut_counts(text: str) -> int:
+    """Everything a result says was left out, in characters or bytes."""
+    return sum(
+        int(n.replace(",", ""))
+        for notice in re.findall(r"\[[a-z]+ truncated: ([^\]]*)\]", text)
+        for n in re.findall(r"([\d,]+) (?:more )?(?:characters|bytes)", notice)
+    )
+
+
+def test_bash_keeps_its_stderr_and_the_true_truncated_count(tmp_path: Path) -> None:
+    script = write_script(
+        tmp_path / "s.json",
+        [
+            {"tool_calls": [call("bash", command="seq 1 100000; echo IMPORTANT-ERROR >&2; exit 1")]},
+            {"text": "done"},
+        ],
+    )
+    ran = bhrain([*scripted_run(script), "--input", "x", "--trace", "t.json"], tmp_path)
+    assert ran.code == 0, ran.err
+    output = json.loads((tmp_path / "t.json").read_text())["iterations"][0]["tool_calls"][0]["output"]
+    assert output.rstrip().endswith("stderr:\nIMPORTANT-ERROR")
+    assert "exit code: 1" in output and "[output truncated" not in output
+    total = len("".join(f"{n}\n" for n in range(1, 100_001)))
+    assert _cut_counts(output) >= total - 30_000  # it says (about) how much of the 589 kB was not shown
+
+
+def test_a_large_read_says_how_much_it_left_out(tmp_path: Path) -> None:
+    (tmp_path / "big.txt").write_text("x" * 150_000, encoding="utf-8")
+    loop, scripted = make_loop(
+        tmp_path, [{"tool_calls": [call("read", file_path="big.txt")]}, {"text": "done"}]
+    )
+    loop.run("read it")
+    (result,) = tool_results(scripted, 2)
+    read = next(t for t in builtin_tools(["files"], ToolSettings(workdir=tmp_path)) if t.name == "read")
+    own = read.run({"file_path": "big.txt"}, ToolContext(tmp_path)).output  # type: ignore[union-attr]
+    assert len(own) > 30_000 and "truncated" in own[30_000:]  # the read bounded itself, with a notice
+    assert result == own  # which reaches the model whole, not cut again
+
+
+def test_a_tool_that_does_not_bound_its_output_is_cut_at_the_limit(tmp_path: Path) -> None:
+    sizes = {"small": 1_000 + NOTICE_SLACK, "large": 5_000}
+
+    def dump(args: Mapping[str, Any], ctx: ToolContext) -> str:
+        return "y" * sizes[args["size"]]
+
+    box = Toolbox("x", [Tool("dump", "dump", schema({"size": {"type": "string"}}), dump)])
+    loop, scripted = make_loop(
+        tmp_path,
+        [{"tool_calls": [call("dump", size="small"), call("dump", size="large")]}, {"text": "done"}],
+        registry=ToolRegistry([box]),
+        limits=Limits(max_output_chars=1_000),
+    )
+    loop.run("dump")
+    small, large = tool_results(scripted, 2)
+    assert small == "y" * (1_000 + NOTICE_SLACK)  # within the slack: passed on whole
+    notice = "\n[output truncated: 4,000 more characters not shown (limit 1,000)"
+    assert large.startswith("y" * 1_000 + notice)
+
+
+# -- broken tools --------------------------------------------------------------------------------------------
+def test_a_tool_calling_sys_exit_becomes_an_error_result(tmp_path: Path) -> None:
+    def quit_(args: Mapping[str, Any], ctx: ToolContext) -> str:
+        sys.exit(3)
+
+    def fine(args: Mapping[str, Any], ctx: ToolContext) -> str:
+        return "fine"
+
+    box = Toolbox(
+        "x",
+        [Tool("quit", "exits", schema({}), quit_, True), Tool("fine", "works", schema({}), fine, True)],
+    )
+    loop, scripted = make_loop(
+        tmp_path,
+        [
+            {"tool_calls": [call("quit")]},
+            {"tool_calls": [call("quit"), call("fine")]},  # also from a pool thread
+            {"text": "it exited; moving on"},
+        ],
+        registry=ToolRegistry([box]),
+    )
+    result = loop.run("try it")
+    message = "tool quit failed: SystemExit: the tool tried to end the process (exit code 3)"
+    assert tool_results(scripted, 2) == [message]
+    assert tool_results(scripted, 3) == [message, "fine"]
+    assert result.exit_code == 0 and result.text == "it exited; moving on"
