@@ -22,8 +22,12 @@ from routedriver.later import Later
 _READ_ONLY_ENV = {"GIT_OPTIONAL_LOCKS": "0", "GIT_LITERAL_PATHSPECS": "1"}
 _GLOB_ENV = {"GIT_OPTIONAL_LOCKS": "0", "GIT_LITERAL_PATHSPECS": "0"}  # for ':(glob)' pathspecs
 _REGULAR_FILE_MODES = frozenset(("100644", "100755"))  # symlinks and submodules: ids that are not file bytes
+_PLAIN_TAGGED_MODES = frozenset(f"H {mode}" for mode in _REGULAR_FILE_MODES)  # see _LS_STAGE
 _REV_PARSE = ("rev-parse", "--show-toplevel", "--show-object-format", "--absolute-git-dir")
-_LS_STAGE = ("ls-files", "--stage", "-z")
+# -v tags each entry: "H " for a plain cached entry, "S " skip-worktree, "M " unmerged, lower case when
+# assume-unchanged is set. git does not look at the work-tree copy of a skip-worktree or assume-unchanged
+# entry, so diff-files never reports it changed: only "H " entries are vouched for (_parse_stage).
+_LS_STAGE = ("ls-files", "-v", "--stage", "-z")
 _DIFF_FILES = ("diff-files", "--name-only", "-z")
 ROUTE_STONES = "**/*.stone"  # the glob that finds routes (route.verify --all)
 
@@ -35,9 +39,12 @@ class Repo(NamedTuple):
 
 
 class IndexSnapshot(NamedTuple):
-    """One read of git's index (``git ls-files -s``) and of what differs from it (``git diff-files``)."""
+    """One read of git's index (``git ls-files -v -s``) and of what differs from it (``git diff-files``)."""
 
-    staged: dict[str, str]  # path → blob id, stage-0 regular files
+    # path → blob id, stage-0 regular files whose work-tree copy git compares (neither assume-unchanged nor
+    # skip-worktree: git would say those are unchanged whatever the file holds, so they are left out here
+    # and read from disk like untracked files)
+    staged: dict[str, str]
     modified: frozenset[str]  # tracked paths whose work-tree copy differs from the index (or is gone)
 
     def clean_ids(self, paths: Iterable[str]) -> dict[str, str]:
@@ -212,7 +219,7 @@ def _pathspecs(paths: Sequence[str]) -> list[str]:
 
 
 def index_snapshot(repo: Repo, pathspecs: Sequence[str] = ()) -> IndexSnapshot | None:
-    """ONE ``git ls-files -s`` and ONE ``git diff-files`` (side by side), limited to ``pathspecs`` if
+    """ONE ``git ls-files -v -s`` and ONE ``git diff-files`` (side by side), limited to ``pathspecs`` if
     given; None when git cannot answer (the caller then hashes files itself)."""
     specs = ["--", *pathspecs] if pathspecs else []
     modified_box: list[proc.ProcResult] = []
@@ -230,27 +237,28 @@ def index_snapshot(repo: Repo, pathspecs: Sequence[str] = ()) -> IndexSnapshot |
 
 
 def _parse_stage(output: str, object_format: str) -> dict[str, str]:
-    """``git ls-files --stage -z`` → ``{path: blob id}`` of its stage-0 regular files.
+    """``git ls-files -v --stage -z`` → ``{path: blob id}`` of its stage-0 regular files tagged ``H`` (see
+    ``_LS_STAGE``: git compares their work-tree copies).
 
-    git prints each entry as ``%06o %s %d\t<path>\0`` (mode, id, stage), so in the usual index, where every
-    entry is a stage-0 regular file, every field sits at the same offset: the whole listing is then cut with
-    C-level slicing (a 10,000-file index in a few milliseconds). Anything else (symlinks, submodules, a
-    merge in progress) takes the entry-by-entry loop.
+    git prints each entry as ``<tag> %06o %s %d\t<path>\0`` (tag, mode, id, stage), so in the usual index,
+    where every entry is a plain stage-0 regular file, every field sits at the same offset: the whole listing
+    is then cut with C-level slicing (a 10,000-file index in a few milliseconds). Anything else (symlinks,
+    submodules, a merge in progress, assume-unchanged or skip-worktree entries) takes the entry-by-entry loop.
     """
     records = output.split("\0")
     records.pop()  # the empty string after the last NUL
     width = 64 if object_format == "sha256" else 40
-    stage_and_tab = set(map(itemgetter(slice(width + 8, width + 10)), records))
-    if stage_and_tab <= {"0\t"} and _REGULAR_FILE_MODES.issuperset(map(itemgetter(slice(0, 6)), records)):
-        paths = map(itemgetter(slice(width + 10, None)), records)
-        return dict(zip(paths, map(itemgetter(slice(7, 7 + width)), records), strict=True))
+    stage_and_tab = set(map(itemgetter(slice(width + 10, width + 12)), records))
+    if stage_and_tab <= {"0\t"} and _PLAIN_TAGGED_MODES.issuperset(map(itemgetter(slice(0, 8)), records)):
+        paths = map(itemgetter(slice(width + 12, None)), records)
+        return dict(zip(paths, map(itemgetter(slice(9, 9 + width)), records), strict=True))
     staged: dict[str, str] = {}
     for record in records:
         meta, tab, path = record.partition("\t")
         if not tab:
             continue
-        mode, blob_id, stage = meta.split(" ")
-        if stage == "0" and mode in _REGULAR_FILE_MODES:
+        tag, mode, blob_id, stage = meta.split(" ")
+        if tag == "H" and stage == "0" and mode in _REGULAR_FILE_MODES:
             staged[path] = blob_id
     return staged
 

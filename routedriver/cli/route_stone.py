@@ -322,14 +322,14 @@ def _render_del(result: DelResult, as_json: bool) -> None:
                     {"stone": name, "removed": [show(path) for path in paths]}
                     for name, paths in result.deleted
                 ],
-                "kept": [{"stone": name, "artifact": artifact} for name, artifact in result.kept],
+                "kept": [{"stone": kept.stone, kept.kind: kept.path} for kept in result.kept],
             }
         )
     else:
         for name, _ in result.deleted:
             click.echo(name)
-    for name, artifact in result.kept:
-        click.echo(f"notice: kept {name}: artifact exists ({artifact})", err=True)
+    for kept in result.kept:
+        click.echo(kept.notice, err=True)
 
 
 # ---------------------------------------------------------------- route.stone.judge

@@ -6,8 +6,10 @@ Public API (imported lazily, so ``import routedriver.route`` stays cheap for ``r
     review_hash = compute_stone_review_input_hash("routes/demo", "1.vision")
     judge_hash = compute_stone_judge_input_hash("routes/demo", "1.vision", review_hash)
 
-Also: ``load_route``, ``resolve_route``, ``load_guard``, ``stone_context`` and the result types in
-``routedriver.route.model``. Nothing here prints or imports click.
+Also: ``load_route``, ``resolve_route``, ``load_guard``, ``stone_context``, ``approval_state``,
+``reviews_in_use`` and the result types in ``routedriver.route.model``. Where a helper takes a route and a
+stone, the route is a directory's path or a loaded ``Route`` and the stone a name or a ``Stone``. Nothing here
+prints or imports click.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ _EXPORTS = {
     "reviews_in_use": "routedriver.route.inputs",
     "load_route": "routedriver.route.load",
     "resolve_route": "routedriver.route.load",
-    "load_guard": "routedriver.route.guardfile",
+    "load_guard": "routedriver.route.inputs",
     "Route": "routedriver.route.model",
     "Stone": "routedriver.route.model",
     "Guard": "routedriver.route.model",
@@ -51,11 +53,11 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from routedriver.route.guardfile import load_guard
     from routedriver.route.inputs import (
         approval_state,
         compute_stone_judge_input_hash,
         compute_stone_review_input_hash,
+        load_guard,
         reviews_in_use,
         stone_context,
     )

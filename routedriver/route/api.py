@@ -11,11 +11,11 @@ import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from routedriver.errors import Malfunction, Refused
 from routedriver.route.load import load_route, resolve_route
-from routedriver.route.model import Route, Stone, Verdict
+from routedriver.route.model import Guard, Route, Stone, Verdict
 from routedriver.route.select import Selection, has_glob, match_names, select
 
 if TYPE_CHECKING:
@@ -36,11 +36,36 @@ class SetResult:
     evaluation: Evaluation
 
 
+class Kept(NamedTuple):
+    """A stone ``route.stone.del`` left in place, and why."""
+
+    stone: str
+    kind: str  # "artifact" | "gate" | "marker": the JSON key that names ``path``
+    path: str  # the artifact, the guard or the marker, as shown to the user
+
+    @property
+    def reason(self) -> str:
+        """Why, in the words of the refusal and of the batch's notice (after the stone's name)."""
+        if self.kind == "gate":
+            return f"human gate; {self.stone}: {self.path} judges approved?; {_GATE_ADVICE}"
+        return f"{self.kind} exists; {self.stone}: {self.path}"
+
+    @property
+    def notice(self) -> str:
+        """The batch's line on stderr for this stone."""
+        if self.kind == "gate":
+            return f"notice: kept {self.stone}: human gate ({self.path} judges approved?); {_GATE_ADVICE}"
+        return f"notice: kept {self.stone}: {self.kind} exists ({self.path})"
+
+
+_GATE_ADVICE = "a human removes a gate by editing the route (deleting its files), not through del"
+
+
 @dataclass(frozen=True)
 class DelResult:
     route: Route
     deleted: tuple[tuple[str, tuple[Path, ...]], ...]  # stone name, the files removed
-    kept: tuple[tuple[str, str], ...]  # stone name, one of its artifacts (as shown to the user)
+    kept: tuple[Kept, ...]
 
 
 def open_route(route_option: str | None) -> Route:
@@ -122,9 +147,9 @@ def judge(
 
 
 def delete(route_option: str | None, pattern: str) -> DelResult:
-    """Remove the ``.stone`` and ``.guard`` of matched stones that have no artifact (see docs/route.md)."""
+    """Remove the ``.stone`` and ``.guard`` of matched stones that have nothing to lose (see docs/route.md):
+    no artifact, no human gate (an ``approved?`` judge), no ``.passed`` or ``.approved`` marker."""
     from routedriver.gitops import find_repo
-    from routedriver.route.artifacts import find_artifacts
     from routedriver.route.guardfile import load_guard
 
     route = open_route(route_option)
@@ -132,23 +157,39 @@ def delete(route_option: str | None, pattern: str) -> DelResult:
     repo = find_repo(route.path)
     base = repo.toplevel if repo is not None else Path.cwd()
     # Look at every matched stone before removing anything: a malformed guard refuses the whole batch.
-    plan: list[tuple[Stone, list[Path]]] = [
-        (stone, find_artifacts(route, stone, load_guard(route, stone), base)) for stone in matched
-    ]
+    plan = [(stone, _keep(route, stone, load_guard(route, stone), base)) for stone in matched]
     single = not has_glob(pattern) or len(matched) == 1
-    if single and plan[0][1]:
-        stone, artifacts = plan[0]
-        raise Refused("cannot del", f"artifact exists; {stone.name}: {_show(route, base, artifacts[0])}")
+    if single and plan[0][1] is not None:
+        raise Refused("cannot del", plan[0][1].reason)
     deleted: list[tuple[str, tuple[Path, ...]]] = []
-    kept: list[tuple[str, str]] = []
-    for stone, artifacts in plan:
-        if artifacts:
-            kept.append((stone.name, _show(route, base, artifacts[0])))
+    kept: list[Kept] = []
+    for stone, keep in plan:
+        if keep is not None:
+            kept.append(keep)
             continue
         # The stone first: killed in between, an orphan guard is harmless; an unguarded stone is not.
         removed = [path for path in (stone.path, stone.guard_path) if path is not None and _unlink(path)]
         deleted.append((stone.name, tuple(removed)))
     return DelResult(route, tuple(deleted), tuple(kept))
+
+
+def _keep(route: Route, stone: Stone, guard: Guard | None, base: Path) -> Kept | None:
+    """Why deleting ``stone`` would lose something (None: nothing would be lost). Its artifacts are its
+    work; an ``approved?`` judge makes it a human's gate, which a robot must not remove; a ``.passed`` or
+    ``.approved`` marker is its history (the approval is the record of a human's decision)."""
+    from routedriver.route import store
+    from routedriver.route.artifacts import find_artifacts
+    from routedriver.route.judges import first_word
+
+    artifacts = find_artifacts(route, stone, guard, base)
+    if artifacts:
+        return Kept(stone.name, "artifact", _show(route, base, artifacts[0]))
+    if guard is not None and any(first_word(judge) == "approved?" for judge in guard.judges):
+        return Kept(stone.name, "gate", route.show(guard.path))
+    for marker in (store.approved_path(route, stone.name), store.passed_path(route, stone.name)):
+        if os.path.lexists(marker):
+            return Kept(stone.name, "marker", route.show(marker))
+    return None
 
 
 @contextlib.contextmanager

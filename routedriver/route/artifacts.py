@@ -1,4 +1,9 @@
-"""Which files are a stone's artifacts: the guard's ``artifacts:`` globs (default ``$route/<name>*.md``)."""
+"""Which files are a stone's artifacts: the guard's ``artifacts:`` globs (default ``$route/<name>*.md``).
+
+The default glob of ``3.plan`` also matches ``3.plan-details.md``, the default artifact of ``3.plan-details``.
+The most specific name owns such a file: a file the default glob of a stone with a longer name (one that
+extends this stone's name) also matches is not this stone's. Globs written in a guard are taken as written.
+"""
 
 from __future__ import annotations
 
@@ -12,7 +17,7 @@ from functools import lru_cache
 from itertools import filterfalse, islice
 from pathlib import Path
 
-from routedriver.route.guardfile import default_artifacts
+from routedriver.route.guardfile import DEFAULT_ARTIFACTS, default_artifacts
 from routedriver.route.hashing import relative_posix
 from routedriver.route.model import Guard, Route, Stone
 from routedriver.route.subst import VARIABLE
@@ -78,6 +83,9 @@ def artifact_paths(
             if path.endswith(_DRIVER_SUFFIXES) or path.startswith(state_prefix):
                 continue
             found.add(path)
+    taken = _taken_by_longer_name(route, stone, guard)
+    if taken is not None:
+        return sorted(path for path in found if not taken(os.path.basename(path)))
     return sorted(found)
 
 
@@ -119,7 +127,45 @@ def artifact_map(
             if not os.path.isfile(here[relative]):
                 del here[relative]  # a directory (or a broken link) whose name matches
         found.update(here)
+    taken = _taken_by_longer_name(route, stone, guard)
+    if taken is not None:
+        for relative, path in list(found.items()):
+            if taken(os.path.basename(path)):
+                del found[relative]
     return found
+
+
+# What the default glob matches after the stone's name: any text, then this suffix (``.md``).
+_DEFAULT_SUFFIX = DEFAULT_ARTIFACTS[0].rpartition("*")[2]
+# The last route's stones and their names sorted: route.verify and route.drive ask for every stone of one
+# route in turn, so the names are sorted once per route (the tuple is held, so ``is`` cannot be fooled).
+_SORTED_NAMES: tuple[tuple[Stone, ...], list[str]] = ((), [])
+
+
+def _taken_by_longer_name(route: Route, stone: Stone, guard: Guard | None) -> Callable[[str], bool] | None:
+    """For a stone on the default glob (its guard has no ``artifacts:``), whether a file name it matches
+    belongs to another stone of the route whose name extends this one's (``3.plan-details`` for ``3.plan``)
+    because that stone's default glob matches it too; None (nothing to leave out) for written globs and
+    for the usual stone, whose name no other stone's extends."""
+    if guard is not None and guard.artifacts is not DEFAULT_ARTIFACTS:
+        return None
+    global _SORTED_NAMES
+    stones, names = _SORTED_NAMES
+    if stones is not route.stones:
+        stones, names = _SORTED_NAMES = (route.stones, sorted(other.name for other in route.stones))
+    name = stone.name
+    # Sorted, the names that start with this one follow it, side by side.
+    start = end = bisect.bisect_right(names, name)
+    while end < len(names) and names[end].startswith(name):
+        end += 1
+    if start == end:
+        return None
+    longer = [(other, len(other) + len(_DEFAULT_SUFFIX)) for other in names[start:end]]
+    # The file's name ends in the suffix (this stone's default matched it); the other stone's default
+    # matches it when it starts with that stone's name and is long enough for both.
+    return lambda filename: any(
+        filename.startswith(other) and len(filename) >= least for other, least in longer
+    )
 
 
 @lru_cache(maxsize=256)

@@ -18,9 +18,15 @@ _GLOB_LISTS = ("artifacts", "protect")
 _LISTS = (*_COMMAND_LISTS, *_GLOB_LISTS)  # the order their problems are listed in
 
 
+# The one tuple every guard without an ``artifacts:`` key gets: ``artifacts.py`` tells the default from the
+# same glob written out in a guard by identity (a written glob is the user's choice and is taken as written).
+DEFAULT_ARTIFACTS = ("$route/${stone}*.md",)
+
+
 def default_artifacts(stone_name: str) -> tuple[str, ...]:
-    """``$route/<name>*.md``: matches ``1.vision.md`` and versioned ``1.vision.v1.i1.md`` alike."""
-    return ("$route/${stone}*.md",)
+    """``$route/<name>*.md``: matches ``1.vision.md`` and versioned ``1.vision.v1.i1.md`` alike (a file
+    that the default of a stone with a longer name also matches is that stone's: see ``artifacts.py``)."""
+    return DEFAULT_ARTIFACTS
 
 
 _LOADER: Any = None

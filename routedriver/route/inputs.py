@@ -15,9 +15,8 @@ from typing import NamedTuple
 
 from routedriver.errors import Refused
 from routedriver.gitops import IndexSnapshot, Repo, find_repo
-from routedriver.route import hashing, judges, records, store
+from routedriver.route import guardfile, hashing, judges, records, store
 from routedriver.route.artifacts import find_artifacts
-from routedriver.route.guardfile import load_guard
 from routedriver.route.load import load_route
 from routedriver.route.model import Guard, Marker, ReviewRecord, Route, Stone, Verdict
 
@@ -67,12 +66,31 @@ def find_stone(route: Route, name: str) -> Stone:
     return stone
 
 
-def stone_context(route: Route | str | os.PathLike[str], stone: Stone | str) -> StoneContext:
+# What the public helpers take (docs/route.md, Python API): a route directory's path or a loaded Route, and a
+# stone's name (also ``<name>.stone`` or its path) or a Stone.
+RouteArg = Route | str | os.PathLike[str]
+StoneArg = Stone | str
+
+
+def route_and_stone(route: RouteArg, stone: StoneArg) -> tuple[Route, Stone]:
+    """The loaded route and its stone, from any of the forms the public helpers take; refuses an unknown
+    stone name (a Stone is taken as given)."""
     loaded = route if isinstance(route, Route) else load_route(route)
-    found = stone if isinstance(stone, Stone) else find_stone(loaded, stone)
+    return loaded, stone if isinstance(stone, Stone) else find_stone(loaded, stone)
+
+
+def stone_context(route: RouteArg, stone: StoneArg) -> StoneContext:
+    loaded, found = route_and_stone(route, stone)
     repo = find_repo(loaded.path)
     base = repo.toplevel if repo is not None else Path.cwd()
-    return StoneContext(route=loaded, stone=found, guard=load_guard(loaded, found), repo=repo, base=base)
+    guard = guardfile.load_guard(loaded, found)
+    return StoneContext(route=loaded, stone=found, guard=guard, repo=repo, base=base)
+
+
+def load_guard(route: RouteArg, stone: StoneArg) -> Guard | None:
+    """The stone's guard, or None when it has none; refuses with the guard's first problem (the public
+    ``routedriver.route.load_guard``: ``guardfile.load_guard`` with the argument forms of the Python API)."""
+    return guardfile.load_guard(*route_and_stone(route, stone))
 
 
 def artifacts_required(context: StoneContext) -> bool:
@@ -148,12 +166,19 @@ def reviews_in_use(
     return found
 
 
-def approval_state(route: Route, stone: str, names: Container[str] | None = None) -> ApprovalState:
+def approval_state(route: RouteArg, stone: StoneArg, names: Container[str] | None = None) -> ApprovalState:
     """The approval marker as it is now; its bytes' sha256 is part of the judge-input hash. ``names``: the
-    ``.route/`` listing the caller works from (route.verify), which then decides whether there is one."""
-    if names is not None and f"{stone}.approved" not in names:
+    ``.route/`` listing the caller works from (route.verify), which then decides whether there is one; a
+    caller passing it names its stones by name as they are (not looked up: verify asks for each of
+    thousands)."""
+    if isinstance(route, Route) and (names is not None or isinstance(stone, Stone)):
+        loaded, name = route, stone if isinstance(stone, str) else stone.name
+    else:
+        loaded, found = route_and_stone(route, stone)
+        name = found.name
+    if names is not None and f"{name}.approved" not in names:
         return ApprovalState(None, False, None)
-    path = store.approved_path(route, stone)
+    path = store.approved_path(loaded, name)
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
@@ -161,7 +186,7 @@ def approval_state(route: Route, stone: str, names: Container[str] | None = None
     except OSError:
         return ApprovalState(None, True, None)
     try:  # the bytes just read are the ones parsed: one read, one answer
-        marker = store.parse_marker(raw.decode("utf-8"), path, stone)
+        marker = store.parse_marker(raw.decode("utf-8"), path, name)
     except UnicodeDecodeError:
         marker = None
     return ApprovalState(marker, True, hashlib.sha256(raw).hexdigest())
@@ -204,7 +229,7 @@ def judge_input_hash(review_input_hash: str, reviews: Sequence[ReviewRecord], ap
     )
 
 
-def compute_stone_review_input_hash(route: Route | str | os.PathLike[str], stone: Stone | str) -> str:
+def compute_stone_review_input_hash(route: RouteArg, stone: StoneArg) -> str:
     """The review-input hash of ``stone``: sha256 over its artifacts' paths and content ids (64 hex).
 
     Refuses (``routedriver.errors.Refused``) when the stone is unknown, its guard is malformed or it has no
@@ -214,7 +239,7 @@ def compute_stone_review_input_hash(route: Route | str | os.PathLike[str], stone
 
 
 def compute_stone_judge_input_hash(
-    route: Route | str | os.PathLike[str], stone: Stone | str, review_input_hash: str | None = None
+    route: RouteArg, stone: StoneArg, review_input_hash: str | None = None
 ) -> str:
     """The judge-input hash of ``stone``: its review-input hash, the reviews that hash selects and the
     approval state (64 hex). Pass ``review_input_hash`` to skip recomputing it.

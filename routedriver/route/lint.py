@@ -23,7 +23,7 @@ from pathlib import Path
 
 from routedriver.errors import Refused
 from routedriver.route.guard import search_path
-from routedriver.route.guardfile import check_guard_file, default_artifacts
+from routedriver.route.guardfile import DEFAULT_ARTIFACTS, check_guard_file
 from routedriver.route.hashing import relative_posix
 from routedriver.route.judges import parse_builtin
 from routedriver.route.load import GUARD_SUFFIX, STONE_SUFFIX, numeric_prefix
@@ -223,8 +223,8 @@ def _first_program(command: str, route: str, stone: Stone) -> str:
 def _overlapping_defaults(route: Route, guards: dict[str, Guard | None], add: Add) -> None:
     for stone in route.stones:
         guard = guards.get(stone.name)
-        if guard is not None and guard.artifacts != default_artifacts(stone.name):
-            continue
+        if guard is not None and guard.artifacts is not DEFAULT_ARTIFACTS:
+            continue  # globs written in a guard are taken as written
         if stone.has_guard and guard is None:
             continue  # the guard is broken; already reported
         others = [
@@ -234,6 +234,7 @@ def _overlapping_defaults(route: Route, guards: dict[str, Guard | None], add: Ad
             add(
                 stone.name + STONE_SUFFIX,
                 "warning",
-                f"its default artifacts ($route/{stone.name}*.md) also match those of {', '.join(others)}; "
-                "give it an artifacts: glob in its guard",
+                f"its default artifacts ($route/{stone.name}*.md) leave to {', '.join(others)} the files "
+                f"{'their defaults match' if len(others) > 1 else 'its default matches'}; if {stone.name} "
+                "writes any of them, give it an artifacts: glob in its guard",
             )

@@ -8,8 +8,8 @@ files) still say yes? Was every approval marker committed by a listed approver (
 What it cannot do: re-check what a review command (an LLM) or a shell judge said. Their recorded output is
 checked for consistency (hashes, verdict vs. output), not re-derived; see docs/route-gate.md.
 
-Git is asked a fixed number of times for the whole run, however many stones: one ``git ls-files -s`` and one
-``git diff-files`` (content ids of committed, unmodified files), one ``git log`` over all approval markers,
+Git is asked a fixed number of times for the whole run, however many stones: one ``git ls-files -v -s``,
+one ``git diff-files`` (content ids of committed, unchanged files), one ``git log`` over all approval markers,
 and, with ``--all``, one ``git ls-files`` to find the routes. The repository is the one holding the routes:
 the current directory's (already asked) when they are inside its work tree, else one ``git rev-parse`` per
 route to find theirs. The console script starts all but the log before it even imports the driver

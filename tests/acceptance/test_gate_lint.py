@@ -78,8 +78,8 @@ def test_warnings_alone_do_not_fail_and_overlapping_default_artifacts_are_noted(
     done = run_route(["route.lint", "--route", "route"], git_repo)
     assert done.code == 0
     assert done.out.splitlines() == [
-        "route/1.a.stone: warning: its default artifacts ($route/1.a*.md) also match those of 1.ab; give it an "
-        "artifacts: glob in its guard",
+        "route/1.a.stone: warning: its default artifacts ($route/1.a*.md) leave to 1.ab the files its default "
+        "matches; if 1.a writes any of them, give it an artifacts: glob in its guard",
         "route/2.b.guard: warning: reviews[1]: program 'nope-tool' is not on PATH (the command would fail when "
         "it runs)",
         "ok (2 warnings)",

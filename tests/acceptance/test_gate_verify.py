@@ -99,6 +99,21 @@ def test_an_edited_artifact_makes_the_pass_stale_and_names_the_artifact(git_repo
     assert done.err.startswith("error: 1 of 3 stones failed route.verify (stale); ")
 
 
+def test_an_artifact_git_is_told_not_to_look_at_is_still_read(git_repo: Path) -> None:
+    route = gated_route(git_repo)
+    pass_all(git_repo, route)
+    git(git_repo, "update-index", "--assume-unchanged", "route/2.plan.md")
+    git(git_repo, "update-index", "--skip-worktree", "route/3.ship.md")
+    write(route / "2.plan.md", "# Plan, changed after the pass\n")
+    write(route / "3.ship.md", "# Ship, changed after the pass\n")
+    assert git(git_repo, "diff-files", "--name-only") == ""  # git vouches for both: it does not look
+    done = verify(git_repo, "--route", "route")
+    assert done.code == 2
+    for stone in ("2.plan", "3.ship"):
+        stale = f"stale: artifacts changed since the pass: changed route/{stone}.md"
+        assert lines_of(done)[f"route/{stone}"] == stale
+
+
 def test_a_changed_guard_makes_the_pass_stale(git_repo: Path) -> None:
     route = gated_route(git_repo)
     pass_all(git_repo, route)

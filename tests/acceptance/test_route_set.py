@@ -51,6 +51,17 @@ def test_no_guard_passes_when_a_versioned_artifact_exists(git_repo: Path) -> Non
     assert stone_get(git_repo, route).out == "2.next\n"
 
 
+def test_a_default_glob_does_not_claim_the_artifact_of_a_stone_with_a_longer_name(git_repo: Path) -> None:
+    route = make_route(git_repo, {"3.plan": "Plan.\n", "3.plan-details": "Details.\n"})
+    write(route / "3.plan-details.md", "details\n")
+    refused = stone_set(git_repo, route, "3.plan")  # 3.plan*.md matches it, but it is 3.plan-details's
+    assert refused.code == 2 and "artifact not found" in refused.err
+    assert not (route / ".route").exists()
+    write(route / "3.plan.v1.md", "plan\n")
+    passed = json.loads(stone_set(git_repo, route, "3.plan", "--json").out)
+    assert passed["artifacts"] == ["route/3.plan.v1.md"]
+
+
 def test_artifact_globs_ignore_driver_files(git_repo: Path) -> None:
     route = make_route(git_repo, {"1.a": "a\n"}, {"1.a": "artifacts: ['$route/*']\n"})
     write(route / ".route" / "1.a.md", "not an artifact\n")

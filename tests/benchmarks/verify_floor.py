@@ -47,7 +47,7 @@ def blob_id(path):
 
 
 def main():
-    index_query = start_git("ls-files", "-s", "-z")
+    index_query = start_git("ls-files", "-v", "-s", "-z")
     status_query = start_git("status", "--porcelain", "-z")
     markers = "--", ":(glob)**/.route/*.approved"
     history_query = start_git("log", "-z", "--raw", "--no-abbrev", "--format=%H%x00%ae", *markers)
@@ -57,7 +57,7 @@ def main():
     for entry in answer(index_query).split("\0"):
         if entry:
             meta, _, path = entry.partition("\t")
-            index[path] = meta.split(" ")[1]
+            index[path] = meta.split(" ")[-2]  # "H 100644 <id> 0": the tag, mode, id, stage
     changed = {entry[3:] for entry in answer(status_query).split("\0") if entry}
     route, state = "route", "route/.route"
     matching = 0

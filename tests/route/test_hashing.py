@@ -66,6 +66,26 @@ def test_a_modified_tracked_file_is_read_even_when_its_size_and_second_are_uncha
     assert ids.read_from_disk == {"a.md"}
 
 
+@pytest.mark.parametrize("bit", ["--assume-unchanged", "--skip-worktree"])
+def test_a_file_git_is_told_not_to_look_at_is_read_from_disk(git_repo: Path, bit: str) -> None:
+    route = make_route(git_repo, {"1.a": "a\n"})
+    artifact = write(route / "1.a.md", "one\n")
+    git(git_repo, "add", "-A")
+    git(git_repo, "commit", "-q", "-m", "route")
+    committed = compute_stone_review_input_hash(route, "1.a")
+    git(git_repo, "update-index", bit, "route/1.a.md")
+    write(artifact, "two\n")  # git now says the file is unchanged: it does not look
+    assert git(git_repo, "diff-files", "--name-only") == ""
+    changed = compute_stone_review_input_hash(route, "1.a")
+    assert changed != committed  # the old reviews must not be reused for the new content
+    repo = gitops.find_repo(git_repo)
+    ids = hashing.content_ids([artifact], git_repo, repo)
+    assert ids.ids["route/1.a.md"] == hash_object(git_repo, artifact)
+    assert ids.read_from_disk == {"route/1.a.md"}
+    git(git_repo, "update-index", bit.replace("--", "--no-", 1), "route/1.a.md")
+    assert compute_stone_review_input_hash(route, "1.a") == changed  # the same content, the same hash
+
+
 def test_git_index_is_never_written(git_repo: Path) -> None:
     path = write(git_repo / "a.md", "a\n")
     git(git_repo, "add", "a.md")

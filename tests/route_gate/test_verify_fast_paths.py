@@ -16,6 +16,7 @@ import pytest
 from routedriver import gitops
 from routedriver.route import frontmatter, hashing, store
 from routedriver.route.artifacts import artifact_map, find_artifacts
+from routedriver.route.guardfile import load_guard
 from routedriver.route.load import load_route
 from routedriver.route.model import Guard
 from tests.conftest import git
@@ -25,19 +26,20 @@ from tests.route.routes import write
 
 
 def _stage_by_loop(output: str) -> dict[str, str]:
-    """What ``git ls-files --stage -z`` says, read entry by entry: ``{path: id}`` of stage-0 regular files."""
+    """What ``git ls-files -v --stage -z`` says, read entry by entry: ``{path: id}`` of stage-0 regular files
+    git compares with the work tree (tag ``H``: not assume-unchanged, not skip-worktree)."""
     staged = {}
     for record in output.split("\0"):
         meta, tab, path = record.partition("\t")
         if tab:
-            mode, blob_id, stage = meta.split(" ")
-            if stage == "0" and mode in ("100644", "100755"):
+            tag, mode, blob_id, stage = meta.split(" ")
+            if tag == "H" and stage == "0" and mode in ("100644", "100755"):
                 staged[path] = blob_id
     return staged
 
 
 def _listing(repo: Path) -> str:
-    return git(repo, "ls-files", "--stage", "-z")
+    return git(repo, "ls-files", "-v", "--stage", "-z")
 
 
 @pytest.mark.parametrize("object_format", ["sha1", "sha256"])
@@ -63,6 +65,13 @@ def test_the_index_listing_is_cut_at_fixed_offsets_only_when_every_entry_fits(
     assert gitops._parse_stage(mixed, object_format) == _stage_by_loop(mixed)
     assert "link.md" not in gitops._parse_stage(mixed, object_format)
     assert gitops._parse_stage("", object_format) == {}
+    # Entries git does not compare with the work tree: the entry-by-entry reading leaves them out.
+    git(repo, "update-index", "--assume-unchanged", "a.md")
+    git(repo, "update-index", "--skip-worktree", "x.sh")
+    flagged = _listing(repo)
+    untouched = "dir with space/b\tc.md"
+    expected = {untouched: gitops._parse_stage(plain, object_format)[untouched]}
+    assert gitops._parse_stage(flagged, object_format) == _stage_by_loop(flagged) == expected
 
 
 def test_a_merge_conflict_in_the_index_is_read_entry_by_entry(git_repo: Path) -> None:
@@ -169,6 +178,59 @@ def test_artifact_globs_find_the_same_files_from_one_listing_and_the_index(
     expected = _expected(route_dir, globs, "1.s", git_repo)
     assert artifact_map(route, stone, guard, git_repo, snapshot.unsure) == expected
     assert artifact_map(route, stone, guard, git_repo, None) == expected
+
+
+def test_a_default_glob_leaves_files_to_the_stone_with_the_longer_name_on_every_path(git_repo: Path) -> None:
+    route_dir = git_repo / "route"
+    for name in ("1.a", "1.a.m", "3.plan", "3.plan-details", "3.plan.v", "4.x"):
+        write(route_dir / f"{name}.stone", "Do it.\n")
+    write(route_dir / "1.a.m.guard", "artifacts: ['notes/*.md']\n")  # its default glob still names its files
+    files = [
+        "1.a.md",  # too short for 1.a.m's default (1.a.m*.md): 1.a's
+        "1.a.m.md",
+        "1.a.mx.md",
+        "3.plan.md",
+        "3.plan-d.md",  # starts with 3.plan-d, not 3.plan-details: 3.plan's
+        "3.plan-details.md",
+        "3.plan-details.v2.md",
+        "3.plan.v1.md",  # 3.plan.v's: its name is the longest that fits
+        "4.x.md",
+    ]
+    for name in files:
+        write(route_dir / name, f"{name}\n")
+    git(git_repo, "add", "-A")
+    git(git_repo, "commit", "-q", "-m", "route")
+    write(route_dir / "3.plan-details.v3.md", "untracked\n")
+    repo = gitops.find_repo(git_repo)
+    assert repo is not None
+    snapshot = gitops.index_snapshot(repo)
+    assert snapshot is not None
+    route = load_route(route_dir)
+    owned = {}
+    for stone in route.stones:
+        guard = load_guard(route, stone)
+        slow = {
+            hashing.relative_posix(path, git_repo) for path in find_artifacts(route, stone, guard, git_repo)
+        }
+        assert set(artifact_map(route, stone, guard, git_repo, snapshot.unsure)) == slow
+        assert set(artifact_map(route, stone, guard, git_repo, None)) == slow
+        owned[stone.name] = sorted(path.removeprefix("route/") for path in slow)
+    assert owned == {
+        "1.a": ["1.a.md"],
+        "1.a.m": [],  # its guard's glob finds nothing; 1.a.m.md and 1.a.mx.md are still not 1.a's
+        "3.plan": ["3.plan-d.md", "3.plan.md"],
+        "3.plan-details": ["3.plan-details.md", "3.plan-details.v2.md", "3.plan-details.v3.md"],
+        "3.plan.v": ["3.plan.v1.md"],
+        "4.x": ["4.x.md"],
+    }
+    # A glob written in a guard is taken as written, even when it reads like the default.
+    stone = route.stone("3.plan")
+    assert stone is not None
+    written = Guard(
+        path=route_dir / "3.plan.guard", artifacts=("$route/${stone}*.md",), reviews=(), judges=()
+    )
+    assert len(find_artifacts(route, stone, written, git_repo)) == 6
+    assert len(artifact_map(route, stone, written, git_repo, snapshot.unsure)) == 6
 
 
 # ---------------------------------------------------------------- the review-input hash
