@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
 
 from routedriver.brain.hooks import ToolEvent
+from routedriver.brain.permissions import braces
 from routedriver.brain.permissions.rules import RulesPolicy, load_permissions_file, policy_from_block
 from routedriver.brain.permissions.shell import split_command
 from routedriver.errors import Refused
+from tests.brain.helpers import bhrain, call, scripted_run, write_script
 
 
 def event(tool: str, **params: object) -> ToolEvent:
@@ -69,6 +72,61 @@ BYPASSES = [
     "x=$(rm -rf build) true",
     "busybox rm -rf build",
     "toybox rm -rf build",
+    # function bodies in every form
+    "function f { rm -rf build; }; f",
+    "function f () { rm -rf build; }; f",
+    "function f ( rm -rf build ); f",
+    # brace expansion makes the words
+    "{rm,-rf,build}",
+    "{/bin/rm,-rf,build}",
+    "sudo {rm,-rf,build}",
+    "x=1 {rm,-rf,build}",
+    # find's commands are read like any other
+    "find . -name build -exec sh -c 'rm -rf \"$1\"' _ {} \\;",
+    "find . -name build -execdir sudo rm -rf {} +",
+    "find . -name build -ok bash -c 'rm -rf build' \\;",
+    "fd build -x rm -rf",
+    # wrappers
+    "flock /tmp/lock rm -rf build",
+    "flock -w 5 /tmp/lock -c 'rm -rf build'",
+    "strace rm -rf build",
+    "strace -f -o trace.log rm -rf build",
+    "strace -fo trace.log rm -rf build",
+    "ltrace -o trace.log rm -rf build",
+    "watch rm -rf build",
+    "watch -n 1 'ls; rm -rf build'",
+    "watch -x rm -rf build",
+    "script -c 'rm -rf build'",
+    "script -qc 'rm -rf build' /dev/null",
+    "echo 'rm -rf build' | script -q /dev/null",
+    "taskset -c 0 rm -rf build",
+    "chrt -f 10 rm -rf build",
+    "ionice -c 3 rm -rf build",
+    "stdbuf -oL rm -rf build",
+    "setsid rm -rf build",
+    "unbuffer rm -rf build",
+    "timeout -s KILL 5 rm -rf build",
+    "env -S'rm -rf' build",
+    "env --split-string='rm -rf build'",
+    "su -c 'rm -rf build'",
+    "su root -c 'rm -rf build'",
+    "runuser -u nobody -- rm -rf build",
+    "echo 'rm -rf build' | sudo -s",
+    "echo 'rm -rf build' | xargs sudo",
+    # shells with options before -c, or told to read stdin
+    "bash -o errexit -c 'rm -rf build'",
+    "bash -euo pipefail -c 'rm -rf build'",
+    "echo 'rm -rf build' | bash -s arg",
+    # scripts run later or by another program
+    "trap 'rm -rf build' EXIT",
+    "shopt -s expand_aliases\nalias ls='rm -rf build'\nls",
+    "GIT_PAGER='rm -rf build' git -p log",
+    "export GIT_EDITOR='rm -rf build'; git commit",
+    "PS4='$(rm -rf build)'; set -x; true",
+    "echo ${x:-$(rm -rf build)}",
+    "git rebase -x 'rm -rf build' main",
+    "git bisect run rm -rf build",
+    "git submodule foreach 'rm -rf build'",
 ]
 
 
@@ -86,6 +144,26 @@ GIT_PUSHES = [
 def test_git_global_options_do_not_hide_the_subcommand(tmp_path: Path, command: str) -> None:
     decision = policy(tmp_path, deny=["Bash(git push:*)"]).decide(event("bash", command=command))
     assert decision.action == "deny", (command, split_command(command))
+
+
+# git run so that the push hides behind an alias, a program-running setting or xargs' input: asked about.
+GIT_HIDDEN_PUSHES = [
+    "git -c alias.p=push p",
+    "git -c 'alias.p=!git push' p",
+    "git --config-env=alias.p=PUSH p",
+    "git -c core.pager='git push' log",
+    "git --exec-path=/tmp/evil status",
+    "git config alias.p push",
+    "git config --global alias.p '!git push'",
+    "echo push | xargs git",
+]
+
+
+@pytest.mark.parametrize("command", GIT_HIDDEN_PUSHES)
+def test_git_that_could_hide_a_push_is_asked_about(tmp_path: Path, command: str) -> None:
+    decision = policy(tmp_path, deny=["Bash(git push:*)"]).decide(event("bash", command=command))
+    assert decision.action == "prompt", (command, split_command(command))
+    assert "could not be read with confidence" in decision.reason
 
 
 def test_git_without_push_is_not_denied_by_a_push_rule(tmp_path: Path) -> None:
@@ -110,6 +188,18 @@ UNSURE = [
     "echo 'unterminated",
     "case $x in a) rm -rf build;; esac",
     "r* -rf build",
+    # a script made at run time, given to source or a shell
+    "source <(echo 'rm -rf build')",
+    ". <(echo 'rm -rf build')",
+    'source "$SCRIPT"',
+    "bash <(echo 'rm -rf build')",
+    # the command comes from the input of xargs or find
+    "echo '\"rm -rf build\"' | xargs sh -c",
+    "echo rm | xargs -I{} {} -rf build",
+    "find . -name build -exec {} \\;",
+    # code loaded from where the command line does not show
+    "BASH_ENV=./setup.sh bash -c true",
+    "echo {1..100000}",
 ]
 
 
@@ -132,6 +222,19 @@ HARMLESS = [
     "cat <<'EOF' > notes.md\nrm -rf build\nEOF",
     "if [ -f x ]; then echo yes; fi",
     'for f in *.txt; do wc -l "$f"; done',
+    "mkdir -p src/{app,tests}",
+    "cp setup.cfg{,.bak}",
+    "git log HEAD@{1}",
+    "echo ${name// /_}",
+    "find . -name '*.py' -exec wc -l {} +",
+    "source .venv/bin/activate",
+    "timeout 60 pytest -q",
+    "bash -o pipefail -c 'ls | wc -l'",
+    "set -euo pipefail; ls",
+    "trap - EXIT",
+    "GIT_PAGER=cat git log",
+    "git -c user.name=bot -c user.email=bot@example.com commit -m x",
+    "find . | xargs wc -l",
 ]
 
 
@@ -139,6 +242,92 @@ HARMLESS = [
 def test_commands_that_do_not_run_rm_are_not_denied(tmp_path: Path, command: str) -> None:
     decision = policy(tmp_path, deny=["Bash(rm:*)"]).decide(event("bash", command=command))
     assert decision.action == "allow", (command, decision, split_command(command))
+
+
+def test_allow_rules_are_not_bypassed_through_functions_braces_or_wrappers(tmp_path: Path) -> None:
+    rules = policy(tmp_path, allow=["Bash(echo:*)"], default="deny")
+    assert rules.decide(event("bash", command="echo hi")).action == "allow"
+    for command in (
+        "function echo { rm -rf x; }; echo hi",
+        "echo() { rm -rf x; }; echo hi",
+        "{echo,hi}",  # a command name made by brace expansion is never allowed without asking
+        "sudo echo hi",  # allowing echo does not allow running it as root
+        "trap 'rm -rf x' EXIT; echo hi",
+    ):
+        assert rules.decide(event("bash", command=command)).action == "deny", (
+            command,
+            split_command(command),
+        )
+
+
+def test_a_rule_naming_a_privileged_wrapper_sees_it(tmp_path: Path) -> None:
+    rules = policy(tmp_path, deny=["Bash(sudo:*)"])
+    for command in ("sudo ls", "sudo -u root -- ls", "echo ls | sudo -s", "find . -exec sudo ls {} +"):
+        assert rules.decide(event("bash", command=command)).action == "deny", command
+    assert rules.decide(event("bash", command="ls")).action == "allow"
+
+
+@pytest.mark.parametrize(
+    "word",
+    [
+        "{rm,-rf,x}",
+        "{,rm}",
+        "a{,b}",
+        "x{1..3}",
+        "{c..a}",
+        "{1..-2}",
+        "{-01..2}",
+        "{05..1..2}",
+        "{a..e..2}",
+        "{1..3}{a,b}",
+        "{a,{b,c}}d",
+        "{{a,b},c}{d,e}",
+        "{x{a,b}y}",
+        "{a..%}",
+        "{1,2}{",
+        "}{a,b}{",
+        "{a,b}}",
+        "{}",
+        "{a}",
+        "{a,b\\,c}",
+        "{a,b}'{c,d}'",
+        "'{'a,b}",
+    ],
+)
+def test_brace_expansion_matches_bash(tmp_path: Path, word: str) -> None:
+    bash = subprocess.run(
+        ["bash", "-c", f"printf '%s\\n' {word}"], capture_output=True, text=True, check=True
+    )
+    assert split_command(f"printf {word}").commands == [["printf", *bash.stdout.splitlines()]]
+
+
+def test_brace_expansion_past_the_limit_is_refused_not_computed() -> None:
+    with pytest.raises(braces.TooManyWords):
+        braces.expand([(ch, True) for ch in "{1..40}{1..40}"])
+    assert braces.expand([(ch, True) for ch in "{1..4}{1..4}"])[:3] == ["11", "12", "13"]
+
+
+def test_cli_deny_rule_holds_against_function_and_brace_bypasses(tmp_path: Path) -> None:
+    """The audit's reproduction: each of these really deleted its directory before the fix."""
+    victims = ["victim1", "victim2", "victim3", "victim4"]
+    for name in victims:
+        (tmp_path / name).mkdir()
+    commands = [
+        "function f { rm -rf victim1; }; f",
+        "{rm,-rf,victim2}",
+        "find . -maxdepth 1 -name victim3 -exec sh -c 'rm -rf \"$1\"' _ {} \\;",
+        "source <(echo 'rm -rf victim4')",
+    ]
+    script = write_script(
+        tmp_path / "s.json",
+        [{"tool_calls": [call("bash", command=command) for command in commands]}, {"text": "done"}],
+    )
+    perms = tmp_path / "p.json"
+    perms.write_text(json.dumps({"permissions": {"deny": ["Bash(rm:*)"]}}), encoding="utf-8")
+    ran = bhrain([*scripted_run(script), "--input", "go", "--permissions", str(perms), "--json"], tmp_path)
+    assert ran.code == 2, ran.err
+    assert [c["status"] for c in json.loads(ran.out)["tool_calls"]] == ["denied"] * 4
+    assert all((tmp_path / name).is_dir() for name in victims)
 
 
 def test_prefix_exact_and_wildcard_bash_rules(tmp_path: Path) -> None:
