@@ -12,12 +12,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from routedriver.errors import Refused
 from routedriver.fsutil import read_user_text
 
 ARCH = "bhrain.struct.v1"
+_Number = TypeVar("_Number", int, float)
 
 
 @dataclass
@@ -118,9 +119,12 @@ def _apply(settings: RunSettings, key: str, value: Any, path: Path, base: Path) 
     if key in _STR:
         setattr(settings, key, _typed(value, str, where))
     elif key in _INT:
-        setattr(settings, key, _typed(value, int, where))
+        # All of them are sizes or counts: 0 would not mean "none" (the --max-iterations flag refuses it too),
+        # and silently falling back to the default would hide the mistake.
+        setattr(settings, key, _positive(_typed(value, int, where), where))
     elif key in _FLOAT:
-        setattr(settings, key, float(_typed(value, (int, float), where)))
+        number = float(_typed(value, (int, float), where))
+        setattr(settings, key, number if key == "temperature" else _positive(number, where))
     elif key in _PATH:
         setattr(settings, key, base / Path(_typed(value, str, where)).expanduser())
     elif key in _LIST:
@@ -163,7 +167,7 @@ def _security(settings: RunSettings, value: Any, path: Path, base: Path) -> None
                 settings.permissions = _permissions(item, f"{where}.permissions", base)
         elif key == "behavior":
             if item is not None and not isinstance(item, Mapping):
-                raise Refused(f"{where}.behavior must be a mapping", "see docs/brain-behavior or issue 5")
+                raise Refused(f"{where}.behavior must be a mapping", "see docs/behavior.md")
             settings.behavior = item
         else:
             raise Refused(f"{where}.{key} is not a known key", "security takes permissions and behavior")
@@ -175,6 +179,13 @@ def _permissions(value: Any, where: str, base: Path) -> Path | Mapping[str, Any]
     if isinstance(value, Mapping):
         return value
     raise Refused(f"{where} must be a file path or a mapping with allow/deny/ask", "fix the value")
+
+
+def _positive(number: _Number, where: str) -> _Number:
+    if number <= 0:
+        kind = "integer" if isinstance(number, int) else "number"
+        raise Refused(f"{where} must be a positive {kind}, not {number:g}", "fix the value")
+    return number
 
 
 def _typed(value: Any, kinds: type | tuple[type, ...], where: str) -> Any:

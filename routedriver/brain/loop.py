@@ -1,10 +1,11 @@
 """The agentic loop: ask the model, run the tools it calls, append the results, repeat until it answers.
 
 One iteration is one model call: the system prompt (skill + working directory + tools + hook sections) and
-the context go to the model; ``on_text`` hooks read its text; no tool calls means done; otherwise the
-``Dispatcher`` runs the calls (guard first, concurrently, results in call order) and the results are
-appended. After each iteration the memory manager may replace the context and ``on_iteration`` observers
-(the trace) are told. The loop stops by raising a ``Stop`` (see ``records``); it never prints.
+the context go to the model; a refusal or content-filter stop of the provider ends the run (``refused``, its
+tool calls not run); ``on_text`` hooks read its text; no tool calls means done; otherwise the ``Dispatcher``
+runs the calls (guard first, concurrently, results in call order) and the results are appended. After each
+iteration the memory manager may replace the context and ``on_iteration`` observers (the trace) are told.
+The loop stops by raising a ``Stop`` (see ``records``); it never prints.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from routedriver.brain.records import (
     Limits,
     LimitsExceeded,
     LoopResult,
+    Refusal,
     Stop,
     TooManyMalformed,
 )
@@ -39,6 +41,10 @@ from routedriver.llm.types import ChatModel, Message, ToolSpec, Usage, estimate_
 
 __all__ = ["CallRecord", "IterationRecord", "Limits", "Loop", "LoopResult"]
 log = logging.getLogger("bhrain")
+
+# Provider stop reasons that mean "no answer": Anthropic's ``refusal``, OpenAI's ``content_filter`` (and the
+# ``refusal`` the OpenAI adapter reports for a message that carries only a refusal).
+REFUSAL_STOPS = frozenset({"refusal", "content_filter"})
 
 
 class Loop:
@@ -153,6 +159,16 @@ class Loop:
         record.usage = completion.usage
         record.text = completion.text or ""
         calls = tuple(completion.tool_calls)
+        if completion.stop_reason in REFUSAL_STOPS:
+            # The tool calls of a refused or filtered response are not run (the context stays valid).
+            self.context.append(Message("assistant", record.text))
+            self._end_iteration(record, started, final=True)
+            said = " ".join(record.text.split())
+            raise Refusal(
+                record.text,
+                f"the model refused to answer (provider stop reason {completion.stop_reason})"
+                + (f": {said[:200]}" if said else ""),
+            )
         if completion.stop_reason == "max_tokens":
             log.warning(
                 "the model's answer was cut at its token limit; raise --max-tokens if it looks incomplete"

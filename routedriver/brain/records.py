@@ -36,6 +36,16 @@ class Denied(Stop):
     stop_reason, exit_code = "denied", ExitCode.REFUSED
 
 
+class Refusal(Stop):
+    """The provider refused to answer (a refusal or content-filter stop): there is no answer to give.
+
+    A malfunction, not a refusal of the caller's input: the request was valid, and under the route driver a
+    judge's exit 2 reads as a "failed" verdict, which a model that would not answer has not given.
+    """
+
+    stop_reason, exit_code = "refused", ExitCode.MALFUNCTION
+
+
 class LimitsExceeded(Stop):
     """Max iterations reached: a graceful stop with the partial answer."""
 

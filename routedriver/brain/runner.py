@@ -113,7 +113,7 @@ def run_session(settings: RunSettings, *, environ: Mapping[str, str] | None = No
 
     memory = create_memory(settings.memory)
     limits = Limits(
-        max_iterations=settings.max_iterations or 30,
+        max_iterations=Limits.max_iterations if settings.max_iterations is None else settings.max_iterations,
         max_tokens=settings.max_tokens,
         temperature=settings.temperature,
         max_output_chars=settings.max_output_chars or Limits.max_output_chars,
@@ -161,6 +161,8 @@ def _drive(loop: Loop, skill: Skill, task: str, settings: RunSettings, trace: An
             f"(system prompt, tools and input) but its context window is {model.context_window:,} tokens",
             "shorten the input or split it into smaller tasks",
         )
+    if trace is not None:
+        trace.start(loop)  # refuses a path it cannot write before the model is asked anything
     outcome = RunOutcome("", 0, "done", skill=skill.name, atom=str(settings.atom), model=model.model)
     try:
         result = loop.run(task)
@@ -184,6 +186,8 @@ def _drive(loop: Loop, skill: Skill, task: str, settings: RunSettings, trace: An
                 "explanation": outcome.explanation or (outcome.error.line() if outcome.error else ""),
             },
         )
+        if trace.failure:
+            _trace_failed(outcome, trace)
     result_now = outcome.result
     if result_now is not None:
         failed = sum(1 for c in result_now.tool_calls if not c.ok)
@@ -207,20 +211,45 @@ def _conclude(outcome: RunOutcome, result: LoopResult, skill: Skill) -> None:
     if result.stop_reason == "max_iterations":
         partial = text.strip() or "(no answer yet)"
         text = f"{partial}\n\n[bhrain stopped early] {result.explanation}"
-    if skill.name == "review" and result.stop_reason == "done":
+    if skill.name == "review" and result.stop_reason in ("done", "denied"):
         counts = read_counts(text)
-        if counts is None:
+        if counts is not None:
+            # A review that ends with its counts has given its verdict, even if a call was denied on the way
+            # (the denial is logged and traced): it is done, not a task that ended refused.
+            outcome.counts = counts
+            text = with_counts(text, *counts)
+            outcome.stop_reason, outcome.exit_code, outcome.explanation = "done", int(ExitCode.OK), ""
+        elif result.stop_reason == "done":
             outcome.error = Malfunction(
                 "the review has no readable counts (blockers: N, nitpicks: M), even after one correction",
                 "check the model and the rubric",
             )
             outcome.exit_code, outcome.stop_reason = int(ExitCode.MALFUNCTION), "review_without_counts"
+    elif result.stop_reason == "done" and not text.strip():
+        if skill.needs_answer:
+            outcome.error = Malfunction(
+                f"the model ended with an empty answer (skill {skill.name} needs one)",
+                "run it again, or try another model",
+            )
+            outcome.exit_code, outcome.stop_reason = int(ExitCode.MALFUNCTION), "empty_answer"
         else:
-            outcome.counts = counts
-            text = with_counts(text, *counts)
-    if result.stop_reason == "malformed_tool_calls":
-        outcome.error = Malfunction(result.explanation)
+            log.warning("the model ended with an empty answer; check what it did (e.g. with --trace)")
+    if result.stop_reason in ("malformed_tool_calls", "refused"):
+        outcome.error = Malfunction(result.explanation, _FIXES.get(result.stop_reason))
     outcome.text = text
+
+
+_FIXES = {"refused": "rephrase the task, or use another model"}
+
+
+def _trace_failed(outcome: RunOutcome, trace: Any) -> None:
+    """The trace's last write failed: one line, and exit 1 if the run had nothing worse to report."""
+    problem = f"cannot write the trace to {trace.path}: {trace.failure}"
+    if outcome.error is None and outcome.exit_code == int(ExitCode.OK):
+        outcome.error = Malfunction(problem, "check the disk and the path; the run itself finished")
+        outcome.exit_code = int(ExitCode.MALFUNCTION)
+    else:
+        log.warning("%s", problem)
 
 
 # -- assembling ----------------------------------------------------------------------------------------------

@@ -28,6 +28,9 @@ class Skill:
     prompt: str
     tool_sets: tuple[str, ...]
     read_only: bool  # default tools are the read-only ones (read, glob, grep, websearch)
+    # The answer IS the result (ask, review): an empty one is a malfunction. act's result is its changes; an
+    # empty closing report only gets a warning.
+    needs_answer: bool = True
 
 
 SKILLS = {
@@ -37,6 +40,7 @@ SKILLS = {
         "proves they work, then report briefly what you did and what is left.",
         ("files", "bash", "websearch"),
         False,
+        needs_answer=False,
     ),
     "ask": Skill(
         "ask",
@@ -66,7 +70,10 @@ def get_skill(name: str) -> Skill:
 
 # -- review --------------------------------------------------------------------------------------------------
 _KINDS = ("blocker", "nitpick")
-_NOISE = r"[*_`\s]*"
+# Markdown emphasis and blanks around a count, on the SAME line as the word: "in step 3\n   blocker because…"
+# (a number ending one line, the word opening the next) and "Blockers:\n1. the TODO" (a heading over a list)
+# are not counts.
+_NOISE = r"[*_` \t]*"
 _PATTERNS = {
     kind: (
         re.compile(rf"\b{kind}s?\b{_NOISE}[:=]{_NOISE}(\d+)", re.IGNORECASE),
@@ -125,7 +132,14 @@ def render_rubric(rubric: Path | None, artifacts: Sequence[Artifact], input_text
         if not rubric.is_file():
             raise Refused(f"rubric {rubric} not found", "check the path given to --rubric")
         source, name = read_user_text(rubric, "rubric"), str(rubric)
-    env = jinja2.Environment(undefined=jinja2.StrictUndefined, keep_trailing_newline=True, autoescape=False)
+    # An empty loader: a rubric is one file, so {% include %} / {% import %} / {% extends %} fail as
+    # "template not found" (a TemplateError) instead of jinja2's TypeError about a missing loader.
+    env = jinja2.Environment(
+        loader=jinja2.DictLoader({}),
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+        autoescape=False,
+    )
     try:
         template = env.from_string(source)
         return template.render(
@@ -139,4 +153,14 @@ def render_rubric(rubric: Path | None, artifacts: Sequence[Artifact], input_text
     except jinja2.TemplateSyntaxError as exc:
         raise Refused(
             f"rubric {name} has a template error on line {exc.lineno}: {exc.message}", "fix the Jinja2 syntax"
+        ) from None
+    except jinja2.TemplateNotFound as exc:
+        raise Refused(
+            f"rubric {name} includes, imports or extends {exc.name!r}, which a rubric cannot do",
+            "write the rubric as one self-contained file",
+        ) from None
+    except Exception as exc:  # noqa: BLE001 - an expression of the rubric failed: {{ 1/0 }}, a bad filter…
+        raise Refused(
+            f"rubric {name} failed to render: {type(exc).__name__}: {' '.join(str(exc).split())[:200]}",
+            "fix the expression in the rubric",
         ) from None

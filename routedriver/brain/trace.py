@@ -3,17 +3,23 @@
 A run killed at any point leaves the trace of its last finished iteration (``status: "running"``); a run
 that ends writes ``status`` ``done`` / ``max_iterations`` / ``denied`` / ``error`` … with the totals.
 Secrets are redacted before anything is written.
+
+``start`` writes the first version before the first model call, so a path that cannot be written is refused
+before the run acts. A later write that fails does not stop the run: ``failure`` says why, and the next write
+tries again (each write is the whole trace); the caller reports it if the last write failed.
 """
 
 from __future__ import annotations
 
 import datetime
 import json
+import logging
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from routedriver.brain.redact import Redactor
+from routedriver.errors import Refused
 from routedriver.fsutil import atomic_write
 from routedriver.llm.types import Message
 
@@ -21,6 +27,7 @@ if TYPE_CHECKING:
     from routedriver.brain.loop import CallRecord, IterationRecord, Loop
 
 TRACE_VERSION = 1
+log = logging.getLogger("bhrain")
 
 
 def message_json(message: Message) -> dict[str, Any]:
@@ -60,6 +67,7 @@ def call_json(call: CallRecord, *, output: bool = True) -> dict[str, Any]:
 class TraceWriter:
     def __init__(self, path: Path, meta: Mapping[str, Any], redactor: Redactor) -> None:
         self.path, self.redactor = path, redactor
+        self.failure = ""  # why the latest write failed ("" when it succeeded)
         self.doc: dict[str, Any] = {
             "version": TRACE_VERSION,
             "started_at": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
@@ -89,7 +97,23 @@ class TraceWriter:
         self.doc.update(summary)
         self.write(loop)
 
+    def start(self, loop: Loop) -> None:
+        """The first write (status ``running``, no iterations); refuses a path it cannot write."""
+        problem = path_problem(self.path) or self._write(loop)
+        if problem:
+            raise Refused(
+                f"cannot write the trace to {self.path}: {problem}",
+                "give --trace a file path in a writable directory",
+            )
+
     def write(self, loop: Loop) -> None:
+        problem = self._write(loop)
+        if problem and not self.failure:
+            log.warning("cannot write the trace to %s (%s); the run goes on", self.path, problem)
+        self.failure = problem
+
+    def _write(self, loop: Loop) -> str:
+        """Write the whole trace; "" or why it could not be written."""
         self.doc["system"] = loop.system
         self.doc["tools"] = [spec.name for spec in loop.tool_specs]
         self.doc["messages"] = [message_json(m) for m in loop.context.messages]
@@ -100,4 +124,24 @@ class TraceWriter:
             "tool_calls": len(loop.records),
         }
         text = json.dumps(self.redactor.value(self.doc), ensure_ascii=False, indent=1, default=str)
-        atomic_write(self.path, text + "\n", fsync=False)
+        try:
+            atomic_write(self.path, text + "\n", fsync=False)
+        except (OSError, ValueError) as exc:  # ValueError: a path atomic_write cannot name a temp file for
+            return path_problem(self.path) or _reason(exc)
+        return ""
+
+
+def path_problem(path: Path) -> str:
+    """Why ``path`` cannot be a file written by ``atomic_write`` (which creates missing folders), or ""."""
+    if path.name in ("", ".", "..") or path.is_dir():
+        return "it is a directory"
+    for folder in path.parents:
+        if folder.exists() or folder.is_symlink():
+            return "" if folder.is_dir() else f"{folder} is not a directory"
+    return ""
+
+
+def _reason(exc: BaseException) -> str:
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror[:1].lower() + exc.strerror[1:]
+    return str(exc) or type(exc).__name__

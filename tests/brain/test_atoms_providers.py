@@ -267,3 +267,95 @@ def test_cli_missing_key_is_a_clear_error_before_any_call(tmp_path: Path) -> Non
     assert ran.err.startswith(
         "error: the claude atom needs an API key and ANTHROPIC_API_KEY is not set; export"
     )
+
+
+# -- answers that are no answers: refusals, content filters, empty messages ----------------------------------
+def run_cli_on(name: str, server: Any, tmp_path: Path, *args: str, skill: str = "ask") -> Any:
+    command = ["run", "--skill", skill, "--atom", name, "--base-url", server.base_url, "--input", "go", *args]
+    return bhrain(command, tmp_path, env=KEYS[name])
+
+
+EMPTY_ANSWER = (
+    "error: the model ended with an empty answer (skill ask needs one); run it again, or try another model"
+)
+
+
+def error_lines(err: str) -> list[str]:
+    return [line for line in err.splitlines() if line.startswith("error:")]
+
+
+@pytest.mark.parametrize(
+    ("name", "reply", "said"),
+    [
+        ("claude", Reply.text("", stop_reason="refusal"), ""),
+        ("qwen", Reply.text("", stop_reason="content_filter"), ""),
+        (
+            "qwen",
+            Reply.raw(
+                json.dumps(
+                    {
+                        "id": "chatcmpl-1",
+                        "object": "chat.completion",
+                        "created": 1,
+                        "model": "qwen-plus",
+                        "choices": [
+                            {
+                                "index": 0,
+                                "message": {"role": "assistant", "content": None, "refusal": "I can't help."},
+                                "finish_reason": "stop",
+                            }
+                        ],
+                    }
+                )
+            ),
+            "I can't help.",
+        ),
+    ],
+    ids=["anthropic-refusal", "openai-content-filter", "openai-refusal-message"],
+)
+def test_a_provider_refusal_ends_the_run_refused_with_exit_1(
+    name: str, reply: Reply, said: str, tmp_path: Path
+) -> None:
+    (tmp_path / "notes.md").write_text("x\n", encoding="utf-8")
+    with (AnthropicServer if name == "claude" else OpenAIServer)(validate=True) as server:
+        server.enqueue(Reply.tool_calls([("read", {"file_path": "notes.md"})]), reply)
+        ran = run_cli_on(name, server, tmp_path, "--json")
+    assert ran.code == 1, ran.err
+    out = json.loads(ran.out)  # --json still prints the object
+    assert out["stop_reason"] == "refused" and out["exit_code"] == 1 and out["result"] == said
+    assert out["error"].startswith("error: the model refused to answer (provider stop reason ")
+    assert error_lines(ran.err) == [out["error"]] and "Traceback" not in ran.err
+    assert ran.err.rstrip().endswith("; rephrase the task, or use another model")
+
+
+def test_an_empty_answer_is_a_malfunction_when_the_skill_needs_one(
+    provider: tuple[str, Any], tmp_path: Path
+) -> None:
+    name, server = provider
+    (tmp_path / "notes.md").write_text("x\n", encoding="utf-8")
+    server.enqueue(Reply.tool_calls([("read", {"file_path": "notes.md"})]), Reply.text(""))
+    ran = run_cli_on(name, server, tmp_path, "--json")
+    assert ran.code == 1
+    out = json.loads(ran.out)
+    assert (out["stop_reason"], out["result"], out["iterations"]) == ("empty_answer", "", 2)
+    assert error_lines(ran.err) == [EMPTY_ANSWER]
+    # act's result is what it did: an empty closing report is worth a warning, not a failure
+    server.enqueue(Reply.tool_calls([("read", {"file_path": "notes.md"})]), Reply.text(""))
+    ran = run_cli_on(name, server, tmp_path, skill="act")
+    assert (ran.code, ran.out) == (0, "")
+    assert "bhrain: the model ended with an empty answer" in ran.err and not error_lines(ran.err)
+
+
+def test_an_openai_message_that_is_null_is_an_empty_answer(tmp_path: Path) -> None:
+    body = {
+        "id": "chatcmpl-1",
+        "object": "chat.completion",
+        "created": 1,
+        "model": "qwen-plus",
+        "choices": [{"index": 0, "message": None, "finish_reason": "stop"}],
+    }
+    with OpenAIServer(validate=True) as server:
+        server.enqueue(Reply.raw(json.dumps(body)))
+        ran = run_cli_on("qwen", server, tmp_path)
+    assert (ran.code, ran.out) == (1, "")
+    assert error_lines(ran.err) == [EMPTY_ANSWER]

@@ -9,6 +9,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -93,6 +94,14 @@ def test_help_lists_subcommands_without_loading_the_sdks(tmp_path: Path) -> None
         (
             ["run", "--skill", "act", "--atom", "scripted", "--input", "x", "--max-iterations", "0"],
             "error: Invalid value for '--max-iterations'",
+        ),
+        (
+            ["run", "--skill", "ask", "--atom", "os:path", "--input", "x"],
+            "error: atom 'os:path' is a module, not a ChatModel or a factory of one; point --atom at",
+        ),
+        (
+            ["run", "--skill", "ask", "--atom", "os:getcwd", "--input", "x"],
+            "error: atom 'os:getcwd' failed to build: TypeError: ",
         ),
     ],
 )
@@ -296,6 +305,65 @@ def test_config_file_keys_relative_paths_and_flags_winning(tmp_path: Path) -> No
     assert out["skill"] == "act" and out["tool_calls"][0]["status"] == "ok"
 
 
+@pytest.mark.parametrize(
+    ("trace", "problem"),
+    [
+        ("afile/t.json", "afile is not a directory"),
+        (".", "it is a directory"),
+        ("sub", "it is a directory"),
+        ("/proc/t.json", "no such file or directory"),
+    ],
+)
+def test_a_trace_path_that_cannot_be_written_is_refused_before_the_run_acts(
+    tmp_path: Path, trace: str, problem: str
+) -> None:
+    (tmp_path / "afile").write_text("keep me\n", encoding="utf-8")
+    (tmp_path / "sub").mkdir()
+    act = scripted(tmp_path, [{"tool_calls": [call("write", file_path="hello.txt", content="hi")]}, "done"])
+    ran = bhrain([*act, "--input", "x", "--trace", trace, "--json"], tmp_path)
+    assert (ran.code, ran.out) == (2, "")
+    assert ran.err == (
+        f"error: cannot write the trace to {trace}: {problem}; "
+        "give --trace a file path in a writable directory\n"
+    )
+    assert not (tmp_path / "hello.txt").exists()  # refused before the first model call
+    assert (tmp_path / "afile").read_text(encoding="utf-8") == "keep me\n"
+
+
+def test_a_trace_that_cannot_be_written_at_the_end_is_one_clean_line(tmp_path: Path) -> None:
+    (tmp_path / "traces").mkdir()
+    # The agent itself replaces the trace's folder with a file mid-run: the last write fails.
+    breaking = {"tool_calls": [call("bash", command="rm -r traces && touch traces")]}
+    ran = bhrain(
+        [*scripted(tmp_path, [breaking, "done"]), "--input", "x", "--trace", "traces/t.json", "--json"],
+        tmp_path,
+    )
+    assert ran.code == 1
+    out = json.loads(ran.out)  # the result is still printed
+    assert out["result"] == "done" and out["tool_calls"][0]["ok"] is True
+    expected = "error: cannot write the trace to traces/t.json: traces is not a directory; check the disk"
+    assert out["error"].startswith(expected)
+    assert [line for line in ran.err.splitlines() if line.startswith("error:")] == [out["error"]]
+    assert "internal error" not in ran.err and "Traceback" not in ran.err
+
+
+@pytest.mark.parametrize(
+    ("turn", "expected"),
+    [
+        ({"text": "hi", "usage": {"input_tokens": "abc"}}, "usage: input_tokens must be a whole number"),
+        ({"text": "hi", "usage": {"output_tokens": -1}}, "usage: output_tokens must be a whole number"),
+        ({"text": "hi", "delay_s": -1}, "delay_s must be a number of seconds, 0 or more, not -1"),
+        ({"text": "hi", "delay_s": "soon"}, "delay_s must be a number of seconds"),
+        ({"text": "hi", "stop_reason": 3}, "stop_reason must be a word such as end_turn"),
+    ],
+)
+def test_bad_script_turns_are_refused_at_load(tmp_path: Path, turn: dict[str, Any], expected: str) -> None:
+    ran = bhrain([*scripted(tmp_path, ["fine", turn]), "--input", "x"], tmp_path)
+    assert ran.code == 2 and ran.out == ""
+    assert ran.err.startswith(f"error: {tmp_path / 'script.json'}: turn 2: {expected}")
+    assert len(ran.err.strip().splitlines()) == 1
+
+
 def _allow_all(tmp_path: Path) -> Path:
     path = tmp_path / "allow.json"
     path.write_text('{"permissions": {"allow": ["Bash"]}}', encoding="utf-8")
@@ -314,6 +382,10 @@ def _allow_all(tmp_path: Path) -> Path:
         ),
         ("retry: {max_retries: 2, delay: 1}\n", "config file {path}: retry.delay is not valid"),
         ("- not a mapping\n", "config file {path} must be a mapping of settings"),
+        # 0 is refused as the --max-iterations flag refuses it, not silently replaced by the default 30
+        ("max_iterations: 0\n", "config file {path}: max_iterations must be a positive integer, not 0"),
+        ("context_window: -5\n", "config file {path}: context_window must be a positive integer, not -5"),
+        ("timeout_s: 0\n", "config file {path}: timeout_s must be a positive number, not 0"),
     ],
 )
 def test_bad_config_files_name_the_file_and_key(tmp_path: Path, content: str, expected: str) -> None:

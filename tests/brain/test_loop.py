@@ -210,6 +210,23 @@ def test_max_iterations_stops_gracefully_with_the_partial_response(tmp_path: Pat
     assert len(scripted.requests) == 3
 
 
+def test_a_refused_response_ends_the_loop_and_its_tool_calls_do_not_run(tmp_path: Path) -> None:
+    filtered = {
+        "text": "Sure, here",
+        "stop_reason": "content_filter",
+        "tool_calls": [call("write", file_path="out.txt", content="x")],
+    }
+    loop, scripted = make_loop(tmp_path, [filtered, "never asked"])
+    result = loop.run("go")
+    assert (result.stop_reason, result.exit_code, result.text) == ("refused", 1, "Sure, here")
+    assert (
+        result.explanation == "the model refused to answer (provider stop reason content_filter): Sure, here"
+    )
+    assert not (tmp_path / "out.txt").exists() and result.tool_calls == []
+    assert len(scripted.requests) == 1
+    assert result.messages[-1].role == "assistant" and result.messages[-1].tool_calls == ()
+
+
 def test_an_llm_error_propagates_after_the_loop_started(tmp_path: Path) -> None:
     loop, _ = make_loop(tmp_path, [{"tool_calls": [call("bash", command="true")]}])
     with pytest.raises(Malfunction) as caught:  # running out of script turns must raise

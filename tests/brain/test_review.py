@@ -71,6 +71,32 @@ def test_a_review_that_never_gives_counts_is_a_malfunction_not_zero(tmp_path: Pa
     assert "error: the review has no readable counts" in err
 
 
+def test_a_review_with_counts_after_a_denied_call_is_done(tmp_path: Path) -> None:
+    (tmp_path / "secret.md").write_text("x\n", encoding="utf-8")
+    (tmp_path / "p.json").write_text('{"permissions": {"deny": ["Read(./secret.md)"]}}', encoding="utf-8")
+    denied_read = {"tool_calls": [{"name": "read", "arguments": {"file_path": "secret.md"}}]}
+    code, out, err, trace = review(
+        tmp_path, [denied_read, "Fine.\nblockers: 0\nnitpicks: 0"], "--permissions", "p.json", "--json"
+    )
+    assert code == 0, err
+    data = json.loads(out)
+    assert (data["stop_reason"], data["exit_code"], data["blockers"], data["nitpicks"]) == ("done", 0, 0, 0)
+    assert data["tool_calls"][0]["status"] == "denied" and "explanation" not in data
+    assert trace["status"] == "done"
+    assert "denied read" in err and "error:" not in err  # the denial is still reported
+
+
+def test_a_review_that_gives_up_after_a_denied_call_ends_denied(tmp_path: Path) -> None:
+    (tmp_path / "secret.md").write_text("x\n", encoding="utf-8")
+    (tmp_path / "p.json").write_text('{"permissions": {"deny": ["Read(./secret.md)"]}}', encoding="utf-8")
+    denied_read = {"tool_calls": [{"name": "read", "arguments": {"file_path": "secret.md"}}]}
+    code, out, err, _ = review(
+        tmp_path, [denied_read, "I need secret.md to review this."], "--permissions", "p.json"
+    )
+    assert code == 2 and out == "I need secret.md to review this.\n"
+    assert "bhrain: stopped: the task ended after a tool call was denied (read)" in err
+
+
 def test_custom_rubric_and_its_errors(tmp_path: Path) -> None:
     rubric = tmp_path / "rubric.j2"
     rubric.write_text(
@@ -86,6 +112,32 @@ def test_custom_rubric_and_its_errors(tmp_path: Path) -> None:
     rubric.write_text("{% for x in %}", encoding="utf-8")
     code, _, err, _ = review(tmp_path, ["never"], "--rubric", str(rubric))
     assert code == 2 and "has a template error on line 1" in err
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        (
+            '{% include "x" %}',
+            "includes, imports or extends 'x', which a rubric cannot do; write the rubric as",
+        ),
+        ('{% extends "base.j2" %}', "includes, imports or extends 'base.j2'"),
+        (
+            "{{ 1/0 }}",
+            "failed to render: ZeroDivisionError: division by zero; fix the expression in the rubric",
+        ),
+        ("{{ input.nope() }}", "uses an undefined variable"),
+    ],
+)
+def test_a_rubric_that_cannot_render_is_refused_in_one_line(
+    tmp_path: Path, source: str, expected: str
+) -> None:
+    rubric = tmp_path / "rubric.j2"
+    rubric.write_text(source, encoding="utf-8")
+    code, out, err, trace = review(tmp_path, ["never"], "--rubric", str(rubric))
+    assert (code, out, trace) == (2, "", {})
+    assert err.startswith(f"error: rubric {rubric} ") and expected in err
+    assert len(err.strip().splitlines()) == 1 and "internal error" not in err
 
 
 def test_review_against_a_provider_server(tmp_path: Path) -> None:
@@ -146,3 +198,32 @@ def test_count_reading_forms() -> None:
     assert read_counts("no blockers, no nitpicks") is None
     assert read_counts("blockers: 1") is None
     assert with_counts("Review.\nblockers: 1\nnitpicks: 2\n\n", 1, 2) == "Review.\n\nblockers: 1\nnitpicks: 2"
+
+
+@pytest.mark.parametrize(
+    ("text", "counts"),
+    [
+        # a number ending one line and the word opening the next are not "3 blockers"
+        (
+            "**Blockers:** 1\n**Nitpicks:** 0\n\n1. The TODO in step 3\n   blocker because of missing tests",
+            (1, 0),
+        ),
+        ("blockers: 0, nitpicks: 1\nThe intro is long. In section 2\nNitpick: a typo", (0, 1)),
+        # a heading over a numbered list is not "blockers: 1"
+        ("Blockers:\n1. no tests\n2. no docs\nNitpicks:\n1. a typo\n\nblockers: 2\nnitpicks: 1", (2, 1)),
+        ("Blockers:\n1. no tests\nNitpicks: 0", None),
+        ("**Blockers**:\t**3**\n*nitpicks* = 0", (3, 0)),  # emphasis and blanks on the same line still read
+    ],
+)
+def test_counts_are_read_on_one_line_only(text: str, counts: tuple[int, int] | None) -> None:
+    assert read_counts(text) == counts
+
+
+def test_a_number_on_the_line_above_the_word_does_not_change_the_printed_counts(tmp_path: Path) -> None:
+    code, out, err, _ = review(
+        tmp_path,
+        ["**Blockers:** 1\n**Nitpicks:** 0\n\n1. The TODO in step 3\n   blocker because of missing tests"],
+    )
+    assert code == 0, err
+    assert out.endswith("blocker because of missing tests\n\nblockers: 1\nnitpicks: 0\n")
+    assert count_issues(out) == (1, 0)

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from routedriver.brain.plugins import is_import_path, load_object
-from routedriver.errors import Refused
+from routedriver.errors import Refused, UserError
 
 if TYPE_CHECKING:
     from routedriver.llm.retry import RetryPolicy
@@ -82,7 +82,22 @@ def create_atom(name: str, options: AtomOptions) -> Any:
             raise Refused(
                 f"atom {name!r} failed to load: {type(exc).__name__}: {exc}", "check its package"
             ) from None
-    model = factory if hasattr(factory, "complete") and not isinstance(factory, type) else factory(options)
+    model = factory if hasattr(factory, "complete") and not isinstance(factory, type) else None
+    if model is None:
+        if not callable(factory):
+            raise Refused(
+                f"atom {name!r} is a {_kind(factory)}, not a ChatModel or a factory of one",
+                "point --atom at a ChatModel or a function taking AtomOptions (MODULE:OBJ)",
+            )
+        try:
+            model = factory(options)
+        except UserError:
+            raise  # the atom's own one-line refusal (e.g. a missing API key)
+        except Exception as exc:  # noqa: BLE001 - a plugin may fail in any way; report it in one line
+            raise Refused(
+                f"atom {name!r} failed to build: {type(exc).__name__}: {exc}",
+                "check the atom (it is called with one AtomOptions argument)",
+            ) from None
     for attribute in ("complete", "name", "model", "context_window"):
         if not hasattr(model, attribute):
             raise Refused(
@@ -90,3 +105,9 @@ def create_atom(name: str, options: AtomOptions) -> Any:
                 "an atom must produce a ChatModel (see routedriver.llm.types)",
             )
     return model
+
+
+def _kind(obj: Any) -> str:
+    import inspect
+
+    return "module" if inspect.ismodule(obj) else type(obj).__name__

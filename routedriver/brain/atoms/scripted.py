@@ -219,7 +219,20 @@ def _turn(item: Any, where: str) -> Turn:
                 f"{where}: usage must be a mapping", "write usage: {input_tokens: 10, output_tokens: 5}"
             )
         _check_keys(usage, frozenset({"input_tokens", "output_tokens"}), f"{where}: usage")
-        usage = Usage(int(usage.get("input_tokens", 0)), int(usage.get("output_tokens", 0)))
+        usage = Usage(
+            *(
+                _count(usage.get(key, 0), f"{where}: usage: {key}")
+                for key in ("input_tokens", "output_tokens")
+            )
+        )
+    stop_reason = item.get("stop_reason")
+    if stop_reason is not None and (not isinstance(stop_reason, str) or not stop_reason):
+        raise Refused(f"{where}: stop_reason must be a word such as end_turn", "fix the value")
+    delay_s = item.get("delay_s") or 0.0
+    if isinstance(delay_s, bool) or not isinstance(delay_s, (int, float)) or not 0 <= delay_s < float("inf"):
+        raise Refused(
+            f"{where}: delay_s must be a number of seconds, 0 or more, not {delay_s!r}", "fix the value"
+        )
     needles = item.get("if_contains") or ()
     choose = item.get("choose") or []
     if not isinstance(choose, list):
@@ -228,11 +241,17 @@ def _turn(item: Any, where: str) -> Turn:
         text=str(item.get("text") or ""),
         tool_calls=tuple(calls),
         usage=usage,
-        stop_reason=item.get("stop_reason"),
-        delay_s=float(item.get("delay_s") or 0.0),
+        stop_reason=stop_reason,
+        delay_s=float(delay_s),
         if_contains=(needles,) if isinstance(needles, str) else tuple(map(str, needles)),
         choose=tuple(_turn(option, f"{where}: choice {n}") for n, option in enumerate(choose, 1)),
     )
+
+
+def _count(value: Any, where: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise Refused(f"{where} must be a whole number of tokens, 0 or more, not {value!r}", "fix the value")
+    return value
 
 
 def create(options: AtomOptions) -> ScriptedModel:

@@ -7,6 +7,10 @@ hot path of ``bhrain behave`` imports neither pydantic nor yaml. Per call:
   notes go in front of the result; ``remind`` notes are kept and delivered after the tool returns. An
   unblocked call is recorded (turn count, same-tool streak, history).
 - ``post_tool``: ``state_tracking`` is applied first (the call happened), then ``when: post_tool`` rules.
+  A call that failed (an error result, Claude Code's ``PostToolUseFailure``) did not do what it was for:
+  tracking records no change from it (resets still apply, see ``state.Tracker``) and post_tool rules, which
+  are about what a call did (``verify_after_edit``: "you edited X"), do not run; remind notes stashed at
+  pre_tool are still delivered.
 - ``on_text``: ``when: on_text`` rules on the agent's text.
 
 Counting convention: ``{tool_calls_this_turn}``, ``tool_calls_this_turn_eq``, ``first_tool_this_turn`` and
@@ -139,9 +143,9 @@ class BehaviorEngine:
         if entry is None:  # no pre_tool seen for this call (e.g. only PostToolUse is wired): count it now
             entry = state.record_call(key, tool, self._short_target(params, cwd))
             state.pending.pop(key, None)
-        self.tracker.apply(state, tool, params, cwd or self.cwd)
+        self.tracker.apply(state, tool, params, cwd or self.cwd, ok=ok)
         notes: list[str] = list(entry.get("notes", ()))
-        rules = self.rules_for("post_tool", tool)
+        rules = self.rules_for("post_tool", tool) if ok else ()
         if rules:
             outcome = {"ok": ok, "output": output, **(data or {})}
             calls, streak = int(entry["n"]), int(entry["streak"])

@@ -95,12 +95,26 @@ def _inner_model(annotation: Any) -> Any:
 
 
 def validate(model: type[BaseModel], data: Any, where: str, prefix: str) -> Any:
+    if data is not None and not isinstance(data, Mapping):
+        what = prefix or "the file"  # a profile file is validated as a whole: there is no key path to name
+        raise BehaviorConfigError(
+            f"{where}: {what} must be a mapping of settings, not a {_yaml_kind(data)}",
+            "write it as key: value lines (see docs/behavior.md)",
+        )
     try:
         return model.model_validate({} if data is None else data)
     except ValidationError as exc:
         raise BehaviorConfigError(
             pydantic_error_line(where, prefix, exc, model), "fix the behavior configuration"
         ) from None
+
+
+def _yaml_kind(data: Any) -> str:
+    if isinstance(data, list):
+        return "list"
+    if isinstance(data, str):
+        return "string"
+    return "number" if isinstance(data, (int, float)) and not isinstance(data, bool) else type(data).__name__
 
 
 def load_profile(

@@ -6,7 +6,9 @@ never share one; bhrain keeps it in memory, ``bhrain behave`` round-trips it thr
 (``to_json``/``from_json``), so it holds plain data only.
 
 ``Tracker`` applies ``state_tracking`` after a tool ran: sets collect a target parameter, counters tick and
-reset (by tool, or by a regex on a parameter), flags turn on and off.
+reset (by tool, or by a regex on a parameter), flags turn on and off. A call that failed changed nothing, so
+it adds to no set, ticks no counter and moves no flag; it still resets counters, because a reset marks an
+attempt that counts even when it fails (a test run with failing tests is a test run).
 """
 
 from __future__ import annotations
@@ -222,23 +224,26 @@ class Tracker:
                 self._plans[tool] = plan
         return plan
 
-    def apply(self, state: SessionState, tool: str, params: Mapping[str, Any], cwd: str) -> None:
+    def apply(
+        self, state: SessionState, tool: str, params: Mapping[str, Any], cwd: str, *, ok: bool = True
+    ) -> None:
         plan = self._plan(tool)
-        for name, targets in plan.sets:
-            picked = pick_param(params, targets)
-            value = normalize_value(picked[0], picked[1], cwd) if picked else None
-            if value is not None:
-                state.set_add(name, value)
-        for name in plan.increments:
-            state.counters[name] = state.counters.get(name, 0) + 1
+        if ok:
+            for name, targets in plan.sets:
+                picked = pick_param(params, targets)
+                value = normalize_value(picked[0], picked[1], cwd) if picked else None
+                if value is not None:
+                    state.set_add(name, value)
+            for name in plan.increments:
+                state.counters[name] = state.counters.get(name, 0) + 1
+            for name, on in plan.flags:
+                state.flags[name] = on
         for name in plan.resets:  # after the increments: a tool that does both leaves the counter at 0
             state.counters[name] = 0
         for name, param, pattern in plan.conditional_resets:
             value = params.get(param)
             if value is not None and pattern.search(str(value)) is not None:
                 state.counters[name] = 0
-        for name, on in plan.flags:
-            state.flags[name] = on
 
 
 def _target_names(spec: Mapping[str, Any]) -> tuple[str, ...]:

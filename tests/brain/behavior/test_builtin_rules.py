@@ -192,6 +192,19 @@ def test_no_blind_exploration(command: str, warned: bool) -> None:
         ("git clean -n", False),
         ("ls -rf", False),
         ("git status; rm -f x; ls -r", False),
+        # the flags must be words of the same command: a newline ends it, a line continuation does not
+        ("rm -f a.o\ngrep -r TODO .", False),
+        ("rm -f \\\n  -r build", True),
+        ("rm build -rf", True),
+        ("/bin/rm -rf x", True),
+        ("x=$(rm -rf y)", True),
+        ("git status\ngit reset --hard", True),
+        ("git reset\n--hard", False),
+        ("git push origin main\necho -f", False),
+        ("git push -uf origin main", True),
+        ("git clean -d --force", True),
+        ("git clean -d\nrm -f x", False),
+        ("git log --oneline; git reset --mixed", False),
     ],
 )
 def test_confirm_destructive_blocks(command: str, blocked: bool) -> None:
@@ -201,6 +214,23 @@ def test_confirm_destructive_blocks(command: str, blocked: bool) -> None:
     if blocked:
         assert decision.reason.startswith("[BEHAVIOR BLOCKED] confirm_destructive:")
         assert command[:50] in decision.reason
+
+
+@pytest.mark.parametrize(
+    ("name", "command", "blocked"),
+    [
+        # Each pattern stops at the next word where another match could start (linear, not quadratic, time
+        # on long commands); the command whose flags follow is still found.
+        ("rm words then flags", "echo " + "rm " * 2000 + "-rf build", True),
+        ("rm words only", "rm " * 2000, False),
+        ("3000 rm -f lines", "\n".join(f"rm -f file_{n}.o" for n in range(3000)), False),
+        ("git reset words then --hard", "git reset " * 2000 + "--hard", True),
+        ("git push words", "git push " * 2000 + "origin", False),
+        ("git clean words then flags", "git clean " * 2000 + "-f -d", True),
+    ],
+)
+def test_confirm_destructive_on_long_commands(name: str, command: str, blocked: bool) -> None:
+    assert only("confirm_destructive").pre("bash", command=command).block is blocked, name
 
 
 def test_a_blocked_call_is_not_counted() -> None:

@@ -160,3 +160,33 @@ def test_relative_paths_in_rules_resolve_against_the_configured_workdir(tmp_path
     assert ran.code in (0, 2), ran.err
     assert json.loads(ran.out)["result"] == "blocked as expected"
     assert (tmp_path / "work" / "present.txt").read_text(encoding="utf-8") == "here\n"
+
+
+def test_failed_edits_in_a_bhrain_run_get_no_edit_reminders(tmp_path: Path) -> None:
+    (tmp_path / "app.py").write_text("x = 1\n", encoding="utf-8")
+    edits = [
+        {
+            "text": f"Edit {n}.",
+            "tool_calls": [
+                {
+                    "name": "edit",
+                    "arguments": {"file_path": "app.py", "old_string": f"nope{n}", "new_string": "y"},
+                }
+            ],
+        }
+        for n in range(3)
+    ]
+    script = [{"text": "Reading.", "tool_calls": [{"name": "read", "arguments": {"file_path": "app.py"}}]}]
+    (tmp_path / "script.yaml").write_text(yaml.safe_dump([*script, *edits, "Done."]), encoding="utf-8")
+    config = {"security": {"behavior": {"profile": "coding"}}}
+    (tmp_path / "bhrain.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
+    ran = run_cli(
+        ["bhrain", "run", "--skill", "act", "--atom", "scripted", "--script", "script.yaml", "--input", "x"]
+        + ["--config", "bhrain.yaml", "--trace", "t.json"],
+        tmp_path,
+    )
+    assert ran.code == 0, ran.err
+    results = [m for m in json.loads((tmp_path / "t.json").read_text())["messages"] if m["role"] == "tool"]
+    assert [m["is_error"] for m in results] == [False, True, True, True]
+    assert all("old_string not found" in m["text"] and "BEHAVIOR" not in m["text"] for m in results[1:])
+    assert (tmp_path / "app.py").read_text(encoding="utf-8") == "x = 1\n"

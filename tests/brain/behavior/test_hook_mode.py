@@ -193,6 +193,28 @@ def test_post_tool_use_failure_is_understood(hook: Hook) -> None:
     assert hook.state()["counters"]["changes_since_test"] == 0
 
 
+def test_a_failed_edit_gets_no_reminder_and_counts_as_no_change(hook: Hook) -> None:
+    target = str(hook.project / "a.py")
+    edit = {"file_path": target, "old_string": "missing", "new_string": "y"}
+    hook.pre("Edit", **edit)
+    ran = hook.run(
+        hook.payload(
+            "PostToolUseFailure",
+            tool_name="Edit",
+            tool_input=edit,
+            tool_use_id=f"toolu_{hook.calls:04d}",
+            error="String to replace not found in file.",
+        )
+    )
+    assert ran == Ran(0, "", "")  # no "[BEHAVIOR REMINDER] verify_after_edit: You edited …"
+    state = hook.state()
+    assert state["sets"]["edited_files"] == [] and state["counters"]["changes_since_test"] == 0
+    hook.pre("Edit", **edit)
+    ran = hook.post("Edit", {"is_error": True, "error": "String to replace not found"}, **edit)
+    assert ran == Ran(0, "", "")  # an error response of a PostToolUse is a failure too
+    assert hook.state()["counters"]["changes_since_test"] == 0
+
+
 def test_the_event_name_picks_the_hook_when_hook_is_omitted(hook: Hook) -> None:
     ran = hook.run(
         hook.payload(

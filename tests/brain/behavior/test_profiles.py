@@ -260,6 +260,11 @@ def test_profile_file_without_extends_has_only_its_rules(tmp_path: Path) -> None
         ("rules:\n  max_blind_raeds: 1\n", "rules.max_blind_raeds: unknown rule or setting"),
         ("custom:\n  - id: x\n    acton: block\n", "custom[0].acton: extra inputs are not permitted"),
         ("rules: [1, 2\n", "broken.yaml: line 2: expected ','"),
+        (
+            "- a\n- b\n",
+            "broken.yaml: the file must be a mapping of settings, not a list; write it as key: value",
+        ),
+        ("just words\n", "broken.yaml: the file must be a mapping of settings, not a string"),
     ],
 )
 def test_profile_file_errors_name_the_file(tmp_path: Path, text: str, expected: str) -> None:

@@ -82,6 +82,36 @@ def test_flags_set_and_unset() -> None:
     assert s.state.flags["synthesis_done"] is False
 
 
+def test_a_failed_call_changes_no_tracked_state_but_still_resets() -> None:
+    s = session()
+    s.call("edit", file_path="a.py")
+    s.pre("read", file_path="gone.py")
+    s.post("read", ok=False, file_path="gone.py")  # the file could not be read: not in read_files
+    s.pre("edit", file_path="a.py")
+    s.post("edit", ok=False, file_path="a.py")  # old_string not found: no change made
+    s.pre("memory.remember", text="x")
+    s.post("memory.remember", ok=False, text="x")
+    assert "/work/repo/gone.py" not in s.state.sets["read_files"]
+    assert s.state.counters["changes_since_test"] == 1
+    assert s.state.flags["synthesis_done"] is False
+    s.pre("bash", command="pytest -q")
+    s.post("bash", ok=False, command="pytest -q")  # failing tests are still a test run
+    assert s.state.counters["changes_since_test"] == 0
+    assert s.state.tool_calls_this_turn == 5  # the failed calls were calls all the same
+
+
+def test_post_tool_rules_do_not_run_for_a_failed_call() -> None:
+    s = Session(engine_from({"profile": "coding", "rules": {"plan_before_execute": False}}))
+    s.turn()
+    s.call("read", file_path="app.py")
+    for attempt in range(3):
+        assert s.pre("edit", file_path="app.py", old_string=f"nope{attempt}", new_string="y").block is False
+        assert s.post("edit", ok=False, file_path="app.py", old_string=f"nope{attempt}", new_string="y") == ()
+    assert s.state.counters["changes_since_test"] == 0
+    _, notes = s.call("edit", file_path="app.py", old_string="x", new_string="y")
+    assert [note.split(":")[0] for note in notes] == ["[BEHAVIOR REMINDER] verify_after_edit"]
+
+
 def test_turns_reset_the_per_turn_numbers() -> None:
     s = session()
     s.call("read", file_path="a")
