@@ -11,6 +11,7 @@ import contextlib
 import errno
 import fcntl
 import os
+import stat
 import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -40,16 +41,27 @@ def read_user_text(path: Path, what: str) -> str:
 def atomic_write(
     path: str | os.PathLike[str], data: str | bytes, *, fsync: bool = True, mode: int = 0o644
 ) -> None:
-    """Write ``data`` to ``path`` atomically, creating parent directories as needed."""
-    target = Path(path)
+    """Write ``data`` to ``path`` atomically, creating parent directories as needed.
+
+    A new file gets ``mode`` (less the umask). An existing file keeps its mode (and, where the process may
+    set them, its owner and group), whatever the umask. A symlink is written through: its target gets the
+    new content and the link stays a link (a dangling link creates its target).
+    """
+    target = Path(os.path.realpath(path)) if os.path.islink(path) else Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     payload = data.encode("utf-8") if isinstance(data, str) else data
+    try:
+        existing: os.stat_result | None = os.stat(target)
+    except FileNotFoundError:
+        existing = None
     import secrets  # here, not at the top: readers import this module too, and secrets costs ~5 ms
 
     temp = target.with_name(f".{target.name}{TEMP_MARK}{secrets.token_hex(6)}")
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode if existing is None else 0o600)
     try:
         with os.fdopen(fd, "wb") as handle:
+            if existing is not None:
+                _keep_owner_and_mode(handle.fileno(), existing)
             handle.write(payload)
             if fsync:
                 handle.flush()
@@ -61,6 +73,16 @@ def atomic_write(
         raise
     if fsync:
         _fsync_dir(target.parent)
+
+
+def _keep_owner_and_mode(fd: int, existing: os.stat_result) -> None:
+    """Give the replacement file the old one's owner, group and mode (fchmod ignores the umask)."""
+    mine = os.fstat(fd)
+    if (mine.st_uid, mine.st_gid) != (existing.st_uid, existing.st_gid):
+        # Only root may give a file away; others keep what they can (their own group, at least).
+        with contextlib.suppress(PermissionError):
+            os.fchown(fd, existing.st_uid, existing.st_gid)
+    os.fchmod(fd, stat.S_IMODE(existing.st_mode))  # after fchown, which may clear set-id bits
 
 
 def is_temp(path: str | os.PathLike[str]) -> bool:

@@ -1,7 +1,10 @@
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
+import os
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +29,64 @@ def test_a_failed_write_leaves_the_old_file_and_no_temp(tmp_path: Path) -> None:
         atomic_write(target, 42)  # type: ignore[arg-type]
     assert target.read_text() == "old"
     assert [p.name for p in tmp_path.iterdir()] == ["file.md"]
+
+
+@contextlib.contextmanager
+def umask(mask: int) -> Iterator[None]:
+    old = os.umask(mask)
+    try:
+        yield
+    finally:
+        os.umask(old)
+
+
+def test_an_existing_file_keeps_its_mode_whatever_the_umask(tmp_path: Path) -> None:
+    shared, private = tmp_path / "shared.txt", tmp_path / "private.txt"
+    shared.write_text("old")
+    shared.chmod(0o664)
+    private.write_text("old")
+    private.chmod(0o644)
+    with umask(0o022):
+        atomic_write(shared, "new")
+    with umask(0o077):
+        atomic_write(private, "new")
+    assert shared.read_text() == private.read_text() == "new"
+    assert (os.stat(shared).st_mode & 0o7777, os.stat(private).st_mode & 0o7777) == (0o664, 0o644)
+
+
+def test_a_new_file_gets_the_mode_less_the_umask_as_before(tmp_path: Path) -> None:
+    with umask(0o077):
+        atomic_write(tmp_path / "new.txt", "x")
+    with umask(0o022):
+        atomic_write(tmp_path / "script.sh", "x", mode=0o755)
+    assert os.stat(tmp_path / "new.txt").st_mode & 0o777 == 0o600
+    assert os.stat(tmp_path / "script.sh").st_mode & 0o777 == 0o755
+
+
+def test_a_read_only_record_is_still_replaced(tmp_path: Path) -> None:
+    # The route driver's own records: atomic_write replaces them whatever their mode (the tools refuse).
+    target = tmp_path / "record.md"
+    target.write_text("old")
+    target.chmod(0o444)
+    atomic_write(target, "new")
+    assert target.read_text() == "new" and os.stat(target).st_mode & 0o777 == 0o444
+
+
+def test_a_symlink_is_written_through_and_stays_a_link(tmp_path: Path) -> None:
+    (tmp_path / "real").mkdir()
+    real = tmp_path / "real" / "file.txt"
+    real.write_text("old")
+    link = tmp_path / "link.txt"
+    link.symlink_to(real)
+    atomic_write(link, "new")
+    assert link.is_symlink() and os.readlink(link) == str(real)
+    assert real.read_text() == "new"
+    assert [p.name for p in tmp_path.iterdir() if is_temp(p)] == []
+    assert sorted(p.name for p in (tmp_path / "real").iterdir()) == ["file.txt"]
+    dangling = tmp_path / "dangling.txt"
+    dangling.symlink_to(tmp_path / "real" / "later.txt")
+    atomic_write(dangling, "made")
+    assert dangling.is_symlink() and (tmp_path / "real" / "later.txt").read_text() == "made"
 
 
 def test_is_temp_recognizes_leftovers() -> None:

@@ -29,7 +29,14 @@ from routedriver.brain.hooks import ALLOW, HookVerdict, LoopHook, ToolEvent, Too
 from routedriver.brain.records import CallRecord, Limits
 from routedriver.brain.redact import Redactor
 from routedriver.brain.toolbox import ToolRegistry
-from routedriver.brain.tools.base import Tool, ToolContext, argument_problem, fail, truncate
+from routedriver.brain.tools.base import (
+    Tool,
+    ToolContext,
+    argument_problem,
+    fail,
+    read_filter_of,
+    truncate,
+)
 from routedriver.llm.types import Message, ToolCall
 
 log = logging.getLogger("bhrain")
@@ -148,7 +155,11 @@ class Dispatcher:
 
     def _execute(self, tool: Tool, call: ToolCall, record: CallRecord, iteration: int) -> ToolOutcome:
         started = time.monotonic()
-        ctx = ToolContext(self.workdir, call.id, iteration, self.registry, self.limits.max_output_chars)
+        # The permission guard checked a search by its root; its filter keeps protected files out of the walk.
+        readable = read_filter_of(self.hooks)
+        ctx = ToolContext(
+            self.workdir, call.id, iteration, self.registry, self.limits.max_output_chars, readable
+        )
         try:
             result = tool.run(self.redactor.restore(call.arguments), ctx)
             outcome = result if isinstance(result, ToolOutcome) else ToolOutcome(True, str(result))

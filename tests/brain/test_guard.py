@@ -17,7 +17,7 @@ import pytest
 
 from routedriver.brain.hooks import ToolEvent
 from routedriver.brain.permissions.guard import NoPrompter, PermissionHook, TerminalPrompter
-from routedriver.brain.permissions.rules import Decision
+from routedriver.brain.permissions.rules import Decision, RulesPolicy, policy_from_block
 from tests.brain.helpers import BHRAIN, bhrain, call, make_loop, scripted_run, tool_results, write_script
 
 
@@ -41,6 +41,10 @@ class ByTool:
     def decide(self, event: ToolEvent) -> Decision:
         self.seen.append(event.tool)
         return Decision(self.actions.get(event.tool, "allow"), "custom policy")  # type: ignore[arg-type]
+
+
+def rules_policy(tmp_path: Path, **block: object) -> RulesPolicy:
+    return policy_from_block(block, base_dir=tmp_path, workdir=tmp_path, where="test")
 
 
 TURNS = [
@@ -223,3 +227,70 @@ def test_cli_custom_guard_by_import_path(tmp_path: Path) -> None:
     ran = bhrain(args, tmp_path, env={"PYTHONPATH": str(tmp_path)})
     assert [c["status"] for c in json.loads(ran.out)["tool_calls"]] == ["ok", "denied"]
     assert (tmp_path / "first.txt").exists() and not (tmp_path / "second.txt").exists()
+
+
+def test_cli_read_rules_keep_protected_files_out_of_grep_and_glob(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"  # the script and the permissions file (which mention SECRET) stay outside
+    repo.mkdir()
+    (repo / ".env").write_text("SECRET_TOKEN=hunter2\n", encoding="utf-8")
+    (repo / "secrets").mkdir()
+    (repo / "secrets/api.txt").write_text("SECRET_KEY=swordfish\n", encoding="utf-8")
+    (repo / "app.py").write_text("token = os.environ['SECRET_TOKEN']\n", encoding="utf-8")
+    perms = tmp_path / "p.json"
+    perms.write_text(json.dumps({"permissions": {"deny": ["Read(./.env)", "Read(secrets/**)"]}}))
+    script = write_script(
+        tmp_path / "s.json",
+        [
+            {
+                "tool_calls": [
+                    call("read", file_path=".env"),
+                    call("grep", pattern="SECRET"),
+                    call("grep", pattern="SECRET", path="."),
+                    call("glob", pattern=".*"),
+                    call("glob", pattern="secrets/*"),
+                ]
+            },
+            {"text": "done"},
+        ],
+    )
+    trace = tmp_path / "t.json"
+    argv = [*scripted_run(script, skill="ask"), "--permissions", str(perms), "--input", "go"]
+    ran = bhrain([*argv, "--trace", str(trace)], repo)
+    assert ran.code == 2, ran.err  # the batch had a denial (read .env)
+    calls = json.loads(trace.read_text())["iterations"][0]["tool_calls"]
+    assert calls[0]["status"] == "denied"
+    protected = "[skipped: 2 paths the permission rules protect]"
+    assert (
+        calls[1]["output"]
+        == calls[2]["output"]
+        == f"app.py:1:token = os.environ['SECRET_TOKEN']\n{protected}"
+    )
+    assert calls[3]["output"] == "no files match '.*' under . [skipped: 1 path the permission rules protect]"
+    assert (
+        calls[4]["output"]
+        == "no files match 'secrets/*' under . [skipped: 1 path the permission rules protect]"
+    )
+    assert "hunter2" not in trace.read_text() and "swordfish" not in trace.read_text()
+
+
+def test_read_filter_hides_what_read_rules_protect_from_a_search(tmp_path: Path) -> None:
+    (tmp_path / "secrets").mkdir()
+    (tmp_path / "secrets/k.txt").write_text("x", encoding="utf-8")
+    (tmp_path / ".env").write_text("x", encoding="utf-8")
+    (tmp_path / "innocent.txt").symlink_to(".env")
+    rules = rules_policy(
+        tmp_path, deny=["Read(./.env)", "Read(secrets/**)", "Read(build/)"], ask=["Read(*.key)"]
+    )
+    readable = rules.read_filter()
+    assert readable is not None
+    assert not readable(tmp_path / ".env", False)
+    assert not readable(tmp_path / "innocent.txt", False)  # a link to a protected file is protected
+    assert not readable(tmp_path / "secrets/k.txt", False)
+    assert not readable(tmp_path / "secrets", True)  # secrets/** covers all inside: the walk skips it whole
+    assert not readable(tmp_path / "secrets/deeper", True)
+    assert not readable(tmp_path / "build", True)  # a directory rule hides the whole directory
+    assert not readable(tmp_path / "deploy/prod.key", False)  # ask rules hide too: nobody is asked per file
+    assert readable(tmp_path / "src", True) and readable(tmp_path / "src/app.py", False)
+    assert readable(tmp_path / "deploy", True)  # "Read(*.key)" does not name a directory because of its files
+    unprotected = rules_policy(tmp_path, deny=["Write(secrets/**)", "Bash(rm:*)"], allow=["Read(src/**)"])
+    assert unprotected.read_filter() is None  # nothing to hide: searches pay nothing

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -12,6 +15,7 @@ from routedriver.brain.hooks import ToolOutcome
 from routedriver.brain.tools import builtin_tools, parse_tool_sets
 from routedriver.brain.tools.base import Tool, ToolContext, ToolSettings, argument_problem
 from routedriver.errors import Refused
+from tests.brain.helpers import bhrain, call, scripted_run, write_script
 
 
 def tools(workdir: Path, **settings: object) -> dict[str, Tool]:
@@ -103,11 +107,212 @@ def test_grep_returns_paths_line_numbers_and_lines(tmp_path: Path) -> None:
     (tmp_path / "b.md").write_text("no todo here\nTODO later\n", encoding="utf-8")
     (tmp_path / "blob.bin").write_bytes(b"TODO\x00")
     t = tools(tmp_path)
-    assert run(t["grep"], tmp_path, pattern="^TODO").output == "b.md:2:TODO later\nsrc/a.py:2:TODO: fix"
+    assert run(t["grep"], tmp_path, pattern="^TODO").output == (
+        "b.md:2:TODO later\nsrc/a.py:2:TODO: fix\n[skipped: 1 binary file]"
+    )
     assert run(t["grep"], tmp_path, pattern="TODO", path="src").output == "src/a.py:2:TODO: fix"
     assert run(t["grep"], tmp_path, pattern="nothing-matches").output.startswith("no matches")
     bad = run(t["grep"], tmp_path, pattern="(unclosed")
     assert not bad.ok and "invalid regular expression" in bad.output
+
+
+def test_edit_keeps_bytes_that_are_not_utf8_and_refuses_to_mix_encodings(tmp_path: Path) -> None:
+    t = tools(tmp_path)
+    latin1 = tmp_path / "l.txt"
+    latin1.write_bytes(b"caf\xe9\nold\n")
+    result = run(t["edit"], tmp_path, file_path="l.txt", old_string="old", new_string="new")
+    assert result.ok and "caf\ufffd" in result.output  # shown as U+FFFD, written back as it was
+    assert latin1.read_bytes() == b"caf\xe9\nnew\n"
+    mixed = run(t["edit"], tmp_path, file_path="l.txt", old_string="new", new_string="né")
+    assert not mixed.ok and "not UTF-8" in mixed.output and "iconv" in mixed.output
+    unmatched = run(t["edit"], tmp_path, file_path="l.txt", old_string="caf\ufffd", new_string="cafe")
+    assert not unmatched.ok and "not valid UTF-8" in unmatched.output
+    assert latin1.read_bytes() == b"caf\xe9\nnew\n"
+
+
+def test_edit_keeps_crlf_line_endings(tmp_path: Path) -> None:
+    t = tools(tmp_path)
+    crlf = tmp_path / "c.txt"
+    crlf.write_bytes(b"one\r\ntwo\r\nthree\r\n")
+    assert run(t["edit"], tmp_path, file_path="c.txt", old_string="two", new_string="2").ok
+    assert crlf.read_bytes() == b"one\r\n2\r\nthree\r\n"
+    # A model writes "\n" between lines; the file's own endings are matched and kept.
+    multi = run(t["edit"], tmp_path, file_path="c.txt", old_string="2\nthree", new_string="2\n3\nfour")
+    assert multi.ok and "     3\t3\n     4\tfour" in multi.output
+    assert crlf.read_bytes() == b"one\r\n2\r\n3\r\nfour\r\n"
+
+
+def test_write_and_edit_change_a_symlinks_target_and_keep_the_link(tmp_path: Path) -> None:
+    t = tools(tmp_path)
+    real, link = tmp_path / "real.txt", tmp_path / "link.txt"
+    real.write_text("old\n", encoding="utf-8")
+    link.symlink_to("real.txt")
+    assert run(t["edit"], tmp_path, file_path="link.txt", old_string="old", new_string="new").ok
+    assert link.is_symlink() and real.read_text() == "new\n"
+    assert run(t["write"], tmp_path, file_path="link.txt", content="written\n").ok
+    assert link.is_symlink() and real.read_text() == "written\n"
+
+
+@pytest.mark.parametrize(("umask", "mode"), [(0o022, 0o664), (0o077, 0o644), (0o022, 0o755)])
+def test_write_and_edit_keep_the_files_mode_whatever_the_umask(tmp_path: Path, umask: int, mode: int) -> None:
+    t = tools(tmp_path)
+    path = tmp_path / "f.txt"
+    path.write_text("old\n", encoding="utf-8")
+    path.chmod(mode)
+    previous = os.umask(umask)
+    try:
+        assert run(t["edit"], tmp_path, file_path="f.txt", old_string="old", new_string="new").ok
+        assert os.stat(path).st_mode & 0o7777 == mode
+        assert run(t["write"], tmp_path, file_path="f.txt", content="written\n").ok
+        assert os.stat(path).st_mode & 0o7777 == mode
+    finally:
+        os.umask(previous)
+    assert path.read_text() == "written\n"
+
+
+def test_a_read_only_file_is_refused_and_left_alone(tmp_path: Path) -> None:
+    t = tools(tmp_path)
+    path = tmp_path / "ro.txt"
+    path.write_text("old\n", encoding="utf-8")
+    path.chmod(0o444)
+    edited = run(t["edit"], tmp_path, file_path="ro.txt", old_string="old", new_string="new")
+    written = run(t["write"], tmp_path, file_path="ro.txt", content="new\n")
+    for result in (edited, written):
+        assert not result.ok and result.output.startswith("ro.txt is read-only (mode 444)")
+    assert path.read_text() == "old\n" and os.stat(path).st_mode & 0o777 == 0o444
+
+
+def test_read_shows_a_range_of_lines_and_says_where_to_go_on(tmp_path: Path) -> None:
+    t = tools(tmp_path)
+    (tmp_path / "n.txt").write_text("".join(f"line {n}\n" for n in range(1, 11)), encoding="utf-8")
+    middle = t["read"].run({"file_path": "n.txt", "offset": 4, "limit": 2}, ToolContext(tmp_path))
+    assert (
+        isinstance(middle, ToolOutcome)
+        and middle.ok
+        and middle.output == ("line 4\nline 5\n\n[lines 4-5 shown; the file goes on: read with offset=6]")
+    )
+    assert run(t["read"], tmp_path, file_path="n.txt", offset=9).output == "line 9\nline 10\n"
+    past = run(t["read"], tmp_path, file_path="n.txt", offset=11)
+    assert not past.ok and "has 10 lines" in past.output
+    assert not run(t["read"], tmp_path, file_path="n.txt", offset=0).ok
+
+
+def test_read_of_a_huge_file_reads_only_what_it_shows(tmp_path: Path) -> None:
+    # A sparse 2 GB file with a text head: reading it whole would need gigabytes, showing 30 KB needs little.
+    script = (
+        "import resource, sys\n"
+        "from pathlib import Path\n"
+        "from routedriver.brain.tools.base import ToolContext\n"
+        "from routedriver.brain.tools.files import read\n"
+        "path = Path(sys.argv[1])\n"
+        "with path.open('wb') as f:\n"
+        "    f.write(b'log line\\n' * 10_000)\n"
+        "    f.truncate(2 * 1024**3)\n"
+        "out = read({'file_path': str(path)}, ToolContext(path.parent, max_output_chars=30_000))\n"
+        "assert out.ok and len(out.output) < 31_000 and 'output truncated' in out.output, out.output[-300:]\n"
+        "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(tmp_path / "huge.log")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert int(done.stdout) < 300  # megabytes of peak memory, for a 2 GB file
+
+
+def test_glob_and_grep_do_not_follow_directory_symlinks(tmp_path: Path) -> None:
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src/a.py").write_text("needle\n", encoding="utf-8")
+    (tmp_path / "src/up").symlink_to("..")
+    (tmp_path / "src/link.py").symlink_to("a.py")  # a link to a file is a file: listed and searched
+    t = tools(tmp_path)
+    assert run(t["glob"], tmp_path, pattern="**/*.py").output == "src/a.py\nsrc/link.py"
+    assert run(t["glob"], tmp_path, pattern="src/*").output == "src/a.py\nsrc/link.py\nsrc/up"
+    assert run(t["grep"], tmp_path, pattern="needle").output == "src/a.py:1:needle\nsrc/link.py:1:needle"
+
+
+def test_glob_follows_globs_rules_for_hidden_names_and_literal_parts(tmp_path: Path) -> None:
+    for name in ("a.py", ".hidden.py", ".github/ci.py", "pkg/b.py", "pkg/.cache/c.py", "docs/x.md"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("", encoding="utf-8")
+    t = tools(tmp_path)
+    assert run(t["glob"], tmp_path, pattern="**/*.py").output == "a.py\npkg/b.py"
+    assert run(t["glob"], tmp_path, pattern=".*/*.py").output == ".github/ci.py"
+    assert run(t["glob"], tmp_path, pattern="pkg/**/*.py").output == "pkg/b.py"
+    assert run(t["glob"], tmp_path, pattern="*/").output == "docs/\npkg/"
+    assert run(t["glob"], tmp_path, pattern="docs/x.md").output == "docs/x.md"
+    assert run(t["glob"], tmp_path, pattern=f"{tmp_path}/pkg/*.py").output == f"{tmp_path}/pkg/b.py"
+    assert not run(t["glob"], tmp_path, pattern="").ok
+
+
+def test_grep_searches_files_of_any_size_and_says_what_it_skipped(tmp_path: Path) -> None:
+    with (tmp_path / "big.log").open("w", encoding="utf-8") as f:
+        f.write("filler\n" * 400_000 + "NEEDLE\n")  # 2.8 MB: over the old 2 MB cut-off
+        f.write("x" * 3_000_000 + " NEEDLE in a long line\nafter\n")  # one line longer than a read block
+    (tmp_path / "blob.bin").write_bytes(b"NEEDLE\x00")
+    os.mkfifo(tmp_path / "pipe")  # opening it to read would block: skipped, not read
+    t = tools(tmp_path)
+    named = run(t["grep"], tmp_path, pattern="NEEDLE", path="big.log")
+    assert named.ok and named.data["count"] == 2
+    assert named.output.startswith("big.log:400001:NEEDLE\nbig.log:400002:xxx")
+    everywhere = run(t["grep"], tmp_path, pattern="^after$|^NEEDLE$")
+    assert everywhere.output == (
+        "big.log:400001:NEEDLE\nbig.log:400003:after\n[skipped: 1 binary file, 1 FIFO, socket or device]"
+    )
+    binary = run(t["grep"], tmp_path, pattern="NEEDLE", path="blob.bin")
+    assert binary.output == "no matches for 'NEEDLE' in blob.bin [skipped: 1 binary file]"
+
+
+def test_read_refuses_fifos_and_devices_instead_of_hanging(tmp_path: Path) -> None:
+    # In a child with a time and memory limit: reading a FIFO would block forever, /dev/zero never ends.
+    os.mkfifo(tmp_path / "pipe")
+    script = (
+        "import resource, sys\n"
+        "from pathlib import Path\n"
+        "from routedriver.brain.tools.base import ToolContext\n"
+        "from routedriver.brain.tools.files import read, write\n"
+        "resource.setrlimit(resource.RLIMIT_AS, (2 * 1024**3, 2 * 1024**3))\n"
+        "ctx = ToolContext(Path(sys.argv[1]))\n"
+        "for name in ('pipe', '/dev/zero'):\n"
+        "    print(read({'file_path': name}, ctx).output)\n"
+        "print(write({'file_path': 'pipe', 'content': 'x'}, ctx).output)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(tmp_path)], capture_output=True, text=True, timeout=30, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        "pipe is not a regular file (a FIFO, socket or device); read only reads files "
+        "(head -c N in bash reads part of one)",
+        "/dev/zero is not a regular file (a FIFO, socket or device); read only reads files "
+        "(head -c N in bash reads part of one)",
+        "pipe is not a regular file (a FIFO, socket or device); write and edit only change regular files",
+    ]
+
+
+def test_cli_glob_over_symlink_loops_and_grep_of_a_big_named_file(tmp_path: Path) -> None:
+    # The audit's reproductions: two links to ".." made glob run until killed; grep skipped a 2.8 MB log.
+    repo = tmp_path / "repo"
+    (repo / "src").mkdir(parents=True)
+    (repo / "src/a.py").write_text("x\n", encoding="utf-8")
+    (repo / "src/up").symlink_to("..")
+    (repo / "src/up2").symlink_to("..")
+    (repo / "big.log").write_text("filler\n" * 400_000 + "NEEDLE\n", encoding="utf-8")
+    turns = [
+        {"tool_calls": [call("glob", pattern="**/*.py"), call("grep", pattern="NEEDLE", path="big.log")]},
+        {"text": "done"},
+    ]
+    script = write_script(tmp_path / "s.json", turns)
+    trace = tmp_path / "t.json"
+    ran = bhrain(
+        [*scripted_run(script, skill="ask"), "--input", "x", "--trace", str(trace)], repo, timeout=60
+    )
+    assert ran.code == 0, ran.err
+    outputs = [c["output"] for c in json.loads(trace.read_text())["iterations"][0]["tool_calls"]]
+    assert outputs == ["src/a.py", "big.log:400001:NEEDLE"]
 
 
 # -- bash ----------------------------------------------------------------------------------------------------

@@ -14,6 +14,7 @@ import logging
 import os
 import threading
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any, Protocol
 
 from routedriver.brain.hooks import ALLOW, HookVerdict, LoopHook, ToolEvent
@@ -91,6 +92,29 @@ class PermissionHook(LoopHook):
     def __init__(self, policies: Sequence[Any], prompter: Prompter | None = None) -> None:
         self.policies = list(policies)
         self.prompter: Prompter = prompter or TerminalPrompter()
+
+    def read_filter(self) -> Callable[[Path, bool], bool] | None:
+        """What grep and glob may show while they walk (see ``RulesPolicy.read_filter``): the guard checks a
+        search by its root, and this keeps files the rules protect out of a search below that root. A
+        custom policy joins in by having ``read_filter()`` too."""
+        filters = []
+        for policy in self.policies:
+            make = getattr(policy, "read_filter", None)
+            try:
+                found = make() if callable(make) else None
+            except Exception as exc:  # noqa: BLE001 - fail closed: a search then shows nothing
+                log.error(
+                    "%s.read_filter failed: %s: %s; searches show no files",
+                    type(policy).__name__,
+                    type(exc).__name__,
+                    exc,
+                )
+                return lambda path, is_dir: False
+            if found is not None:
+                filters.append(found)
+        if not filters:
+            return None
+        return lambda path, is_dir: all(f(path, is_dir) for f in filters)
 
     def _decide(self, event: ToolEvent) -> Decision:
         decisions = []

@@ -16,7 +16,8 @@ across forms (``database.execute`` = ``database__execute``). Specifiers:
   an allow rule only if EVERY part matches. A command that cannot be read with confidence is asked about
   whenever deny or ask rules for Bash exist.
 - ``Read(glob)`` / ``Edit(glob)`` / ``Write(glob)``: gitignore-style path patterns. ``Read`` rules cover read,
-  glob and grep (by their search root); ``Edit`` and ``Write`` rules cover edit and write. ``//abs/path`` is
+  glob and grep: a search by its root here, and below an allowed root through ``read_filter`` (the walk skips
+  what a deny or ask rule names); ``Edit`` and ``Write`` rules cover edit and write. ``//abs/path`` is
   absolute, ``~/x`` is under the home directory, ``/x`` is relative to the permissions file's directory and
   ``x`` or ``./x`` to the working directory.
 - Any other tool: a glob matched against each string argument (deny/ask: any argument; allow: all of them).
@@ -27,11 +28,12 @@ Deny beats ask beats allow. Calls no rule matches get ``default`` (``allow`` unl
 from __future__ import annotations
 
 import fnmatch
+import functools
 import json
 import logging
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -119,6 +121,26 @@ class RulesPolicy:
                 return Decision("allow", f"rule {rule.text} in {self.source}")
         return Decision(self.default, f"no rule matched; default {self.default}")
 
+    def read_filter(self) -> Callable[[Path, bool], bool] | None:
+        """What a search may show: False for a path a ``Read`` deny or ask rule names (None: no such rule).
+
+        The guard checks grep and glob by their search root only; this filter goes with the call, so the
+        walk skips protected files below an allowed root. Ask rules hide too: nobody can be asked about
+        each file of a search, and the model can still ``read`` the file, which asks.
+        """
+        protecting = [r for r in self.rules if r.kind in ("deny", "ask") and r.specifier and r.covers("read")]
+        if not protecting:
+            return None
+        workdir = self.workdir
+
+        def readable(path: Path, is_dir: bool) -> bool:
+            return not any(
+                _path_matches(rule, str(path), workdir, directory=is_dir, contents=False)
+                for rule in protecting
+            )
+
+        return readable
+
     def _bash(self, event: ToolEvent, relevant: list[Rule]) -> Decision:
         from routedriver.brain.permissions.shell import split_command
 
@@ -183,9 +205,9 @@ def _command_matches(spec: str | None, command: str, *, strict_prefix: bool = Fa
     return " ".join(command.split()) == " ".join(spec.split())
 
 
-def _path_matches(rule: Rule, raw: str, workdir: Path, *, directory: bool) -> bool:
-    import pathspec
-
+def _path_matches(rule: Rule, raw: str, workdir: Path, *, directory: bool, contents: bool = True) -> bool:
+    """Does ``rule``'s path pattern name ``raw``? A directory also matches as ``dir/``, and with
+    ``contents`` (a search root) when the pattern could name something inside it."""
     spec = rule.specifier or ""
     if spec.startswith("//"):
         base, pattern = Path("/"), spec[2:]
@@ -195,21 +217,31 @@ def _path_matches(rule: Rule, raw: str, workdir: Path, *, directory: bool) -> bo
         base, pattern = rule.base_dir, spec[1:]
     else:
         base, pattern = workdir, spec[2:] if spec.startswith("./") else spec
-    matcher = pathspec.GitIgnoreSpec.from_lines([pattern])
+    matcher = _gitignore(pattern)
     target = Path(os.path.expanduser(raw))
     target = target if target.is_absolute() else workdir / target
     # Check the path as written and as resolved, so a symlink cannot walk around a rule.
     for candidate in {os.path.normpath(target), os.path.realpath(target)}:
         for root in {os.path.normpath(base), os.path.realpath(base)}:
             rel = os.path.relpath(candidate, root)
-            if rel.startswith(".."):
+            if rel == ".." or rel.startswith("../"):
                 continue
             probes = [rel] if rel != "." else []
             if directory:
-                probes += [f"{rel}/", f"{rel}/x" if rel != "." else "x"]
+                probes.append(f"{rel}/")
+            if directory and contents:
+                probes.append(f"{rel}/x" if rel != "." else "x")
             if any(matcher.match_file(p) for p in probes):
                 return True
     return False
+
+
+@functools.lru_cache(maxsize=256)
+def _gitignore(pattern: str) -> Any:
+    """The compiled pattern (cached: a search asks about every file it walks)."""
+    import pathspec
+
+    return pathspec.GitIgnoreSpec.from_lines([pattern])
 
 
 # -- loading -------------------------------------------------------------------------------------------------

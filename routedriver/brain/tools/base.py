@@ -8,7 +8,7 @@ before the function is called; a mismatch is fed back to the model as a malforme
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -21,6 +21,10 @@ if TYPE_CHECKING:
 
 DEFAULT_MAX_OUTPUT_CHARS = 30_000
 
+# ``readable(path, is_dir)``: False hides the path from the tools that walk directories (glob, grep). The
+# permission guard provides it, so a search cannot show what a ``Read(...)`` deny or ask rule protects.
+ReadFilter = Callable[[Path, bool], bool]
+
 
 @dataclass(frozen=True)
 class ToolContext:
@@ -31,6 +35,22 @@ class ToolContext:
     iteration: int = 0
     registry: ToolRegistry | None = None  # lets a tool add or remove toolboxes at runtime
     max_output_chars: int = DEFAULT_MAX_OUTPUT_CHARS
+    readable: ReadFilter | None = None  # None: every path may be shown
+
+
+def read_filter_of(hooks: Iterable[object]) -> ReadFilter | None:
+    """The paths the loop's hooks let a search show: every hook with ``read_filter()`` must agree."""
+    filters: list[ReadFilter] = []
+    for hook in hooks:
+        make = getattr(hook, "read_filter", None)
+        found = make() if callable(make) else None
+        if found is not None:
+            filters.append(found)
+    if not filters:
+        return None
+    if len(filters) == 1:
+        return filters[0]
+    return lambda path, is_dir: all(f(path, is_dir) for f in filters)
 
 
 ToolFunction = Callable[[Mapping[str, Any], ToolContext], "ToolOutcome | str"]

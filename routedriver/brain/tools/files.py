@@ -1,205 +1,246 @@
 """The ``files`` tool set: read, write, edit, glob, grep.
 
 Paths are taken relative to the session's working directory (absolute paths and ``~`` work too). Every
-failure is an error result that says what to do next, so the model can recover; writes are atomic.
+failure is an error result that says what to do next, so the model can recover.
+
+Writes are atomic and change only what was asked: ``write`` and ``edit`` write through a symlink to its
+target, keep the file's mode, and refuse a read-only file (its owner made it so). ``edit`` works on the
+file's exact bytes: CRLF line endings stay, and bytes that are not UTF-8 are carried through unchanged.
+``read`` reads only what it can show, and refuses FIFOs and devices, which could block or never end.
 """
 
 from __future__ import annotations
 
-import glob as globlib
 import os
-import re
-from collections.abc import Iterator, Mapping
+import stat
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from routedriver.brain.hooks import ToolOutcome
 from routedriver.brain.tools.base import Tool, ToolContext, fail, ok, schema, truncate
+from routedriver.brain.tools.search import SPECIAL_FILE, glob, grep, is_binary, open_regular, resolve
 from routedriver.fsutil import atomic_write
 
-MAX_GLOB_RESULTS = 500
-MAX_GREP_MATCHES = 200
-MAX_GREP_FILE_BYTES = 2_000_000
-MAX_LINE_CHARS = 300
-# Directories a code search almost never wants, skipped unless the search starts inside one.
-SKIP_DIRS = frozenset(
-    {
-        ".git",
-        ".hg",
-        ".svn",
-        "node_modules",
-        "__pycache__",
-        ".venv",
-        "venv",
-        ".tox",
-        ".mypy_cache",
-        ".pytest_cache",
-        ".ruff_cache",
-    }
-)
+MAX_EDIT_BYTES = 50_000_000  # edit holds the file in memory twice; past this, sed in bash is the tool
+MAX_READ_CHARS = 10_000_000  # what read shows when the output limit is off (max_output_chars <= 0)
+BLOCK_BYTES = 1 << 20  # read skips lines this much at a time
+EXACT_READ_BYTES = 4_000_000  # up to this size read takes the whole file, to count what it left out
+READ_HINT = "read a range with offset and limit (line numbers), or search the file with grep"
 
 
-def resolve(ctx: ToolContext, file_path: str) -> Path:
-    path = Path(os.path.expanduser(file_path))
-    return path if path.is_absolute() else ctx.workdir / path
-
-
-def _is_binary(head: bytes) -> bool:
-    return b"\x00" in head
-
-
+# -- read ----------------------------------------------------------------------------------------------------
 def read(args: Mapping[str, Any], ctx: ToolContext) -> ToolOutcome:
-    path = resolve(ctx, args["file_path"])
-    if not path.exists():
-        return fail(f"file not found: {args['file_path']}; check the path or find the file with glob")
-    if path.is_dir():
-        return fail(f"{args['file_path']} is a directory, not a file; list it with glob, e.g. pattern '*'")
-    data = path.read_bytes()
-    if _is_binary(data[:8192]):
-        return fail(f"{args['file_path']} is a binary file ({len(data):,} bytes); it cannot be read as text")
+    name: str = args["file_path"]
+    offset, limit = args.get("offset"), args.get("limit")
+    for key, value in (("offset", offset), ("limit", limit)):
+        if value is not None and value < 1:
+            return fail(f"{key} must be 1 or more, not {value}; lines are numbered from 1")
+    path = resolve(ctx, name)
+    try:
+        info = path.stat()
+    except FileNotFoundError:
+        return fail(f"file not found: {name}; check the path or find the file with glob")
+    except OSError as exc:
+        return fail(f"cannot read {name}: {exc.strerror}; check the path and its permissions")
+    if stat.S_ISDIR(info.st_mode):
+        return fail(f"{name} is a directory, not a file; list it with glob, e.g. pattern '*'")
+    if not stat.S_ISREG(info.st_mode):
+        return fail(f"{name} {SPECIAL_FILE}; read only reads files (head -c N in bash reads part of one)")
+    chars = ctx.max_output_chars if ctx.max_output_chars > 0 else MAX_READ_CHARS
+    try:
+        handle, info = open_regular(path)
+        with handle:
+            if not stat.S_ISREG(info.st_mode):  # replaced since the stat above
+                return fail(f"{name} {SPECIAL_FILE}; read only reads files")
+            if is_binary(handle.read(8192)):
+                return fail(f"{name} is a binary file ({info.st_size:,} bytes); it cannot be read as text")
+            handle.seek(0)
+            if offset is None and limit is None:
+                return _read_whole(handle, name, info.st_size, chars)
+            return _read_lines(handle, name, offset or 1, limit, chars)
+    except OSError as exc:
+        return fail(f"cannot read {name}: {exc.strerror}; check the path and its permissions")
+
+
+def _read_whole(handle: BinaryIO, name: str, size: int, chars: int) -> ToolOutcome:
+    # Up to 4 bytes a character: chars * 4 bytes always fill the output. A file up to a few MB is read
+    # whole anyway, so the notice can say exactly how many characters were left out.
+    data = handle.read(max(chars * 4 + 4, EXACT_READ_BYTES))
+    if not data:
+        return ok(f"({name} is empty)", bytes=0)
     text = data.decode("utf-8", errors="replace")
-    if not text:
-        return ok(f"({args['file_path']} is empty)", bytes=0)
-    shown, cut = truncate(
-        text,
-        ctx.max_output_chars,
-        hint="search the file with grep, or print a range with bash, e.g. sed -n '100,200p' FILE",
+    if len(data) >= size:  # the whole file: the notice can say exactly how much was cut
+        shown, cut = truncate(text, chars, hint=READ_HINT)
+        return ok(shown, bytes=size, truncated_chars=cut)
+    notice = (
+        f"\n[output truncated: showed the first {chars:,} characters of {name} ({size:,} bytes; "
+        f"limit {chars:,}); {READ_HINT}]"
     )
-    return ok(shown, bytes=len(data), truncated_chars=cut)
+    return ok(text[:chars] + notice, bytes=size, truncated_chars=size - len(text[:chars].encode()))
+
+
+def _read_lines(handle: BinaryIO, name: str, offset: int, limit: int | None, chars: int) -> ToolOutcome:
+    budget = chars * 4 + 4
+    number = 0
+    while number < offset - 1:  # skip to the offset a block at a time, counting newlines
+        line = handle.readline(BLOCK_BYTES)
+        if not line:
+            return fail(f"{name} has {number:,} lines; offset {offset:,} is past the end")
+        if line.endswith(b"\n"):
+            number += 1
+    taken: list[bytes] = []
+    size = 0
+    while (limit is None or len(taken) < limit) and size <= budget:
+        line = handle.readline(budget - size + 1)
+        if not line:
+            break
+        taken.append(line)
+        size += len(line)
+    more = bool(handle.read(1))
+    text = b"".join(taken).decode("utf-8", errors="replace")
+    if not taken:
+        if number == 0:
+            return ok(f"({name} is empty)", bytes=0)
+        return fail(f"{name} has {number:,} lines; offset {offset:,} is past the end")
+    last = offset + len(taken) - 1
+    if len(text) > chars:
+        text = text[:chars] + f"\n[output truncated at {chars:,} characters (the limit); {READ_HINT}]"
+    elif more:
+        text += f"\n[lines {offset:,}-{last:,} shown; the file goes on: read with offset={last + 1}]"
+    return ok(text, first_line=offset, last_line=last)
+
+
+# -- write and edit ------------------------------------------------------------------------------------------
+def _target(ctx: ToolContext, name: str) -> tuple[Path, os.stat_result | None, str | None]:
+    """The file a write lands in (through symlinks), its stat if it exists, or why it must not be written."""
+    target = Path(os.path.realpath(resolve(ctx, name)))
+    try:
+        info = target.stat()
+    except FileNotFoundError:
+        return target, None, None
+    except OSError as exc:
+        return target, None, f"cannot write {name}: {exc.strerror}; check the path and its permissions"
+    if stat.S_ISDIR(info.st_mode):
+        return target, info, f"{name} is a directory; give a file path"
+    if not stat.S_ISREG(info.st_mode):
+        return target, info, f"{name} {SPECIAL_FILE}; write and edit only change regular files"
+    mode = stat.S_IMODE(info.st_mode)
+    # Root may write anything, so the mode bits say what the user meant; os.access covers everyone else.
+    if not mode & 0o222:
+        why = (
+            f"{name} is read-only (mode {mode:o}), so it was left unchanged; it was made read-only on purpose"
+        )
+        return target, info, f"{why}: ask the user before changing it"
+    if not os.access(target, os.W_OK):
+        why = f"you may not write {name} (mode {mode:o}, owner uid {info.st_uid}), so it was left unchanged"
+        return target, info, f"{why}; ask the user to change it or its permissions"
+    return target, info, None
+
+
+def _encode(text: str, what: str, errors: str = "strict") -> bytes | str:
+    """UTF-8 bytes, or why ``text`` cannot be written (a lone surrogate); ``errors="surrogateescape"`` puts
+    back the bytes that were not UTF-8 when the file was read."""
+    try:
+        return text.encode("utf-8", errors=errors)
+    except UnicodeEncodeError as exc:
+        bad = exc.object[exc.start : exc.end]
+        return f"{what} contains {bad!r}, which cannot be written as UTF-8; fix the text"
 
 
 def write(args: Mapping[str, Any], ctx: ToolContext) -> ToolOutcome:
-    path = resolve(ctx, args["file_path"])
-    if path.is_dir():
-        return fail(f"{args['file_path']} is a directory; give a file path")
-    existed = path.exists()
-    mode = path.stat().st_mode & 0o7777 if existed else 0o644
-    content: str = args["content"]
-    atomic_write(path, content, mode=mode)
+    name, content = args["file_path"], args["content"]
+    target, info, problem = _target(ctx, name)
+    if problem:
+        return fail(problem)
+    payload = _encode(content, "content")
+    if isinstance(payload, str):
+        return fail(payload)
+    atomic_write(target, payload)  # a new file gets 0644 (less the umask), an existing one keeps its mode
     lines = content.count("\n") + (0 if content.endswith("\n") or not content else 1)
-    verb = "overwrote" if existed else "created"
-    return ok(
-        f"{verb} {args['file_path']}: {len(content.encode('utf-8')):,} bytes, {lines} lines",
-        created=not existed,
-    )
+    verb = "overwrote" if info is not None else "created"
+    return ok(f"{verb} {name}: {len(payload):,} bytes, {lines} lines", created=info is None)
 
 
 def edit(args: Mapping[str, Any], ctx: ToolContext) -> ToolOutcome:
-    path = resolve(ctx, args["file_path"])
+    name: str = args["file_path"]
     old, new = args["old_string"], args["new_string"]
-    if not path.is_file():
-        return fail(f"file not found: {args['file_path']}; create it with write, or check the path with glob")
     if old == new:
         return fail("old_string and new_string are identical; nothing to change")
     if not old:
         return fail("old_string is empty; copy the exact text to replace from the file (read it first)")
-    text = path.read_text(encoding="utf-8", errors="replace")
+    target, info, problem = _target(ctx, name)
+    if info is None and problem is None:
+        return fail(f"file not found: {name}; create it with write, or check the path with glob")
+    if problem or info is None:
+        return fail(problem or f"cannot edit {name}")
+    if info.st_size > MAX_EDIT_BYTES:
+        return fail(f"{name} is too large to edit ({info.st_size:,} bytes); change it with bash, e.g. sed -i")
+    data = target.read_bytes()
+    # surrogateescape keeps bytes that are not UTF-8 as they are; no newline translation keeps CRLF.
+    text = data.decode("utf-8", errors="surrogateescape")
+    utf8 = not _has_escapes(text)
     count = text.count(old)
+    if count == 0 and "\r\n" in text and "\n" in old and "\r" not in old:
+        # The model writes "\n"; a CRLF file has "\r\n". Match and replace in the file's own endings.
+        old, new = old.replace("\n", "\r\n"), new.replace("\n", "\r\n")
+        count = text.count(old)
     if count == 0:
+        note = (
+            ""
+            if utf8
+            else f" ({name} is not valid UTF-8: those bytes show as \ufffd in read and cannot be matched; "
+            "choose old_string from text without them)"
+        )
         return fail(
-            f"old_string not found in {args['file_path']}; read the file and copy the exact text, "
-            "including whitespace and indentation"
+            f"old_string not found in {name}; read the file and copy the exact text, "
+            f"including whitespace and indentation{note}"
         )
     if count > 1:
         return fail(
-            f"old_string occurs {count} times in {args['file_path']}; include more surrounding lines "
+            f"old_string occurs {count} times in {name}; include more surrounding lines "
             "so it matches exactly once"
+        )
+    if not utf8 and any(ord(c) > 127 for c in new if not 0xDC80 <= ord(c) <= 0xDCFF):
+        return fail(
+            f"{name} is not UTF-8 text (another encoding, e.g. Latin-1), and new_string has non-ASCII "
+            "characters, which would mix two encodings in one file; use ASCII in new_string, or convert the "
+            "file with bash first (e.g. iconv -f latin1 -t utf-8)"
         )
     start = text.index(old)
     updated = text[:start] + new + text[start + len(old) :]
-    atomic_write(path, updated, mode=path.stat().st_mode & 0o7777)
+    payload = _encode(updated, "new_string", "surrogateescape")
+    if isinstance(payload, str):
+        return fail(payload)
+    atomic_write(target, payload)  # keeps the mode; through a symlink, the target is what changes
+    return ok(_edited(name, updated, start, new, ctx), line=updated.count("\n", 0, start) + 1)
+
+
+def _has_escapes(text: str) -> bool:
+    return not text.isascii() and any(0xDC80 <= ord(c) <= 0xDCFF for c in text)
+
+
+def _edited(name: str, updated: str, start: int, new: str, ctx: ToolContext) -> str:
     first_line = updated.count("\n", 0, start) + 1
-    lines = updated.splitlines()
-    last_line = first_line + max(new.count("\n"), 0)
+    last_line = first_line + new.count("\n")
+    lines = updated.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()  # the newline that ends the last line starts no new one
     lo, hi = max(first_line - 3, 1), min(last_line + 3, len(lines))
     snippet = (
-        "\n".join(f"{n:>6}\t{lines[n - 1]}" for n in range(lo, hi + 1))
+        "\n".join(f"{n:>6}\t{_printable(lines[n - 1].removesuffix(chr(13)))}" for n in range(lo, hi + 1))
         if lines
         else "(the file is now empty)"
     )
     shown, _ = truncate(snippet, ctx.max_output_chars, hint="read the file to see the rest")
-    return ok(
-        f"edited {args['file_path']}: 1 replacement; lines {lo}-{hi} now read:\n{shown}", line=first_line
-    )
+    return f"edited {name}: 1 replacement; lines {lo}-{hi} now read:\n{shown}"
 
 
-def glob(args: Mapping[str, Any], ctx: ToolContext) -> ToolOutcome:
-    pattern: str = args["pattern"]
-    where = args.get("path") or "."
-    base = resolve(ctx, where)
-    if not base.is_dir():
-        return fail(f"{where} is not a directory; pass a directory as path")
-    matches = sorted(
-        m
-        for m in globlib.glob(pattern, root_dir=base, recursive=True)
-        if not (set(Path(m).parts) & {".git", ".hg", ".svn"})
-    )
-    if not matches:
-        return ok(f"no files match {pattern!r} under {where}", count=0)
-    shown = [
-        m if os.path.isabs(m) or where == "." else os.path.join(where, m) for m in matches[:MAX_GLOB_RESULTS]
-    ]
-    text = "\n".join(shown)
-    if len(matches) > MAX_GLOB_RESULTS:
-        text += (
-            f"\n[{len(matches) - MAX_GLOB_RESULTS:,} more matches not shown; use a narrower pattern or path]"
-        )
-    return ok(
-        truncate(text, ctx.max_output_chars, hint="use a narrower pattern or path")[0], count=len(matches)
-    )
-
-
-def _walk(root: Path) -> Iterator[Path]:
-    if root.is_file():
-        yield root
-        return
-    for current, dirs, files in os.walk(root):
-        dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS)
-        for name in sorted(files):
-            yield Path(current) / name
-
-
-def grep(args: Mapping[str, Any], ctx: ToolContext) -> ToolOutcome:
-    try:
-        regex = re.compile(args["pattern"])
-    except re.error as exc:
-        return fail(
-            f"invalid regular expression {args['pattern']!r}: {exc}; fix the pattern (Python re syntax)"
-        )
-    where = args.get("path") or "."
-    root = resolve(ctx, where)
-    if not root.exists():
-        return fail(f"path not found: {where}; check it with glob")
-    found: list[str] = []
-    total = 0
-    for file in _walk(root):
-        try:
-            if file.stat().st_size > MAX_GREP_FILE_BYTES:
-                continue
-            data = file.read_bytes()
-        except OSError:
-            continue
-        if _is_binary(data[:1024]):
-            continue
-        shown_path = _display(file, ctx.workdir)
-        for number, line in enumerate(data.decode("utf-8", errors="replace").splitlines(), 1):
-            if regex.search(line):
-                total += 1
-                if len(found) < MAX_GREP_MATCHES:
-                    found.append(f"{shown_path}:{number}:{line[:MAX_LINE_CHARS]}")
-    if not found:
-        return ok(f"no matches for {args['pattern']!r} in {where}", count=0)
-    text = "\n".join(found)
-    if total > len(found):
-        text += f"\n[{total - len(found):,} more matches not shown; narrow the pattern or the path]"
-    return ok(truncate(text, ctx.max_output_chars, hint="narrow the pattern or the path")[0], count=total)
-
-
-def _display(path: Path, workdir: Path) -> str:
-    try:
-        return str(path.relative_to(workdir))
-    except ValueError:
-        return str(path)
+def _printable(line: str) -> str:
+    """A line for display: bytes that were not UTF-8 show as U+FFFD (a lone surrogate cannot be sent)."""
+    if line.isascii() or not _has_escapes(line):
+        return line
+    return line.encode("utf-8", errors="surrogateescape").decode("utf-8", errors="replace")
 
 
 def files_tools() -> list[Tool]:
@@ -210,8 +251,15 @@ def files_tools() -> list[Tool]:
     return [
         Tool(
             "read",
-            "Read a text file and return its contents.",
-            schema({"file_path": path_arg}, ("file_path",)),
+            "Read a text file and return its contents (or a range of its lines with offset and limit).",
+            schema(
+                {
+                    "file_path": path_arg,
+                    "offset": {"type": "integer", "description": "First line to show (1-based)."},
+                    "limit": {"type": "integer", "description": "How many lines to show."},
+                },
+                ("file_path",),
+            ),
             read,
             read_only=True,
         ),

@@ -1,0 +1,206 @@
+"""The search tools of the ``files`` set: ``glob`` (paths by pattern) and ``grep`` (lines by regex).
+
+Both walk the tree with ``walk.walk``: symlinked directories are listed but never entered (a link to ``..``
+would loop), and paths the permission rules protect (``ToolContext.readable``) are skipped and counted.
+grep reads a block at a time, so a file of any size takes bounded memory, and its result says what it
+skipped (binary files, FIFOs and devices, unreadable and protected paths) instead of a bare "no matches".
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import re
+import stat
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from routedriver.brain.hooks import ToolOutcome
+from routedriver.brain.tools.base import ToolContext, fail, ok, truncate
+from routedriver.brain.tools.walk import GlobPattern, Skipped, walk
+
+MAX_GLOB_RESULTS = 500
+MAX_GREP_MATCHES = 200
+MAX_LINE_CHARS = 300
+BLOCK_BYTES = 1 << 20  # grep reads this much at a time
+SPECIAL_FILE = "is not a regular file (a FIFO, socket or device)"
+# Directories a code search almost never wants, skipped unless the search starts inside one.
+SKIP_DIRS = frozenset(
+    {
+        ".git",
+        ".hg",
+        ".svn",
+        "node_modules",
+        "__pycache__",
+        ".venv",
+        "venv",
+        ".tox",
+        ".mypy_cache",
+        ".pytest_cache",
+        ".ruff_cache",
+    }
+)
+
+
+def resolve(ctx: ToolContext, file_path: str) -> Path:
+    """A tool's path argument: relative to the working directory, or absolute, or under ``~``."""
+    path = Path(os.path.expanduser(file_path))
+    return path if path.is_absolute() else ctx.workdir / path
+
+
+def is_binary(head: bytes) -> bool:
+    return b"\x00" in head
+
+
+def open_regular(path: Path) -> tuple[BinaryIO, os.stat_result]:
+    """Open a file for reading without blocking on a FIFO; the caller checks the mode it returns."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        info = os.fstat(fd)
+        return os.fdopen(fd, "rb"), info
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def glob(args: Mapping[str, Any], ctx: ToolContext) -> ToolOutcome:
+    pattern: str = args["pattern"]
+    where = args.get("path") or "."
+    base = resolve(ctx, where)
+    if not base.is_dir():
+        return fail(f"{where} is not a directory; pass a directory as path")
+    if not pattern.strip():
+        return fail("pattern is empty; give a glob pattern such as '**/*.py' or '*'")
+    spec = GlobPattern(pattern)
+    absolute = os.path.isabs(spec.prefix)
+    start = Path(spec.prefix) if absolute else base / spec.prefix
+    shown_root = [p for p in ("" if absolute or where == "." else where, spec.prefix) if p]
+    skipped = Skipped()
+    matches: list[str] = []
+    if spec.literal:
+        if os.path.lexists(start) and (not spec.dirs_only or start.is_dir()):
+            if ctx.readable is None or ctx.readable(start, start.is_dir()):
+                matches.append(os.path.join(*shown_root) + ("/" if spec.dirs_only else ""))
+            else:
+                skipped.denied += 1
+    elif start.is_dir():
+
+        def wanted(parts: tuple[str, ...], is_dir: bool) -> bool:
+            return (is_dir or not spec.dirs_only) and spec.matches(parts)
+
+        entries = walk(
+            start, skipped=skipped, readable=ctx.readable, wanted=wanted, descend=spec.may_match_below
+        )
+        suffix = "/" if spec.dirs_only else ""
+        matches.extend(os.path.join(*shown_root, *entry.parts) + suffix for entry in entries)
+    matches.sort()
+    note = skipped.note() if skipped.denied else ""  # unreadable corners of a tree are normal for glob
+    if not matches:
+        return ok(f"no files match {pattern!r} under {where}" + (f" {note}" if note else ""), count=0)
+    text = "\n".join(matches[:MAX_GLOB_RESULTS])
+    if len(matches) > MAX_GLOB_RESULTS:
+        text += (
+            f"\n[{len(matches) - MAX_GLOB_RESULTS:,} more matches not shown; use a narrower pattern or path]"
+        )
+    return ok(_with_note(text, note, ctx, "use a narrower pattern or path"), count=len(matches))
+
+
+def grep(args: Mapping[str, Any], ctx: ToolContext) -> ToolOutcome:
+    try:
+        regex = re.compile(args["pattern"])
+    except re.error as exc:
+        return fail(
+            f"invalid regular expression {args['pattern']!r}: {exc}; fix the pattern (Python re syntax)"
+        )
+    where = args.get("path") or "."
+    root = resolve(ctx, where)
+    if not root.exists():
+        return fail(f"path not found: {where}; check it with glob")
+    skipped = Skipped()
+    if root.is_dir():
+        entries = walk(
+            root, skipped=skipped, skip_dirs=SKIP_DIRS, readable=ctx.readable, wanted=lambda _, d: not d
+        )
+        files: Iterator[Path] | list[Path] = (e.path for e in entries)
+    else:
+        files = [root]
+    found: list[str] = []
+    total = 0
+    for file in files:
+        shown_path = _display(file, ctx.workdir)
+        for number, line in _matching_lines(file, regex, skipped):
+            total += 1
+            if len(found) < MAX_GREP_MATCHES:
+                found.append(f"{shown_path}:{number}:{line[:MAX_LINE_CHARS]}")
+    note = skipped.note()
+    if not found:
+        return ok(f"no matches for {args['pattern']!r} in {where}" + (f" {note}" if note else ""), count=0)
+    text = "\n".join(found)
+    if total > len(found):
+        text += f"\n[{total - len(found):,} more matches not shown; narrow the pattern or the path]"
+    return ok(_with_note(text, note, ctx, "narrow the pattern or the path"), count=total)
+
+
+def _matching_lines(path: Path, regex: re.Pattern[str], skipped: Skipped) -> Iterator[tuple[int, str]]:
+    """(line number, line) for each line of ``path`` the regex finds something in, read a block at a time."""
+    try:
+        if not stat.S_ISREG(path.stat().st_mode):
+            skipped.special += 1
+            return
+        handle, info = open_regular(path)
+    except OSError:
+        skipped.unreadable += 1
+        return
+    with handle:
+        if not stat.S_ISREG(info.st_mode):
+            skipped.special += 1
+            return
+        number, last_hit, rest, first = 1, 0, b"", True
+        while True:
+            try:
+                block = handle.read(BLOCK_BYTES)
+            except OSError:
+                skipped.unreadable += 1
+                return
+            if first and is_binary(block[:1024]):
+                skipped.binary += 1
+                return
+            first = False
+            chunk = rest + block
+            # Cut after the last newline: the text decoded is whole lines (a newline byte is never part of
+            # a multi-byte character), and the unfinished line waits for the next block.
+            cut = chunk.rfind(b"\n") + 1 if block else len(chunk)
+            if block and not cut and len(chunk) > BLOCK_BYTES:
+                cut = len(chunk)  # one enormous line: search it in parts (same line number), not whole
+            body, rest = chunk[:cut], chunk[cut:]
+            if body:
+                text = body.decode("utf-8", errors="replace")
+                lines = (text.replace("\r\n", "\n") if "\r" in text else text).split("\n")
+                ends_line = body.endswith(b"\n")
+                if ends_line:
+                    lines.pop()  # the empty text after the last newline
+                # map/compress run the per-line search in C: most lines of most files do not match.
+                for index in itertools.compress(range(len(lines)), map(regex.search, lines)):
+                    if number + index != last_hit:
+                        last_hit = number + index
+                        yield last_hit, lines[index]
+                number += len(lines) - (0 if ends_line else 1)  # an unfinished line goes on next block
+            if not block:
+                return
+
+
+def _with_note(text: str, note: str, ctx: ToolContext, hint: str) -> str:
+    """``text`` cut to the output limit, with ``note`` (what was skipped) kept visible after it."""
+    limit = ctx.max_output_chars
+    if limit > 0 and note:
+        limit = max(limit - len(note) - 1, 1)
+    shown = truncate(text, limit, hint=hint)[0]
+    return f"{shown}\n{note}" if note else shown
+
+
+def _display(path: Path, workdir: Path) -> str:
+    try:
+        return str(path.relative_to(workdir))
+    except ValueError:
+        return str(path)
