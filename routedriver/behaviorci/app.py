@@ -12,10 +12,11 @@ from pathlib import Path
 
 from routedriver.behaviorci.bundle import Bundle, load_bundle
 from routedriver.behaviorci.cache import ResponseCache, default_cache_dir
+from routedriver.behaviorci.destination import Destination, check_writable, destination, write
 from routedriver.behaviorci.errors import AllCasesErrored, OutputError
 from routedriver.behaviorci.providers import make_provider
 from routedriver.behaviorci.results import RunResult
-from routedriver.behaviorci.runner import RunOptions, run_bundle
+from routedriver.behaviorci.runner import Cancellation, RunOptions, run_bundle
 from routedriver.behaviorci.status import Status
 
 
@@ -48,8 +49,19 @@ def execute(request: RunRequest, status: Status, environ: Mapping[str, str] | No
     env = os.environ if environ is None else environ
     bundle = load_bundle(request.bundle)
     config = bundle.config
+    cancel = Cancellation()
+
+    def on_retry(case_id: str, note: str) -> None:
+        if not cancel.cancelled:  # a worker still finishing after Ctrl-C has nothing more to say
+            status.retry(case_id, note)
+
     provider = make_provider(
-        config, name=request.provider, model=request.model, environ=env, on_retry=status.retry
+        config,
+        name=request.provider,
+        model=request.model,
+        environ=env,
+        on_retry=on_retry,
+        sleep=cancel.sleep,  # retry backoff and mock latency end at once when the run stops
     )
     concurrency = request.concurrency or config.effective_concurrency
     repeat = request.repeat or config.repeat
@@ -62,7 +74,7 @@ def execute(request: RunRequest, status: Status, environ: Mapping[str, str] | No
     )
     status.start_progress(runs)
     try:
-        result = run_bundle(bundle, provider, RunOptions(concurrency, repeat, cache, status.advance))
+        result = run_bundle(bundle, provider, RunOptions(concurrency, repeat, cache, status.advance, cancel))
     finally:
         status.stop_progress()
     if cache is not None and cache.write_errors:
@@ -82,25 +94,34 @@ def all_errored_error(result: RunResult) -> AllCasesErrored:
 
 def check_output_path(output: str) -> None:
     """Refuse an --output that cannot be written, before any call is made."""
-    target = Path(output)
+    _output_destination(output)
+
+
+def _output_destination(output: str) -> Destination:
     what = f"cannot write --output {output}"
-    if target.is_dir():
-        raise OutputError(f"--output {output} is a directory", "give a file path")
-    # atomic_write creates missing directories, so the first existing ancestor is what must allow writing.
-    parent = target.parent
-    while not parent.exists() and parent != parent.parent:
-        parent = parent.parent
-    if not parent.is_dir():
-        raise OutputError(f"{what}: {parent} is not a directory", "choose another path")
-    if not os.access(parent, os.W_OK | os.X_OK):
-        raise OutputError(f"{what}: {parent} is not writable", "choose a writable path")
+    try:
+        dest = destination(output)
+    except IsADirectoryError:
+        raise OutputError(f"--output {output} is a directory", "give a file path") from None
+    except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the path
+        raise OutputError(f"{what}: {_reason(exc)}", "choose another path") from None
+    problem = check_writable(dest)
+    if problem is not None:
+        raise OutputError(f"{what}: {problem}", "choose a writable path")
+    return dest
 
 
 def write_report(output: str, text: str) -> None:
-    from routedriver.fsutil import atomic_write
-
+    """Write the report to ``output``: through a symlink to its target, into a FIFO or device in place, else
+    atomically (see ``destination``)."""
+    dest = _output_destination(output)
     try:
-        atomic_write(output, text)
+        write(dest, text)
     except OSError as exc:
-        reason = exc.strerror or str(exc)
-        raise OutputError(f"cannot write --output {output}: {reason}", "choose a writable path") from None
+        raise OutputError(
+            f"cannot write --output {output}: {_reason(exc)}", "choose a writable path"
+        ) from None
+
+
+def _reason(exc: BaseException) -> str:
+    return (exc.strerror if isinstance(exc, OSError) else None) or str(exc)

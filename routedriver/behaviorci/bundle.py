@@ -8,7 +8,6 @@ case does not define is an error naming the variable and the case). Each problem
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,18 +17,20 @@ from routedriver.behaviorci.dataset import Case, load_dataset
 from routedriver.behaviorci.errors import BundleError, InvalidInvariant
 from routedriver.behaviorci.invariants import Invariant, UnsafeExpression, compile_invariant
 from routedriver.behaviorci.models import BundleConfig
+from routedriver.behaviorci.schema import ContractSchema, load_schema
+from routedriver.behaviorci.text import lone_surrogate_at
 
 BUNDLE_FILENAMES = ("bundle.yaml", "bundle.yml")
 
 
 @dataclass(frozen=True)
 class Bundle:
-    path: Path  # bundle.yaml
+    path: Path  # bundle.yaml in its directory (that directory resolved; a symlinked bundle.yaml is not)
     shown: str  # how messages name bundle.yaml
     config: BundleConfig
     cases: tuple[Case, ...]
     prompts: dict[str, str]  # case id → rendered prompt
-    schema: dict[str, Any] | None
+    schema: ContractSchema | None
     invariants: tuple[Invariant, ...]
     dataset_shown: str
 
@@ -75,7 +76,12 @@ def read_config(path: Path, shown: str) -> BundleConfig:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         raise BundleError(f"cannot read {shown}: {reason}", "make it a readable UTF-8 file") from None
     try:
-        raw = yaml.safe_load(text)
+        raw = yaml.load(text, Loader=_strict_loader())  # noqa: S506 - a SafeLoader subclass
+    except _DuplicateKey as exc:
+        raise BundleError(
+            f"{shown}: key '{exc.key}' appears twice (line {exc.first} and line {exc.again})",
+            "keep one of them; YAML would silently use the last",
+        ) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
@@ -85,10 +91,45 @@ def read_config(path: Path, shown: str) -> BundleConfig:
         raise BundleError(
             f"{shown}: expected a mapping of keys (name:, prompt_path:, …)", "see behaviorci init"
         )
+    surrogate = lone_surrogate_at(raw)
+    if surrogate is not None:
+        raise BundleError(
+            f"{shown}: '{surrogate}' holds a lone surrogate (a \\ud800-\\udfff escape without its pair)",
+            "write the character itself or both halves of its surrogate pair",
+        )
     try:
         return BundleConfig.model_validate(raw)
     except ValidationError as exc:
         raise _config_error(exc, shown) from None
+
+
+class _DuplicateKey(Exception):
+    def __init__(self, key: str, first: int, again: int) -> None:
+        super().__init__(key)
+        self.key, self.first, self.again = key, first, again
+
+
+def _strict_loader() -> Any:
+    """yaml.SafeLoader, except that a key given twice in one mapping is an error instead of last-one-wins
+    (unknown keys are refused; a repeated one would otherwise be a silent surprise)."""
+    import yaml
+
+    class StrictLoader(yaml.SafeLoader):
+        def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+            if isinstance(node, yaml.MappingNode):
+                seen: dict[Any, int] = {}
+                for key_node, _ in node.value:
+                    if key_node.tag == "tag:yaml.org,2002:merge":
+                        continue  # `<<: *defaults` may be overridden; that is what merging is for
+                    key = self.construct_object(key_node, deep=True)
+                    line = key_node.start_mark.line + 1
+                    if isinstance(key, (str, int, float, bool)) and key in seen:
+                        raise _DuplicateKey(str(key), seen[key], line)
+                    if isinstance(key, (str, int, float, bool)):
+                        seen[key] = line
+            return super().construct_mapping(node, deep=deep)
+
+    return StrictLoader
 
 
 def _config_error(exc: Any, shown: str) -> BundleError:
@@ -140,10 +181,13 @@ def _allowed_keys(loc: tuple[Any, ...]) -> list[str]:
 
 
 def load_bundle(argument: str) -> Bundle:
-    path = find_bundle_file(argument)
-    shown = shown_path(path)
+    found = find_bundle_file(argument)
+    # The bundle's directory is the one bundle.yaml is found in, even when bundle.yaml is a symlink to a
+    # file elsewhere: its files, cache.dir and what messages show all start from there (not the target's).
+    base = found.parent.resolve()
+    path = base / found.name
+    shown = os.path.join(shown_path(base), found.name) if shown_path(base) != "." else found.name
     config = read_config(path, shown)
-    base = path.parent
 
     def resolve(relative: str) -> Path:
         return (base / os.path.expanduser(relative)).resolve()
@@ -151,14 +195,39 @@ def load_bundle(argument: str) -> Bundle:
     dataset_path = resolve(config.dataset_path)
     dataset_shown = shown_path(dataset_path)
     cases = load_dataset(dataset_path, dataset_shown, default_min_pass_rate=config.min_pass_rate)
-    prompts = _render_prompts(resolve(config.prompt_path), config.prompt_path, cases, dataset_shown)
+    _check_mock_case_ids(config, cases, shown, dataset_shown)
+    prompts = _render_prompts(resolve(config.prompt_path), base, cases, dataset_shown)
     contract = config.output_contract
-    schema = _load_schema(resolve(contract.schema_path)) if contract and contract.schema_path else None
+    schema = None
+    if contract and contract.schema_path:
+        schema_path = resolve(contract.schema_path)
+        schema = load_schema(schema_path, shown_path(schema_path))
     invariants = _compile_invariants(contract.invariants if contract else [], shown)
-    return Bundle(path.resolve(), shown, config, tuple(cases), prompts, schema, invariants, dataset_shown)
+    return Bundle(path, shown, config, tuple(cases), prompts, schema, invariants, dataset_shown)
 
 
-def _render_prompts(path: Path, relative: str, cases: list[Case], dataset_shown: str) -> dict[str, str]:
+def _check_mock_case_ids(config: BundleConfig, cases: list[Case], shown: str, dataset_shown: str) -> None:
+    """A mock setting naming a case the dataset does not have would be silently ignored: refuse it."""
+    provider = config.provider
+    known = {case.id for case in cases}
+    for key, ids in (
+        ("responses", list(provider.responses)),
+        ("cycle", list(provider.cycle)),
+        ("fail_cases", provider.fail_cases),
+    ):
+        unknown = [case_id for case_id in ids if case_id not in known]
+        if unknown:
+            listed = ", ".join(sorted(known)[:10]) + (" …" if len(known) > 10 else "")
+            raise BundleError(
+                f"{shown}: provider.{key} names case '{unknown[0]}', which {dataset_shown} does not have",
+                f"fix the case id (the dataset's ids: {listed})",
+            )
+
+
+def _render_prompts(path: Path, bundle_dir: Path, cases: list[Case], dataset_shown: str) -> dict[str, str]:
+    """Render the prompt for every case. ``{% include %}`` and friends look in the bundle's directory first
+    (BehaviorCI 0.1.0 loaded templates from there, so ``prompts/header.md`` works from ``prompts/main.md``),
+    then in the prompt's own directory; a name with ``..`` is refused by Jinja2's loader."""
     import jinja2
     from jinja2.sandbox import SandboxedEnvironment
 
@@ -166,12 +235,13 @@ def _render_prompts(path: Path, relative: str, cases: list[Case], dataset_shown:
     if not path.is_file():
         raise BundleError(f"prompt {shown} not found", "check prompt_path in bundle.yaml")
     env = SandboxedEnvironment(
-        loader=jinja2.FileSystemLoader(str(path.parent)),
+        # utf-8-sig: a byte order mark is not part of the prompt (bundle.yaml and the dataset drop it too).
+        loader=jinja2.FileSystemLoader([str(bundle_dir), str(path.parent)], encoding="utf-8-sig"),
         undefined=jinja2.StrictUndefined,
         autoescape=False,  # prompts are not HTML
     )
     try:
-        template = env.get_template(path.name)
+        template = _main_template(env, path, bundle_dir)
     except jinja2.TemplateSyntaxError as exc:
         raise BundleError(
             f"{shown} line {exc.lineno}: template error: {exc.message}", "fix the template"
@@ -181,7 +251,7 @@ def _render_prompts(path: Path, relative: str, cases: list[Case], dataset_shown:
     prompts: dict[str, str] = {}
     for case in cases:
         try:
-            prompts[case.id] = template.render(**case.input)
+            prompts[case.id] = template.render(case.input)  # a mapping: a variable may be called `self`
         except jinja2.UndefinedError as exc:
             raise BundleError(
                 f"{shown}: case '{case.id}' ({dataset_shown} line {case.line}): {exc.message}",
@@ -196,33 +266,12 @@ def _render_prompts(path: Path, relative: str, cases: list[Case], dataset_shown:
     return prompts
 
 
-def _load_schema(path: Path) -> dict[str, Any]:
-    shown = shown_path(path)
+def _main_template(env: Any, path: Path, bundle_dir: Path) -> Any:
     try:
-        schema = json.loads(path.read_text(encoding="utf-8-sig"))
-    except FileNotFoundError:
-        raise BundleError(
-            f"schema {shown} not found", "check output_contract.schema_path in bundle.yaml"
-        ) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise BundleError(f"cannot read schema {shown}: {exc}", "make it a readable UTF-8 file") from None
-    except json.JSONDecodeError as exc:
-        raise BundleError(
-            f"{shown} line {exc.lineno}: invalid JSON ({exc.msg})", "fix the schema file"
-        ) from None
-    if not isinstance(schema, (dict, bool)):
-        raise BundleError(f"{shown}: a JSON schema must be an object", "fix the schema file")
-    from jsonschema.exceptions import SchemaError
-    from jsonschema.validators import Draft7Validator, validator_for
-
-    try:
-        validator_for(schema, default=Draft7Validator).check_schema(schema)
-    except SchemaError as exc:
-        where = "/".join(str(p) for p in exc.absolute_path) or "(top)"
-        raise BundleError(
-            f"{shown}: not a valid JSON schema at {where}: {exc.message}", "fix the schema"
-        ) from None
-    return schema if isinstance(schema, dict) else {} if schema else {"not": {}}
+        # By its path in the bundle, as 0.1.0 named it (a bare name could find a namesake in bundle_dir).
+        return env.get_template(path.relative_to(bundle_dir).as_posix())
+    except ValueError:  # a prompt outside the bundle's directory (prompt_path: ../shared/p.md)
+        return env.from_string(path.read_text(encoding="utf-8-sig"))
 
 
 def _compile_invariants(sources: list[str], shown: str) -> tuple[Invariant, ...]:

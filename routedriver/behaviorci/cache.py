@@ -40,7 +40,9 @@ def default_cache_dir(environ: Mapping[str, str] | None = None) -> Path:
 def cache_key(identity: Mapping[str, Any], prompt: str, repeat_index: int) -> str:
     payload = {"v": FORMAT_VERSION, "identity": dict(identity), "prompt": prompt, "repeat": repeat_index}
     canonical = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+    # surrogatepass: a --model given as bytes that are not UTF-8 arrives with surrogate escapes; a key only
+    # needs to be stable, not readable.
+    return hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 class ResponseCache:
@@ -80,7 +82,7 @@ class ResponseCache:
             atomic_write(
                 self._path(key), json.dumps(entry, ensure_ascii=False, sort_keys=True) + "\n", fsync=False
             )
-        except OSError:
+        except (OSError, UnicodeError):  # UnicodeError: text no UTF-8 file can hold (a lone surrogate)
             self.write_errors += 1  # a cache that cannot be written only costs the next run its calls
 
 

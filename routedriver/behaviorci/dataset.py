@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from routedriver.behaviorci.errors import BundleError
+from routedriver.behaviorci.text import lone_surrogate_at
 
 CASE_KEYS = ("input", "id", "expected_output", "metadata", "mock_output", "min_pass_rate")
 _MISSING: Any = object()
@@ -48,7 +49,10 @@ def load_dataset(path: Path, shown: str, *, default_min_pass_rate: float = 1.0) 
 
     cases: list[Case] = []
     seen: dict[str, int] = {}
-    for number, raw in enumerate(text.splitlines(), start=1):
+    # "\n" only, not str.splitlines(): that also splits at U+2028, U+2029 and U+0085, which JSON writers
+    # (json.dumps(ensure_ascii=False)) leave raw inside strings.
+    for number, raw in enumerate(text.split("\n"), start=1):
+        raw = raw.removesuffix("\r")
         if not raw.strip():
             continue
         case = _parse_line(raw, number, shown, default_min_pass_rate)
@@ -76,6 +80,12 @@ def _parse_line(raw: str, number: int, shown: str, default_min_pass_rate: float)
         ) from None
     if not isinstance(data, dict):
         raise BundleError(f"{where}: expected a JSON object, got {_kind(data)}", 'write {"input": {...}}')
+    surrogate = lone_surrogate_at(data) if "\\u" in raw else None  # only a \u escape can spell one
+    if surrogate is not None:
+        raise BundleError(
+            f"{where}: {surrogate} holds a lone surrogate (a \\ud800-\\udfff escape without its pair)",
+            "write the character itself or both halves of its surrogate pair",
+        )
     unknown = [key for key in data if key not in CASE_KEYS]
     if unknown:
         raise BundleError(

@@ -9,24 +9,39 @@ from routedriver.behaviorci.dataset import Case
 from routedriver.behaviorci.invariants import Invariant, InvariantFailure
 from routedriver.behaviorci.jsonout import parse_output
 from routedriver.behaviorci.results import Evaluation
+from routedriver.behaviorci.schema import ContractSchema
 
 MAX_SCHEMA_ERRORS = 10
+
+
+class ContractError(Exception):
+    """The contract could not be applied to this output (e.g. a ``$ref`` that does not resolve): the run
+    errors, the others go on."""
 
 
 class ContractEvaluator:
     """Evaluates outputs; safe to share between threads (it holds no per-call state)."""
 
-    def __init__(self, schema: dict[str, Any] | None, invariants: Sequence[Invariant]) -> None:
+    def __init__(
+        self, schema: ContractSchema | dict[str, Any] | None, invariants: Sequence[Invariant]
+    ) -> None:
         self.invariants = tuple(invariants)
         self._validator: Any = None
         if schema is not None:
-            from jsonschema.validators import Draft7Validator, validator_for
-
-            self._validator = validator_for(schema, default=Draft7Validator)(schema)
+            contract = schema if isinstance(schema, ContractSchema) else ContractSchema(schema)
+            self._validator = contract.validator()
 
     @property
     def has_contract(self) -> bool:
         return self._validator is not None or bool(self.invariants)
+
+    def _schema_errors(self, parsed: Any) -> list[Any]:
+        from referencing.exceptions import Unresolvable
+
+        try:
+            return sorted(self._validator.iter_errors(parsed), key=lambda e: list(e.absolute_path))
+        except Unresolvable as exc:  # refs are resolved at load; this is the last line of defence
+            raise ContractError(f"the schema cannot be applied: cannot resolve {exc.ref!r}") from None
 
     def evaluate(self, raw_output: str, case: Case) -> Evaluation:
         parsed, is_json = parse_output(raw_output)
@@ -36,7 +51,7 @@ class ContractEvaluator:
             if not is_json:
                 schema_valid, schema_errors = False, ["output is not JSON"]
             else:
-                errors = sorted(self._validator.iter_errors(parsed), key=lambda e: list(e.absolute_path))
+                errors = self._schema_errors(parsed)
                 if errors:
                     schema_valid = False
                     schema_errors = [f"{e.json_path}: {e.message}" for e in errors[:MAX_SCHEMA_ERRORS]]

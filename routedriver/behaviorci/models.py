@@ -37,7 +37,7 @@ class _Closed(BaseModel):
 class ThresholdConfig(_Closed):
     metric: str
     operator: Literal[">=", ">", "<=", "<", "=="] = ">="
-    value: float = Field(ge=0)
+    value: float = Field(ge=0, allow_inf_nan=False)  # .inf would make the JSON report invalid JSON
 
     @field_validator("metric")
     @classmethod
@@ -47,9 +47,17 @@ class ThresholdConfig(_Closed):
         return metric
 
 
+def _usable_path(path: str | None) -> str | None:
+    if path is not None and "\0" in path:
+        raise ValueError("a path cannot contain a NUL character; remove it")
+    return path
+
+
 class OutputContract(_Closed):
     schema_path: str | None = None
     invariants: list[str] = Field(default_factory=list)
+
+    _schema_path_usable = field_validator("schema_path")(_usable_path)
 
 
 class ProviderConfig(_Closed):
@@ -78,6 +86,19 @@ class ProviderConfig(_Closed):
             raise ValueError(f"unknown provider '{name}' (known: {', '.join(PROVIDERS)})")
         return name.lower()
 
+    @field_validator("responses", "cycle", mode="before")
+    @classmethod
+    def _keys_are_case_ids(cls, mapping: Any) -> Any:
+        # Case ids may be integers in the dataset (`"id": 1` is case "1"), so `responses: {1: …}` means it.
+        if isinstance(mapping, dict):
+            return {_case_id(key): value for key, value in mapping.items()}
+        return mapping
+
+    @field_validator("fail_cases", mode="before")
+    @classmethod
+    def _items_are_case_ids(cls, ids: Any) -> Any:
+        return [_case_id(item) for item in ids] if isinstance(ids, list) else ids
+
     @field_validator("failure_status")
     @classmethod
     def _error_status(cls, status: int | str) -> int | str:
@@ -99,9 +120,15 @@ class ProviderConfig(_Closed):
         return self
 
 
+def _case_id(value: Any) -> Any:
+    return str(value) if isinstance(value, int) and not isinstance(value, bool) else value
+
+
 class CacheConfig(_Closed):
     enabled: bool = True
     dir: str | None = None  # relative to the bundle; default: $XDG_CACHE_HOME/routedriver/behaviorci
+
+    _dir_usable = field_validator("dir")(_usable_path)
 
 
 class BundleConfig(_Closed):
@@ -115,7 +142,7 @@ class BundleConfig(_Closed):
     provider: ProviderConfig = Field(default_factory=ProviderConfig)
     parallel: bool | None = None  # 0.1.0: false = one case at a time; true = concurrently (bounded)
     concurrency: int | None = Field(default=None, ge=1, le=256)
-    timeout: float = Field(default=30.0, gt=0)  # seconds per provider call attempt
+    timeout: float = Field(default=30.0, gt=0, allow_inf_nan=False)  # seconds per provider call attempt
     retries: int = Field(default=2, ge=0, le=10)  # retries of 429/5xx/timeouts after the first attempt
     repeat: int = Field(default=1, ge=1, le=100)
     min_pass_rate: float = Field(default=1.0, ge=0.0, le=1.0)  # a case's default share of passing repeats
@@ -139,6 +166,7 @@ class BundleConfig(_Closed):
     def _path_not_empty(cls, path: str) -> str:
         if not path.strip():
             raise ValueError("must not be empty")
+        _usable_path(path)
         return path
 
     @model_validator(mode="after")

@@ -4,27 +4,62 @@ Prompts were rendered when the bundle was loaded, so a run only calls the provid
 evaluates and aggregates. Results come back in dataset order whatever order the calls finished in. An
 authentication failure stops the run at once (every other call would fail the same way) and becomes a
 configuration error; any other failure is that run's error and the rest go on.
+
+Stopping: when the run ends early (Ctrl-C, SIGTERM, an authentication failure) its ``Cancellation`` is set, so
+no worker starts another call or retry (a backoff wait ends at once), and the workers are not waited for: they
+are daemon threads, so a call already in flight does not hold the exit up (it was sent, and paid for, before
+the stop; nothing is sent after it).
 """
 
 from __future__ import annotations
 
 import datetime
+import queue
+import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 
 from routedriver.behaviorci.bundle import Bundle
 from routedriver.behaviorci.cache import CachedAnswer, ResponseCache, cache_key
 from routedriver.behaviorci.dataset import Case
 from routedriver.behaviorci.errors import ProviderConfigError
-from routedriver.behaviorci.evaluate import ContractEvaluator
+from routedriver.behaviorci.evaluate import ContractError, ContractEvaluator
 from routedriver.behaviorci.providers.base import Provider, ProviderCallError
 from routedriver.behaviorci.results import CaseResult, RunOutcome, RunResult
 from routedriver.behaviorci.thresholds import check_thresholds, compute_metrics
 from routedriver.llm.types import Usage
 
 Progress = Callable[[int, int], None]  # (runs done, runs in total)
+Job = tuple[Case, int]  # a case and its repeat index
+Done = tuple[Job, RunOutcome | None, BaseException | None]  # a job and its outcome, or why it has none
+
+
+class RunCancelled(Exception):
+    """The run was stopped: the call or wait that raises this must not go on."""
+
+
+class Cancellation:
+    """Shared by the runner and the provider's retry waits (give ``sleep`` to ``make_provider``)."""
+
+    def __init__(self) -> None:
+        self._event = threading.Event()
+
+    def cancel(self) -> None:
+        self._event.set()
+
+    @property
+    def cancelled(self) -> bool:
+        return self._event.is_set()
+
+    def check(self) -> None:
+        if self._event.is_set():
+            raise RunCancelled()
+
+    def sleep(self, seconds: float) -> None:
+        """A wait (retry backoff, mock latency) that ends with ``RunCancelled`` as soon as the run stops."""
+        if self._event.wait(max(0.0, seconds)):
+            raise RunCancelled()
 
 
 @dataclass(frozen=True)
@@ -33,6 +68,7 @@ class RunOptions:
     repeat: int
     cache: ResponseCache | None = None
     on_progress: Progress | None = None
+    cancel: Cancellation | None = None
 
 
 def run_bundle(bundle: Bundle, provider: Provider, options: RunOptions) -> RunResult:
@@ -41,7 +77,8 @@ def run_bundle(bundle: Bundle, provider: Provider, options: RunOptions) -> RunRe
     evaluator = ContractEvaluator(bundle.schema, bundle.invariants)
     cache = options.cache if provider.cacheable else None
     identity = provider.identity()
-    jobs = [(case, index) for case in bundle.cases for index in range(options.repeat)]
+    cancel = options.cancel or Cancellation()
+    jobs: list[Job] = [(case, index) for case in bundle.cases for index in range(options.repeat)]
     outcomes: dict[tuple[str, int], RunOutcome] = {}
 
     def run_one(case: Case, repeat_index: int) -> RunOutcome:
@@ -57,12 +94,18 @@ def run_bundle(bundle: Bundle, provider: Provider, options: RunOptions) -> RunRe
                 0,
             )
         else:
+            cancel.check()  # no new call once the run has stopped
             try:
                 generation = provider.generate(prompt, case, repeat_index)
             except ProviderCallError as exc:
                 if exc.auth:
                     raise
                 return RunOutcome(repeat_index, passed=False, error=exc.message, attempts=exc.attempts)
+            except RunCancelled:
+                raise
+            except Exception as exc:  # noqa: BLE001 - one case's surprise must not cost the others' answers
+                error = f"the call failed: {_describe(exc)}"
+                return RunOutcome(repeat_index, passed=False, error=error, attempts=1)
             text, usage, latency, cached, attempts = (
                 generation.text,
                 generation.usage,
@@ -75,31 +118,34 @@ def run_bundle(bundle: Bundle, provider: Provider, options: RunOptions) -> RunRe
                     key,
                     CachedAnswer(text, usage.input_tokens, usage.output_tokens, latency, generation.model),
                 )
-        evaluation = evaluator.evaluate(text, case)
+        try:
+            evaluation = evaluator.evaluate(text, case)
+        except Exception as exc:  # noqa: BLE001 - the answer is kept; only this run errors
+            error = (
+                str(exc) if isinstance(exc, ContractError) else f"cannot check the output: {_describe(exc)}"
+            )
+            return RunOutcome(repeat_index, False, text, None, error, latency, usage, cached, attempts)
         return RunOutcome(
             repeat_index, evaluation.passed, text, evaluation, None, latency, usage, cached, attempts
         )
 
     workers = max(1, min(options.concurrency, len(jobs)))
-    pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="behaviorci")
+    done = _run_jobs(jobs, run_one, workers, cancel)
     try:
-        pending: dict[Future[RunOutcome], tuple[str, int]] = {
-            pool.submit(run_one, case, index): (case.id, index) for case, index in jobs
-        }
-        done_count = 0
-        while pending:
-            finished, _ = wait(pending, return_when=FIRST_COMPLETED)
-            for future in finished:
-                slot = pending.pop(future)
-                try:
-                    outcomes[slot] = future.result()
-                except ProviderCallError as exc:  # authentication: every other call would fail the same way
-                    raise ProviderConfigError(exc.message, exc.fix) from None
-                done_count += 1
-                if options.on_progress is not None:
-                    options.on_progress(done_count, len(jobs))
+        for done_count in range(1, len(jobs) + 1):
+            (case, index), outcome, failure = done.get()
+            if failure is not None:
+                if isinstance(failure, ProviderCallError):  # authentication: every other call would fail too
+                    raise ProviderConfigError(failure.message, failure.fix) from None
+                raise failure
+            assert outcome is not None
+            outcomes[(case.id, index)] = outcome
+            if options.on_progress is not None:
+                options.on_progress(done_count, len(jobs))
     finally:
-        pool.shutdown(wait=True, cancel_futures=True)
+        # Normally nothing is left to stop; after an error or an interrupt the workers must not start another
+        # call or retry. They are not joined: an answer in flight must not hold up the exit.
+        cancel.cancel()
 
     cases = tuple(
         CaseResult(
@@ -128,6 +174,39 @@ def run_bundle(bundle: Bundle, provider: Provider, options: RunOptions) -> RunRe
         cache_misses=sum(1 for run in runs if not run.cached) if cache is not None else 0,
         cache_dir=str(cache.directory) if cache is not None else None,
     )
+
+
+def _run_jobs(
+    jobs: list[Job], run_one: Callable[[Case, int], RunOutcome], workers: int, cancel: Cancellation
+) -> queue.Queue[Done]:
+    """Start ``workers`` daemon threads working through ``jobs``; each result (or failure) is put on the
+    returned queue. Daemon threads, not a ThreadPoolExecutor: the interpreter joins an executor's threads at
+    exit, so a Ctrl-C would still wait for every call in flight."""
+    todo: queue.SimpleQueue[Job] = queue.SimpleQueue()
+    for job in jobs:
+        todo.put(job)
+    done: queue.Queue[Done] = queue.Queue()
+
+    def work() -> None:
+        while not cancel.cancelled:
+            try:
+                job = todo.get_nowait()
+            except queue.Empty:
+                return
+            try:
+                done.put((job, run_one(*job), None))
+            except BaseException as exc:  # noqa: BLE001 - handed to the main thread, which decides
+                done.put((job, None, exc))
+                if isinstance(exc, RunCancelled):
+                    return
+
+    for number in range(workers):
+        threading.Thread(target=work, name=f"behaviorci-{number}", daemon=True).start()
+    return done
+
+
+def _describe(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {' '.join(str(exc).split())}".rstrip(": ")
 
 
 def _now() -> str:

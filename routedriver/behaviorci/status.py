@@ -8,6 +8,7 @@ so writes are serialized.
 
 from __future__ import annotations
 
+import io
 import sys
 import threading
 from collections.abc import Callable
@@ -27,7 +28,8 @@ class Status:
     ) -> None:
         self.quiet = quiet
         self._on_first_result = on_first_result
-        self.stream = stream or sys.stderr
+        # sys.stderr is None when the command started with stderr closed (`2>&-`): say nothing, run anyway.
+        self.stream: TextIO = stream or sys.stderr or io.StringIO()
         self.lock = threading.Lock()
         interactive = self.stream.isatty() if progress_bar is None else progress_bar
         self._chatty = (interactive or verbose) and not quiet

@@ -15,7 +15,7 @@ import click
 
 from routedriver import __version__
 from routedriver.cli._command import Group
-from routedriver.errors import UserError
+from routedriver.errors import Malfunction, UserError
 
 # Copies of reporters.FORMATS and models.PROVIDERS (a test keeps them equal): importing those modules here
 # would load pydantic and the report code before a flag is even parsed.
@@ -84,7 +84,10 @@ def validate_command(bundle_path: str) -> int:
     help="Report format.",
 )
 @click.option(
-    "--output", "-o", type=click.Path(dir_okay=False), help="Write the report to FILE (atomically)."
+    "--output",
+    "-o",
+    type=click.Path(dir_okay=False),
+    help="Write the report to FILE (atomically; through a symlink; a FIFO or device is written in place).",
 )
 @click.option("--verbose", "-v", is_flag=True, help="Show every case (and outputs in json/junit).")
 @click.option("--quiet", "-q", is_flag=True, help="No status lines; the console report is the verdict only.")
@@ -119,6 +122,10 @@ def run_command(
         concurrency=concurrency,
         repeat=repeat,
     )
+    if output is None and sys.stdout is None:  # started with stdout closed (`>&-`): refuse, not lose
+        raise Malfunction(
+            "stdout is closed, so the report would be lost", "run it with stdout open or with --output FILE"
+        )
     in_actions = github.active()
     resume = _pause_collection_until_started()
     with Status(quiet=quiet, verbose=verbose, on_first_result=resume) as status:

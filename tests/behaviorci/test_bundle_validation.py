@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 
@@ -91,6 +92,41 @@ CASES: list[tuple[str, Callable[[Path], Path], list[str]]] = [
     ("min_pass_rate above 1", _set("min_pass_rate", 1.5), ["'min_pass_rate'"]),
     ("zero timeout", _set("timeout", 0), ["'timeout'"]),
     (
+        "duplicate key",
+        _raw("name: x\nprompt_path: prompt.md\ndataset_path: dataset.jsonl\nrepeat: 2\nrepeat: 3\n"),
+        ["key 'repeat' appears twice (line 4 and line 5)"],
+    ),
+    (
+        "duplicate nested key",
+        _raw("name: x\nprompt_path: p.md\ndataset_path: d.jsonl\nprovider:\n  name: mock\n  name: openai\n"),
+        ["key 'name' appears twice (line 5 and line 6)"],
+    ),
+    (
+        "lone surrogate in bundle.yaml",
+        _raw('name: "caf\\ud83d"\nprompt_path: prompt.md\ndataset_path: dataset.jsonl\n'),
+        ["'name' holds a lone surrogate"],
+    ),
+    (
+        "mock response for no case",
+        _provider(responses={"q9": "x"}),
+        ["provider.responses names case 'q9'", "q1"],
+    ),
+    ("mock cycle for no case", _provider(cycle={"Q1": ["x"]}), ["provider.cycle names case 'Q1'"]),
+    ("mock failure for no case", _provider(fail_cases=["q1", 7]), ["provider.fail_cases names case '7'"]),
+    (
+        "infinite threshold",
+        _set("thresholds", [{"metric": "pass_rate", "value": float("inf")}]),
+        ["thresholds[0].value", "finite"],
+    ),
+    ("infinite timeout", _set("timeout", float("inf")), ["'timeout'", "finite"]),
+    ("NUL in prompt_path", _set("prompt_path", "prompt.md\0x"), ["'prompt_path'", "NUL character"]),
+    (
+        "NUL in schema_path",
+        _set("output_contract", {"schema_path": "schema.json\0"}),
+        ["'output_contract.schema_path'", "NUL character"],
+    ),
+    ("NUL in cache.dir", _set("cache", {"dir": "c\0"}), ["'cache.dir'", "NUL character"]),
+    (
         "missing name",
         _raw("prompt_path: prompt.md\ndataset_path: dataset.jsonl\n"),
         ["missing required key 'name'"],
@@ -112,6 +148,21 @@ CASES: list[tuple[str, Callable[[Path], Path], list[str]]] = [
         ["schema.json line 2: invalid JSON"],
     ),
     ("schema not a schema", _write("schema.json", '{"type": "objekt"}'), ["not a valid JSON schema"]),
+    (
+        "schema $ref to a missing file",
+        _write("schema.json", '{"$ref": "answer.json"}'),
+        ["schema.json: $ref 'answer.json'", "answer.json not found"],
+    ),
+    (
+        "schema $ref to the network",
+        _write("schema.json", '{"properties": {"a": {"$ref": "https://example.com/s.json"}}}'),
+        ["$ref 'https://example.com/s.json'", "never fetched over the network"],
+    ),
+    (
+        "schema $ref to nowhere",
+        _write("schema.json", '{"$ref": "#/definitions/missing"}'),
+        ["$ref '#/definitions/missing' points to nowhere"],
+    ),
     ("template syntax", _write("prompt.md", "Q: {{ question }\n"), ["prompt.md line 1: template error"]),
     (
         "undefined variable",
@@ -217,3 +268,70 @@ def test_version_and_help_are_cheap(tmp_path: Path) -> None:
     imported = {line.split("|")[-1].strip() for line in ran.err.splitlines() if "|" in line}
     for heavy in ("openai", "anthropic", "pydantic", "jsonschema", "rich", "jinja2", "yaml"):
         assert heavy not in imported, f"behaviorci --help imports {heavy}"
+
+
+def test_schema_refs_resolve_relative_to_the_schema_file(tmp_path: Path) -> None:
+    root = tmp_path / "b"
+    bundle = write_bundle(
+        root,
+        {"output_contract": {"schema_path": "schemas/schema.json"}},
+        cases=[
+            {"id": "good", "input": {"question": "a"}, "mock_output": {"answer": "yes", "confidence": 0.9}},
+            {"id": "bad", "input": {"question": "b"}, "mock_output": {"answer": "", "confidence": 0.9}},
+        ],
+    )
+    (root / "schemas" / "defs").mkdir(parents=True)
+    (root / "schemas" / "schema.json").write_text('{"$ref": "answer.json"}', encoding="utf-8")
+    (root / "schemas" / "answer.json").write_text(
+        '{"type": "object", "required": ["answer"], "properties": {"answer": {"$ref": "defs/text.json"}}}',
+        encoding="utf-8",
+    )
+    (root / "schemas" / "defs" / "text.json").write_text(
+        '{"type": "string", "minLength": 1}', encoding="utf-8"
+    )
+    ran = run_cli(["behaviorci", "run", str(bundle), "-f", "json", "-v"], tmp_path)
+    assert ran.code == 1, ran.err  # a threshold failure, not a crash
+    cases = {case["id"]: case for case in json.loads(ran.out)["cases"]}
+    assert cases["good"]["passed"] is True
+    assert cases["bad"]["passed"] is False and cases["bad"]["error"] is None
+    assert "should be non-empty" in cases["bad"]["reason"]
+
+
+def test_a_ref_that_fails_at_run_time_is_a_contract_error_not_a_crash() -> None:
+    from routedriver.behaviorci.dataset import Case
+    from routedriver.behaviorci.evaluate import ContractError, ContractEvaluator
+
+    # Loading refuses such a schema; a schema given in code reaches the evaluator unchecked.
+    evaluator = ContractEvaluator({"$ref": "#/definitions/missing"}, [])
+    with pytest.raises(
+        ContractError, match="schema cannot be applied: cannot resolve '/definitions/missing'"
+    ):
+        evaluator.evaluate("{}", Case(id="c", line=1, input={}))
+
+
+def test_integer_case_ids_in_mock_settings_are_case_ids(tmp_path: Path) -> None:
+    cases = [{"id": 7, "input": {"question": "q"}}, {"id": "eight", "input": {"question": "r"}}]
+    provider = {"name": "mock", "responses": {7: '{"answer": "seven", "confidence": 1}'}, "fail_cases": []}
+    bundle = write_bundle(tmp_path / "b", {"provider": provider, "thresholds": []}, cases=cases, schema=None)
+    result = invoke(["run", str(bundle), "-f", "json", "-v"])
+    outputs = {case["id"]: case["output"] for case in json.loads(result.stdout)["cases"]}
+    assert outputs["7"] == '{"answer": "seven", "confidence": 1}'
+
+
+def test_a_symlinked_bundle_yaml_works_from_the_directory_of_the_link(tmp_path: Path) -> None:
+    from routedriver.behaviorci.app import RunRequest, cache_for
+    from routedriver.behaviorci.bundle import load_bundle
+
+    used = tmp_path / "use"
+    write_bundle(used, {"cache": {"dir": ".cache-here"}})
+    (tmp_path / "shared").mkdir()
+    (used / "bundle.yaml").rename(tmp_path / "shared" / "bundle.yaml")
+    (used / "bundle.yaml").symlink_to("../shared/bundle.yaml")
+    ran = run_cli(["behaviorci", "validate", "use"], tmp_path)
+    assert ran.code == 0, ran.err
+    assert ran.out.startswith("valid: test-bundle (use/bundle.yaml)")
+    assert "prompt      use/prompt.md" in ran.out and "schema      use/schema.json" in ran.out
+    bundle = load_bundle(str(used / "bundle.yaml"))
+    assert bundle.dir == used.resolve()
+    cache = cache_for(bundle, RunRequest(str(used)), environ={})
+    assert cache is not None and cache.directory == used.resolve() / ".cache-here"

@@ -74,3 +74,54 @@ def test_0_1_0_model_override(bundle: Path, tmp_path: Path) -> None:
         ran = run_cli(["behaviorci", "run", str(bundle), "-m", "qwen-plus", "--no-cache"], tmp_path, env=env)
         assert ran.code == 0, ran.err
         assert {r.json["model"] for r in server.requests} == {"qwen-plus"}
+
+
+def _echo_bundle(
+    root: Path, prompt_files: dict[str, bytes], prompt_path: str, row: dict[str, object]
+) -> Path:
+    root.mkdir()
+    for name, data in prompt_files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_bytes(data)
+    (root / "dataset.jsonl").write_text(json.dumps(row) + "\n", encoding="utf-8")
+    (root / "bundle.yaml").write_text(
+        f"name: echo\nprompt_path: {prompt_path}\ndataset_path: dataset.jsonl\n"
+        "output_contract:\n  invariants: ['len(raw_output) > 0']\nprovider:\n  name: mock\n  echo: true\n",
+        encoding="utf-8",
+    )
+    return root / "bundle.yaml"
+
+
+def _sent_prompt(bundle: Path, cwd: Path) -> str:
+    ran = run_cli(["behaviorci", "run", str(bundle), "-f", "json", "-v"], cwd)
+    assert ran.code == 0, ran.err
+    output: str = json.loads(ran.out)["cases"][0]["output"]
+    return output
+
+
+def test_includes_resolve_from_the_bundle_directory_as_in_0_1_0(tmp_path: Path) -> None:
+    # 0.1.0 loaded templates from the bundle's directory: prompts/main.md includes "prompts/header.md".
+    # A name relative to the prompt's own directory keeps working too.
+    files = {
+        "prompts/main.md": b'{% include "prompts/header.md" %}{% include "footer.md" %}Q: {{ question }}\n',
+        "prompts/header.md": b"HEADER\n",
+        "prompts/footer.md": b"FOOTER\n",
+    }
+    bundle = _echo_bundle(tmp_path / "b", files, "prompts/main.md", {"input": {"question": "why?"}})
+    assert _sent_prompt(bundle, tmp_path) == "HEADERFOOTERQ: why?"  # Jinja2 drops a final newline
+
+
+def test_an_include_escaping_the_bundle_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "secret.md").write_text("secret", encoding="utf-8")
+    files = {"prompts/main.md": b'{% include "../secret.md" %}{{ question }}'}
+    bundle = _echo_bundle(tmp_path / "b", files, "prompts/main.md", {"input": {"question": "q"}})
+    ran = run_cli(["behaviorci", "validate", str(bundle)], tmp_path)
+    assert ran.code == 2 and "secret" not in ran.out
+    assert ran.err.startswith("error: ") and "../secret.md" in ran.err and ran.err.count("\n") == 1
+
+
+def test_a_byte_order_mark_is_not_sent_and_a_variable_may_be_called_self(tmp_path: Path) -> None:
+    files = {"prompt.md": "\ufeffQ: {{ question }}\n".encode()}
+    row = {"input": {"question": "q?", "self": "unused by the template"}}
+    bundle = _echo_bundle(tmp_path / "b", files, "prompt.md", row)
+    assert _sent_prompt(bundle, tmp_path) == "Q: q?"

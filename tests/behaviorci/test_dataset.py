@@ -43,6 +43,12 @@ BAD_LINES: list[tuple[str, list[str], str]] = [
     ),
     ("boolean min_pass_rate", ['{"input": {"question": "q"}, "min_pass_rate": true}'], "'min_pass_rate'"),
     ("empty dataset", ["", "  "], "has no cases"),
+    (
+        "lone surrogate",
+        [GOOD, '{"input": {"question": "caf\\ud83d"}}'],
+        "line 2: input.question holds a lone surrogate",
+    ),
+    ("lone surrogate in a key", ['{"input": {"\\udc80": 1}}'], "line 1: input.'\\udc80' holds a lone"),
 ]
 
 
@@ -112,3 +118,20 @@ def test_byte_order_mark_and_crlf_are_accepted(tmp_path: Path) -> None:
     bundle = write_bundle(root, schema=None)
     (root / "dataset.jsonl").write_bytes(b"\xef\xbb\xbf" + (GOOD + "\r\n" + GOOD + "\r\n").encode())
     assert [case.id for case in load_bundle(str(bundle)).cases] == ["line-1", "line-2"]
+
+
+def test_unicode_line_separators_inside_strings_are_not_line_breaks(tmp_path: Path) -> None:
+    # json.dumps(ensure_ascii=False) writes U+2028, U+2029 and U+0085 raw; they are not JSONL line breaks.
+    root = tmp_path / "b"
+    bundle = write_bundle(root, schema=None)
+    odd = "a\u2028b\u2029c\u0085d"
+    rows = [{"id": "odd", "input": {"question": odd}}, {"input": {"question": "plain"}}]
+    text = "\n".join(json.dumps(row, ensure_ascii=False) for row in rows) + "\n"
+    (root / "dataset.jsonl").write_text(text, encoding="utf-8")
+    cases = load_bundle(str(bundle)).cases
+    assert [(case.id, case.line, case.input["question"]) for case in cases] == [
+        ("odd", 1, odd),
+        ("line-2", 2, "plain"),
+    ]
+    result = invoke(["validate", str(bundle)])
+    assert result.exit_code == 0, result.stderr

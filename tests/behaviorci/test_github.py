@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.behaviorci.helpers import answer, invoke, one_error_line, write_bundle
+from tests.conftest import run_cli
 
 CASES = [
     {"id": "good", "input": {"question": "a"}, "mock_output": answer("yes")},
@@ -59,3 +60,18 @@ def test_passing_run_has_no_annotations_but_a_summary(tmp_path: Path) -> None:
     assert result.exit_code == 0
     assert "::" not in result.stderr
     assert "✅ PASSED" in summary.read_text(encoding="utf-8")
+
+
+def test_annotation_files_are_relative_to_the_workspace(tmp_path: Path) -> None:
+    workspace = tmp_path / "repo"
+    bundle = write_bundle(workspace / "bundles" / "b", cases=CASES)
+    (workspace / "sub").mkdir()
+    ran = run_cli(
+        ["behaviorci", "run", str(bundle)],
+        workspace / "sub",  # run from elsewhere: the report names the files from there (../bundles/…)
+        env={"GITHUB_ACTIONS": "true", "GITHUB_WORKSPACE": str(workspace)},
+    )
+    assert ran.code == 1, ran.err
+    annotations = [line for line in ran.err.splitlines() if line.startswith("::")]
+    assert "file=bundles/b/bundle.yaml::" in annotations[0]
+    assert "file=bundles/b/dataset.jsonl,line=2::" in annotations[1]

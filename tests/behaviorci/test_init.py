@@ -62,3 +62,38 @@ def test_init_over_a_file_is_refused(tmp_path: Path) -> None:
     ran = run_cli(["behaviorci", "init", "afile"], tmp_path)
     assert ran.code == 2
     assert ran.err.startswith("error: ")
+
+
+def test_init_force_writes_through_symlinked_files(tmp_path: Path) -> None:
+    target = tmp_path / "linked"
+    target.mkdir()
+    (tmp_path / "my-prompt.md").write_text("mine {{ question }}\n", encoding="utf-8")
+    (target / "prompt.md").symlink_to(tmp_path / "my-prompt.md")
+    refused = run_cli(["behaviorci", "init", "linked"], tmp_path)
+    assert refused.code == 2 and "already exists" in refused.err
+    forced = run_cli(["behaviorci", "init", "linked", "--force"], tmp_path)
+    assert forced.code == 0, forced.err
+    assert (target / "prompt.md").is_symlink()
+    assert "{{ question }}" in (tmp_path / "my-prompt.md").read_text(encoding="utf-8")
+    assert "mine" not in (tmp_path / "my-prompt.md").read_text(encoding="utf-8")
+
+
+def test_init_under_a_file_or_with_a_non_utf8_name_is_one_line(tmp_path: Path) -> None:
+    import os
+    import subprocess
+
+    (tmp_path / "afile").write_text("x", encoding="utf-8")
+    ran = run_cli(["behaviorci", "init", "afile/sub"], tmp_path)
+    assert ran.code == 2, ran.err
+    assert ran.err.startswith("error: cannot create afile/sub/bundle.yaml") and ran.err.count("\n") == 1
+    done = subprocess.run(
+        [b"behaviorci", b"init", b"bad\xffname"],
+        cwd=tmp_path,
+        capture_output=True,
+        check=False,
+        env=os.environ,
+    )
+    assert done.returncode == 2, done.stderr
+    err = done.stderr.decode("utf-8", "replace")
+    assert err.startswith("error: the directory name 'bad\\xffname' is not UTF-8") and err.count("\n") == 1
+    assert not os.path.exists(os.path.join(os.fsencode(tmp_path), b"bad\xffname"))  # nothing written

@@ -173,6 +173,16 @@ RUNTIME_LIMITS: list[tuple[str, dict[str, Any]]] = [
     ("matches(r'^(a|a)*$', raw_output)", {"raw_output": "a" * 40 + "b"}),
     ("findall(r'(x+x+)+y', raw_output) == []", {"raw_output": "x" * 1000}),
     ("matches(r'(\\w+\\s?)+$', raw_output)", {"raw_output": "word " * 1000 + "!"}),
+    # Work hidden in C: a huge exponent of 10, comparing/hashing/printing aliased containers, joins.
+    ("round(len(raw_output), -10**8) == 0", {"raw_output": "abc"}),
+    ("[[1] * 1000000] * 1000000 != [[1] * 1000000] * 1000000", {}),
+    ("sorted([output] * 1000000) == []", {"output": [1] * 1000}),
+    ("output in [[1] * 1000000] * 1000000", {"output": [2]}),
+    ("{(tuple(output),) * 100000} == set()", {"output": [1] * 1000}),
+    ("str([raw_output] * 100000) != ''", {"raw_output": "x" * 100}),
+    ("''.join(x for x in [raw_output] * 1000000) != ''", {"raw_output": "x" * 100}),
+    ("'-'.join([raw_output] * 100000) != ''", {"raw_output": "x" * 100}),
+    ("(raw_output + raw_output) != ''", {"raw_output": "x" * 600_000}),
 ]
 
 
@@ -181,6 +191,17 @@ def test_runtime_limits_fail_the_invariant_instead_of_hanging(source: str, conte
     invariant = compile_invariant(source)
     with pytest.raises(InvariantFailure):
         invariant.evaluate({**CONTEXT, **context})
+
+
+def test_comparisons_of_ordinary_sizes_stay_within_the_budget() -> None:
+    invariant = compile_invariant("[raw_output] * 100000 == [raw_output] * 100000 and output == output")
+    assert invariant.evaluate({**CONTEXT, "raw_output": "x" * 1000, "output": {"a": [1] * 100000}}) is True
+
+
+def test_a_constant_join_bomb_is_rejected_when_loaded() -> None:
+    # It used to run out of memory (an internal MemoryError) inside `behaviorci validate`.
+    with pytest.raises(UnsafeExpression, match="more than 1000000 items"):
+        compile_invariant("''.join([('a' * 1000000)] * 1000000) != ''")
 
 
 def test_a_constant_catastrophic_regex_is_rejected_when_loaded() -> None:

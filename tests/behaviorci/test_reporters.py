@@ -14,6 +14,7 @@ from routedriver.behaviorci.reporters import FORMATS
 from routedriver.cli import behaviorci as cli
 from tests.behaviorci.helpers import answer, invoke, one_error_line, write_bundle
 from tests.conftest import BIN_DIR, run_cli
+from tests.fakes.llm_servers import OpenAIServer, Reply
 
 CASES = [
     {"id": "good", "input": {"question": "a"}, "mock_output": answer("yes")},
@@ -231,23 +232,39 @@ def test_installed_command_json_is_valid_with_status_on_stderr_only_when_asked(t
 
 
 def test_unwritable_characters_in_model_output_do_not_break_reports(tmp_path: Path) -> None:
-    # JSON can carry a lone surrogate ("\ud800"), which no UTF-8 writer accepts, and control characters,
-    # which XML cannot carry.
-    raw = '{"id": "odd", "input": {"question": "a"}, "mock_output": "bad \\ud800 and \\u0007 bell"}'
+    # A model's JSON can carry a lone surrogate ("\ud83d"), which no UTF-8 writer accepts, and control
+    # characters, which XML cannot carry. The answer is kept with U+FFFD for the surrogate, in the report
+    # and in the cache alike, and a rerun answered from the cache reports the same text.
+    said = "caf\u00e9 \ud83d and \u0007 bell"
+    kept = "caf\u00e9 \ufffd and \u0007 bell"
     bundle = write_bundle(
-        tmp_path / "b", {"output_contract": {"invariants": ["len(raw_output) > 0"]}}, cases=[raw], schema=None
+        tmp_path / "b",
+        {
+            "provider": {"name": "openai", "model": "gpt-test"},
+            "retries": 0,
+            "output_contract": {"invariants": ["len(raw_output) > 0"]},
+        },
+        cases=[{"id": "odd", "input": {"question": "a"}}],
+        schema=None,
     )
-    for fmt in ("console", "json", "markdown", "junit"):
-        ran = run_cli(["behaviorci", "run", str(bundle), "-f", fmt, "-v"], tmp_path)
-        assert ran.code == 0, (fmt, ran.err)
-        assert "Traceback" not in ran.err
-        if fmt == "json":
-            assert json.loads(ran.out)["cases"][0]["output"] == "bad ? and \u0007 bell"
-        if fmt == "junit":
-            ET.fromstring(ran.out)
-    out = tmp_path / "report.xml"
-    assert invoke(["run", str(bundle), "-f", "junit", "-v", "-o", str(out)]).exit_code == 0
-    ET.fromstring(out.read_text(encoding="utf-8"))
+    with OpenAIServer(responder=lambda request: Reply.text(said, model="gpt-\udc80x")) as server:
+        env = {"OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": server.base_url}
+        cache = ["--cache-dir", str(tmp_path / "cache")]
+        for fmt in ("json", "console", "markdown", "junit"):
+            ran = run_cli(["behaviorci", "run", str(bundle), "-f", fmt, "-v", *cache], tmp_path, env=env)
+            assert ran.code == 0, (fmt, ran.err)
+            assert "Traceback" not in ran.err and "warning" not in ran.err
+            if fmt == "json":
+                assert json.loads(ran.out)["cases"][0]["output"] == kept
+            if fmt == "junit":
+                ET.fromstring(ran.out)
+        out = tmp_path / "report.xml"
+        result = invoke(["run", str(bundle), "-f", "junit", "-v", "-o", str(out), *cache], env=env)
+        assert result.exit_code == 0, result.stderr
+        ET.fromstring(out.read_text(encoding="utf-8"))
+        assert len(server.requests) == 1  # one paid call; every rerun came from the cache
+    (entry,) = (tmp_path / "cache").rglob("*.json")
+    assert json.loads(entry.read_text(encoding="utf-8"))["text"] == kept
 
 
 def test_unwritable_output_is_refused_before_the_run(tmp_path: Path) -> None:
@@ -267,3 +284,76 @@ def test_the_command_offers_exactly_the_library_formats_and_providers() -> None:
     # The CLI keeps its own copies so that it starts without importing the reporters or pydantic.
     assert cli.FORMATS == FORMATS
     assert cli.PROVIDER_NAMES == PROVIDERS
+
+
+def test_output_through_a_symlink_writes_its_target_and_keeps_the_link(tmp_path: Path) -> None:
+    real = tmp_path / "real.json"
+    real.write_text("keep\n", encoding="utf-8")
+    link = tmp_path / "link.json"
+    link.symlink_to("real.json")
+    dangling = tmp_path / "dangling.json"
+    dangling.symlink_to("made-by-the-run.json")
+    for target in (link, dangling):
+        ran = run_cli(
+            ["behaviorci", "run", str(_bundle(tmp_path)), "-f", "json", "-q", "-o", str(target)], tmp_path
+        )
+        assert ran.code == 0, ran.err
+        assert target.is_symlink()
+        assert json.loads(target.read_text(encoding="utf-8"))["passed"] is True
+    assert json.loads(real.read_text(encoding="utf-8"))["passed"] is True
+    assert (tmp_path / "made-by-the-run.json").is_file()
+    assert not [p.name for p in tmp_path.iterdir() if ".tmp-" in p.name]
+
+
+def test_output_into_a_fifo_writes_to_its_reader(tmp_path: Path) -> None:
+    import stat
+    import threading
+
+    fifo = tmp_path / "report.pipe"
+    os.mkfifo(fifo)
+    received: list[bytes] = []
+
+    def read() -> None:
+        with open(fifo, "rb") as handle:  # blocks until the command opens the FIFO for writing
+            received.append(handle.read())
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    ran = run_cli(
+        ["behaviorci", "run", str(_bundle(tmp_path)), "-f", "json", "-q", "-o", str(fifo)], tmp_path
+    )
+    reader.join(timeout=30)
+    assert ran.code == 0, ran.err
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)  # still a FIFO, not replaced by a regular file
+    assert received and json.loads(received[0].decode("utf-8"))["passed"] is True
+
+
+def test_closed_stderr_or_stdout(tmp_path: Path) -> None:
+    bundle = _bundle(tmp_path)
+    quiet_err = subprocess.run(
+        ["sh", "-c", f"behaviorci run '{bundle}' 2>&-"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert quiet_err.returncode == 0  # nothing to say on stderr is no reason to fail a passing bundle
+    assert quiet_err.stdout.splitlines()[-2] == "passed: true"
+    lost = subprocess.run(
+        ["sh", "-c", f"behaviorci run '{bundle}' >&-"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert lost.returncode == 1  # the report would be lost: a malfunction, said before any call is made
+    assert lost.stderr.startswith("error: stdout is closed") and lost.stderr.count("\n") == 1
+    saved = subprocess.run(
+        ["sh", "-c", f"behaviorci run '{bundle}' -f json -o report.json >&-"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert saved.returncode == 0, saved.stderr
+    assert json.loads((tmp_path / "report.json").read_text(encoding="utf-8"))["passed"] is True

@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
 import threading
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.behaviorci.helpers import answer, invoke, one_error_line, write_bundle
+from tests.conftest import BIN_DIR
 from tests.fakes.llm_servers import OpenAIServer, Recorded, Reply
 
 GOOD, BAD = answer("yes"), "I am not JSON"
@@ -192,3 +198,79 @@ def test_concurrency_is_bounded(tmp_path: Path) -> None:
         assert max(seen) <= bound
         if bound > 1:
             assert max(seen) >= 2  # and the calls really did overlap
+
+
+def _start_run(bundle: Path, server: OpenAIServer, cwd: Path) -> subprocess.Popen[str]:
+    env = {**os.environ, "OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": server.base_url}
+    return subprocess.Popen(
+        [str(BIN_DIR / "behaviorci"), "run", str(bundle), "--no-cache"],
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def _arrivals(count: int, reply: Reply) -> tuple[OpenAIServer, threading.Event]:
+    """A server answering every request with ``reply``; the event is set once ``count`` requests arrived."""
+    arrived = threading.Event()
+    lock = threading.Lock()
+    seen = [0]
+
+    def responder(request: Recorded) -> Reply:
+        with lock:
+            seen[0] += 1
+            if seen[0] >= count:
+                arrived.set()
+        return reply
+
+    return OpenAIServer(responder=responder), arrived
+
+
+@pytest.mark.parametrize(
+    ("signum", "code", "line"),
+    [(signal.SIGINT, 130, "error: interrupted"), (signal.SIGTERM, 143, "error: terminated")],
+)
+def test_a_signal_stops_the_run_without_waiting_for_calls_in_flight(
+    tmp_path: Path, signum: int, code: int, line: str
+) -> None:
+    cases = [{"id": f"c{i}", "input": {"question": str(i)}} for i in range(6)]
+    bundle = write_bundle(
+        tmp_path / "b", {"concurrency": 2, "provider": {"name": "openai", "model": "m"}}, cases=cases
+    )
+    server, arrived = _arrivals(2, Reply.text(GOOD, delay_s=60))  # answers that take a minute
+    with server:
+        proc = _start_run(bundle, server, tmp_path)
+        try:
+            assert arrived.wait(60), "the run never sent its first calls"
+            proc.send_signal(signum)
+            out, err = proc.communicate(timeout=20)  # not the minute the calls in flight would take
+        finally:
+            proc.kill()
+        assert proc.returncode == code, err
+        assert err.splitlines()[-1] == line and "Traceback" not in err
+        assert out == ""
+        assert len(server.requests) == 2  # nothing sent after the signal
+
+
+def test_a_signal_ends_retry_backoff_and_sends_no_retry(tmp_path: Path) -> None:
+    cases = [{"id": f"c{i}", "input": {"question": str(i)}} for i in range(3)]
+    bundle = write_bundle(
+        tmp_path / "b",
+        {"concurrency": 1, "retries": 5, "provider": {"name": "openai", "model": "m"}},
+        cases=cases,
+    )
+    server, arrived = _arrivals(1, Reply.error(503, retry_after=30))  # each retry would come 30 s later
+    with server:
+        proc = _start_run(bundle, server, tmp_path)
+        try:
+            assert arrived.wait(60), "the run never sent its first call"
+            proc.send_signal(signal.SIGINT)
+            _, err = proc.communicate(timeout=20)
+        finally:
+            proc.kill()
+        assert proc.returncode == 130, err
+        assert err.splitlines()[-1] == "error: interrupted"
+        assert len(server.requests) == 1

@@ -1,15 +1,24 @@
-"""Evaluating a checked invariant: a small tree walker with a step budget and size limits."""
+"""Evaluating a checked invariant: a small tree walker with a step budget and size limits.
+
+Limits are checked before the work where the work could be huge: a repetition, a concatenation, a
+``str.join`` or ``str()`` is refused when its result would be too large, before it is built; comparing,
+hashing or sorting containers is charged to the step budget by the number of elements it walks (aliasing
+counted: ``[[1] * 10**6] * 10**6`` is cheap to build but 10**12 elements to compare); ``round`` takes at most
+``MAX_ROUND_DIGITS`` digits. Running out of memory anyway is a limit error, never a crash.
+"""
 
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator, Mapping
+from collections.abc import ItemsView, Iterator, KeysView, Mapping, ValuesView
 from typing import Any, TypeVar
 
 from routedriver.behaviorci.invariants.functions import BINOPS, CMPOPS, FUNCTIONS, METHODS, SUBSCRIPTABLE
 from routedriver.behaviorci.invariants.limits import (
+    ELEMENTS_PER_STEP,
     MAX_ALLOC,
     MAX_INT_BITS,
+    MAX_ROUND_DIGITS,
     MAX_SEQUENCE,
     MAX_STEPS,
     InvariantFailure,
@@ -17,6 +26,11 @@ from routedriver.behaviorci.invariants.limits import (
 )
 
 T = TypeVar("T")
+CONTAINERS = (list, tuple, dict, set, frozenset)
+_VIEWS = (KeysView, ValuesView, ItemsView)
+# Functions and methods that compare or hash the elements of their arguments.
+_COMPARING_FUNCTIONS = frozenset({"sorted", "min", "max", "set", "dict"})
+_COMPARING_METHODS = frozenset({"count", "index", "get"})
 
 
 class Interpreter:
@@ -38,8 +52,23 @@ class Interpreter:
             raise
         except RecursionError:
             raise LimitExceeded("nested too deeply") from None
+        except MemoryError:
+            raise LimitExceeded("ran out of memory") from None
         except (ArithmeticError, LookupError, TypeError, ValueError, AttributeError) as exc:
             raise InvariantFailure(_runtime_message(node, exc)) from None
+
+    def _charge(self, elements: int) -> None:
+        """Count C-level work over ``elements`` elements against the step budget."""
+        self.steps += elements // ELEMENTS_PER_STEP
+        if self.steps > MAX_STEPS:
+            raise LimitExceeded(f"more than {MAX_STEPS} evaluation steps (comparing or hashing large values)")
+
+    def _charge_walk(self, *values: Any) -> None:
+        """Charge comparing/hashing ``values``: the elements they hold, nested, aliasing counted."""
+        if not any(type(value) in CONTAINERS or isinstance(value, _VIEWS) for value in values):
+            return  # scalars and strings compare in C at a cost their (bounded) size already limits
+        room = (MAX_STEPS - self.steps + 1) * ELEMENTS_PER_STEP
+        self._charge(sum(weight(value, room) for value in values))
 
     def _produced(self, value: T) -> T:
         if isinstance(value, (str, list, tuple, dict, set)):
@@ -92,6 +121,10 @@ class Interpreter:
         left = self.eval(node.left, scope)
         for op, comparator in zip(node.ops, node.comparators, strict=True):
             right = self.eval(comparator, scope)
+            if isinstance(op, (ast.In, ast.NotIn)) and isinstance(right, (dict, set, frozenset, KeysView)):
+                self._charge_walk(left)  # a hash lookup: only the key is walked
+            elif not isinstance(op, (ast.Is, ast.IsNot)):
+                self._charge_walk(left, right)
             if not CMPOPS[type(op)](left, right):
                 return False
             left = right
@@ -105,6 +138,8 @@ class Interpreter:
         if type(container) not in SUBSCRIPTABLE:
             raise InvariantFailure(f"cannot index a {type(container).__name__} value")
         key = self.eval(node.slice, scope)
+        if isinstance(container, dict):
+            self._charge_walk(key)
         return self._produced(container[key]) if isinstance(key, slice) else container[key]
 
     def _Slice(self, node: ast.Slice, scope: dict[str, Any]) -> slice:
@@ -122,21 +157,33 @@ class Interpreter:
         return tuple(self._produced([self.eval(element, scope) for element in node.elts]))
 
     def _Set(self, node: ast.Set, scope: dict[str, Any]) -> set[Any]:
-        return self._produced({self.eval(element, scope) for element in node.elts})
+        elements = [self.eval(element, scope) for element in node.elts]
+        self._charge_walk(elements)
+        return self._produced(set(elements))
 
     def _Dict(self, node: ast.Dict, scope: dict[str, Any]) -> dict[Any, Any]:
         out: dict[Any, Any] = {}
         for key, value in zip(node.keys, node.values, strict=True):
             if key is None:  # `**mapping`: the checker refuses it, so this is a bug, not user input
                 raise InvariantFailure("cannot evaluate ** in a dict display")
-            out[self.eval(key, scope)] = self.eval(value, scope)
+            computed = self.eval(key, scope)
+            self._charge_walk(computed)
+            out[computed] = self.eval(value, scope)
         return self._produced(out)
 
     def _Call(self, node: ast.Call, scope: dict[str, Any]) -> Any:
         args = [self.eval(arg, scope) for arg in node.args]
         kwargs = {k.arg: self.eval(k.value, scope) for k in node.keywords if k.arg is not None}
         if isinstance(node.func, ast.Name):
-            func = FUNCTIONS[node.func.id]
+            name = node.func.id
+            func = FUNCTIONS[name]
+            if name in _COMPARING_FUNCTIONS:
+                args = [_materialized(arg) for arg in args]  # a generator is walked once, here
+                self._charge_walk(*args, *kwargs.values())
+            elif name == "str":
+                _check_str(args)
+            elif name == "round":
+                _check_round(args, kwargs)
             return self._produced(func(*args, **kwargs))
         assert isinstance(node.func, ast.Attribute)
         receiver = self.eval(node.func.value, scope)
@@ -146,6 +193,11 @@ class Interpreter:
             raise InvariantFailure(f"{type(receiver).__name__} values have no allowed method '.{name}()'")
         if name == "replace":
             _check_replace(receiver, args)
+        elif name == "join":
+            args = [_materialized(arg) for arg in args]
+            _check_join(receiver, args)
+        elif name in _COMPARING_METHODS and not isinstance(receiver, str):
+            self._charge_walk(*args, *([] if isinstance(receiver, dict) else [receiver]))
         return self._produced(getattr(receiver, name)(*args, **kwargs))
 
     def _comprehension_rows(
@@ -175,7 +227,9 @@ class Interpreter:
         return out
 
     def _SetComp(self, node: ast.SetComp, scope: dict[str, Any]) -> set[Any]:
-        return set(self._ListComp(node, scope))  # type: ignore[arg-type]
+        elements = self._ListComp(node, scope)  # type: ignore[arg-type]
+        self._charge_walk(elements)
+        return set(elements)
 
     def _GeneratorExp(self, node: ast.GeneratorExp, scope: dict[str, Any]) -> Iterator[Any]:
         return (self.eval(node.elt, row) for row in self._comprehension_rows(node.generators, scope))
@@ -183,7 +237,9 @@ class Interpreter:
     def _DictComp(self, node: ast.DictComp, scope: dict[str, Any]) -> dict[Any, Any]:
         out: dict[Any, Any] = {}
         for row in self._comprehension_rows(node.generators, scope):
-            out[self.eval(node.key, row)] = self.eval(node.value, row)
+            key = self.eval(node.key, row)
+            self._charge_walk(key)
+            out[key] = self.eval(node.value, row)
             self._produced([None])
         return out
 
@@ -205,9 +261,78 @@ def _is_input(value: Any, context: Mapping[str, Any]) -> bool:
     return any(value is given for given in context.values())
 
 
+def weight(value: Any, limit: int, *, text: bool = False) -> int:
+    """How many elements comparing or hashing ``value`` may walk (``text``: about how many characters
+    ``str(value)`` has), counting a value each time it occurs (aliasing is free to build, not to walk).
+    Stops counting once past ``limit``, so the count itself costs at most ``limit`` elements."""
+    total = 0
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        kind = type(item)
+        if kind is str:
+            total += len(item) + 2 if text else 1 + len(item) // 1024
+        elif kind is int:
+            total += 1 + item.bit_length() // 3 if text else 1
+        elif kind in CONTAINERS or isinstance(item, _VIEWS):
+            total += 1 + len(item)
+            if total > limit:
+                return total
+            members = item.items() if kind is dict else item
+            for member in members:
+                if kind is dict:
+                    stack.extend(member)
+                elif type(member) in CONTAINERS or (text and type(member) in (str, int)):
+                    stack.append(member)
+        else:
+            total += 1
+        if total > limit:
+            return total
+    return total
+
+
+def _materialized(value: Any) -> Any:
+    # A generator or view is consumed by the call anyway; as a list it can be measured first.
+    return list(value) if isinstance(value, (Iterator, *_VIEWS)) else value
+
+
+def _too_big() -> LimitExceeded:
+    return LimitExceeded(f"would build a value of more than {MAX_SEQUENCE} items")
+
+
+def _check_str(args: list[Any]) -> None:
+    if args and type(args[0]) is not str and weight(args[0], MAX_SEQUENCE, text=True) > MAX_SEQUENCE:
+        raise _too_big()
+
+
+def _check_join(separator: str, args: list[Any]) -> None:
+    if not args or not isinstance(args[0], (list, tuple, str)):
+        return  # str.join raises its own TypeError for the rest
+    parts = args[0]
+    size = len(separator) * max(len(parts) - 1, 0)
+    if isinstance(parts, str):  # joining the characters of a string
+        size += len(parts)
+        parts = ()
+    for part in parts:
+        if isinstance(part, str):
+            size += len(part)
+        if size > MAX_SEQUENCE:
+            raise _too_big()
+
+
+def _check_round(args: list[Any], kwargs: dict[str, Any]) -> None:
+    digits = args[1] if len(args) > 1 else kwargs.get("ndigits")
+    if type(digits) is int and abs(digits) > MAX_ROUND_DIGITS:
+        raise LimitExceeded(f"round() takes at most {MAX_ROUND_DIGITS} digits either way")
+
+
 def _check_binop(op: ast.operator, left: Any, right: Any) -> None:
     if isinstance(op, ast.Mod) and isinstance(left, str):
         raise InvariantFailure("%-formatting of strings is not allowed")
+    sequences = (str, list, tuple)
+    concatenates = isinstance(op, ast.Add) and isinstance(left, sequences) and isinstance(right, sequences)
+    if concatenates and len(left) + len(right) > MAX_SEQUENCE:
+        raise _too_big()
     if isinstance(op, ast.Mult):
         for seq, count in ((left, right), (right, left)):
             repeats = isinstance(seq, (str, list, tuple)) and type(count) in (int, bool)

@@ -12,6 +12,9 @@ MAX_STEPS = 200_000  # node evaluations per invariant and case
 MAX_SEQUENCE = 1_000_000  # elements/characters one operation may produce
 MAX_ALLOC = 10_000_000  # elements/characters all operations of one evaluation may produce together
 MAX_INT_BITS = 4096
+MAX_ROUND_DIGITS = 400  # round(x, n): |n| beyond this is a no-op for floats and 0 for ints, yet 10**n costs
+# Comparing, hashing or printing containers walks their elements in C, ~this many per interpreted step.
+ELEMENTS_PER_STEP = 16
 MAX_PATTERN_CHARS = 1000
 MAX_REGEX_SECONDS = 1.0  # per regex helper call; beyond it the case errors instead of hanging
 MAX_GENERATORS = 2

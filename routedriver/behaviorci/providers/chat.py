@@ -16,6 +16,7 @@ from typing import Any
 from routedriver.behaviorci.dataset import Case
 from routedriver.behaviorci.errors import ProviderConfigError
 from routedriver.behaviorci.providers.base import Generation, ProviderCallError, RetryNotice
+from routedriver.behaviorci.text import without_surrogates
 
 # name → (default model, key variable, base URL variable, default max_tokens)
 SETTINGS: dict[str, tuple[str, str, str, int]] = {
@@ -111,8 +112,15 @@ class ChatProvider:
                 exc.what, attempts=exc.attempts, auth=isinstance(exc, LLMAuthError), fix=exc.fix
             ) from None
         latency_ms = (time.perf_counter() - started) * 1000
-        usage = completion.usage
-        return Generation(completion.text, usage, latency_ms, 1 + self._local.retries, completion.model)
+        # A model may answer with lone surrogates (JSON "\\ud83d"); U+FFFD keeps the paid answer writable, and
+        # the report and the cache then hold the same text.
+        return Generation(
+            without_surrogates(completion.text),
+            completion.usage,
+            latency_ms,
+            1 + self._local.retries,
+            without_surrogates(completion.model),
+        )
 
     def _announce(self, attempt: int, delay_s: float, exc: BaseException) -> None:
         from routedriver.llm.errors import retry_note

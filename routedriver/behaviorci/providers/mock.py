@@ -29,6 +29,7 @@ from typing import Any
 from routedriver.behaviorci.dataset import Case
 from routedriver.behaviorci.models import ProviderConfig
 from routedriver.behaviorci.providers.base import Generation, ProviderCallError, RetryNotice
+from routedriver.behaviorci.text import without_surrogates
 from routedriver.llm.types import Usage, estimate_tokens
 
 DEFAULT_MODEL = "mock-v1"
@@ -101,7 +102,7 @@ class MockProvider:
                 self._sleep(latency_s)
             if self._fails(case.id, repeat_index, number):
                 raise MockFailure(self.config.failure_status, case.id)
-            return self._output(prompt, case, repeat_index)
+            return without_surrogates(self._output(prompt, case, repeat_index))
 
         def announce(retry: int, delay: float, exc: BaseException) -> None:
             if self.on_retry is not None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from pathlib import Path
 
 from routedriver.behaviorci.reporters import markdown
 from routedriver.behaviorci.results import RunResult
@@ -20,13 +21,16 @@ def active(environ: Mapping[str, str] | None = None) -> bool:
     return (os.environ if environ is None else environ).get("GITHUB_ACTIONS") == "true"
 
 
-def annotation_lines(result: RunResult) -> list[str]:
+def annotation_lines(result: RunResult, environ: Mapping[str, str] | None = None) -> list[str]:
     title = f"behaviorci {result.bundle_name}"
+    workspace = (os.environ if environ is None else environ).get("GITHUB_WORKSPACE")
+    bundle_file = _in_workspace(result.bundle_path, workspace)
+    dataset_file = _in_workspace(result.dataset_path, workspace)
     lines = []
     for t in result.thresholds:
         if not t.passed:
             lines.append(
-                _command("error", f"threshold failed: {t.describe()}", title=title, file=result.bundle_path)
+                _command("error", f"threshold failed: {t.describe()}", title=title, file=bundle_file)
             )
     failed = result.failed_cases
     for case in failed[:MAX_CASE_ANNOTATIONS]:
@@ -35,7 +39,7 @@ def annotation_lines(result: RunResult) -> list[str]:
                 "warning",
                 f"case {case.case.id} failed: {case.failure_summary()}",
                 title=title,
-                file=result.dataset_path,
+                file=dataset_file,
                 line=str(case.case.line),
             )
         )
@@ -44,6 +48,18 @@ def annotation_lines(result: RunResult) -> list[str]:
             _command("warning", f"{len(failed) - MAX_CASE_ANNOTATIONS} more cases failed", title=title)
         )
     return lines
+
+
+def _in_workspace(path: str, workspace: str | None) -> str:
+    """``path`` (as reports show it: relative to the working directory, or absolute) relative to the
+    repository checkout, which is what GitHub pins annotations to; unchanged outside it or without one."""
+    if not workspace:
+        return path
+    try:
+        absolute = Path(path).resolve()
+        return absolute.relative_to(Path(workspace).resolve()).as_posix()
+    except (OSError, ValueError):
+        return path
 
 
 def error_annotation(message: str) -> str:
