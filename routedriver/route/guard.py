@@ -20,7 +20,7 @@ from routedriver.route import inputs, judges, records, store
 from routedriver.route.inputs import ApprovalState, StoneContext
 from routedriver.route.model import JudgeRecord, ReviewRecord
 from routedriver.route.outcome import CommandOutcome
-from routedriver.route.subst import substitute
+from routedriver.route.subst import environment, substitute
 
 # Bytes of stdout kept per command: the beginning and the last 64 KiB (where a review's counts are); the
 # middle beyond it is counted (stdout_dropped_bytes) and marked in the recorded output.
@@ -82,12 +82,7 @@ def _run(
         substitute(command, values),
         shell=_shell(),
         cwd=context.base,
-        extra_env={
-            "ROUTE": values["route"],
-            "STONE": values["stone"],
-            "HASH": hash_value,
-            "PATH": search_path(),
-        },
+        extra_env={**environment(values), "PATH": search_path()},
         timeout=timeout_s,
         max_output=MAX_OUTPUT,
     )

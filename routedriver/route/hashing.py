@@ -188,7 +188,7 @@ def pairs_json(pairs: Sequence[tuple[str, str]]) -> bytes:
     """``canonical_json`` of a list of string pairs, UTF-8 encoded. Joined directly when no string holds a
     character JSON escapes (every quote in the text is then one of the four around each pair's strings):
     three times faster than the encoder for the thousands of artifacts route.verify hashes. Anything
-    else is written by the encoder. A path that is not valid UTF-8 is refused (see ``_refuse_undecodable``).
+    else is written by the encoder. A path that is not valid UTF-8 is refused (``refuse_undecodable``).
     """
     try:
         if pairs:
@@ -201,7 +201,7 @@ def pairs_json(pairs: Sequence[tuple[str, str]]) -> bytes:
                 return data
         return canonical_json(pairs).encode("utf-8")
     except UnicodeEncodeError:
-        _refuse_undecodable(pairs)
+        refuse_undecodable("artifact", sorted(path for path, _content_id in pairs))
         raise
 
 
@@ -214,16 +214,16 @@ def printable_path(path: str) -> str:
     return raw.decode("utf-8", errors="backslashreplace")
 
 
-def _refuse_undecodable(pairs: Sequence[tuple[str, str]]) -> None:
-    """Refuse the first path whose name holds bytes that are not UTF-8. Git keeps paths as bytes, but the
-    hashes, manifests and records are UTF-8 text: such a name has no stable text to hash, so it is refused
-    rather than hashed under a made-up spelling."""
-    for path, _content_id in sorted(pairs):
+def refuse_undecodable(what: str, paths: Iterable[str]) -> None:
+    """Refuse the first of ``paths`` whose name holds bytes that are not UTF-8 (``what``: "artifact",
+    "route"). Git keeps paths as bytes, but the hashes, manifests, records and bindings are UTF-8 text: such
+    a name has no stable text to hash, so it is refused rather than hashed under a made-up spelling."""
+    for path in paths:
         try:
             path.encode("utf-8")
         except UnicodeEncodeError:
             raise Refused(
-                f"artifact path is not valid UTF-8: {printable_path(path)}",
+                f"{what} path is not valid UTF-8: {printable_path(path)}",
                 "rename it (and any directory in it) to a UTF-8 name",
             ) from None
 

@@ -51,21 +51,9 @@ def _refuse_undecodable_route(display: str, root: Path) -> None:
     try:
         os.fspath(root).encode("utf-8")
     except UnicodeEncodeError:
-        from routedriver.route.hashing import printable_path  # only on this rare path
+        from routedriver.route.hashing import refuse_undecodable  # only on this rare path
 
-        shown = os.fspath(root) if _encodes(display) else display  # as the user named it, if that is where
-        raise Refused(
-            f"route path is not valid UTF-8: {printable_path(shown)}",
-            "rename it (and any directory in it) to a UTF-8 name",
-        ) from None
-
-
-def _encodes(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
+        refuse_undecodable("route", [display, os.fspath(root)])  # as the user named it, if that is where
 
 
 def load_route(path: str | os.PathLike[str]) -> Route:

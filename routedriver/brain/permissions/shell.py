@@ -765,6 +765,18 @@ def _find_exec(reader: _Reader, simple: _Simple, words: list[_Word]) -> None:
 def _closing_brace(src: str, open_index: int) -> int:
     """Index of the ``}`` closing the ``{`` of ``${`` at ``open_index`` (braces nest), skipping quoted text
     and substitutions; -1 if unbalanced."""
+    return _closing(src, open_index, "{}", substitutions=True)
+
+
+def _matching_paren(src: str, open_index: int) -> int:
+    """Index of the ``)`` closing the ``(`` at ``open_index``, skipping quoted text; -1 if unbalanced."""
+    return _closing(src, open_index, "()", substitutions=False)
+
+
+def _closing(src: str, open_index: int, pair: str, *, substitutions: bool) -> int:
+    """Index of ``pair[1]`` closing the ``pair[0]`` at ``open_index`` (they nest), skipping quoted text and,
+    with ``substitutions``, ``$( … )`` and backticks; -1 if unbalanced."""
+    opener, closer = pair
     depth, i = 0, open_index
     while i < len(src):
         ch = src[i]
@@ -783,48 +795,18 @@ def _closing_brace(src: str, open_index: int) -> int:
                 j += 2 if src[j] == "\\" else 1
             i = j + 1
             continue
-        if src.startswith("$(", i):
+        if substitutions and src.startswith("$(", i):
             end = _matching_paren(src, i + 1)
             if end < 0:
                 return -1
             i = end + 1
             continue
-        if ch == "`":
+        if substitutions and ch == "`":
             i = _closing_backtick(src, i) + 1
             continue
-        if ch == "{":
+        if ch == opener:
             depth += 1
-        elif ch == "}":
-            depth -= 1
-            if depth == 0:
-                return i
-        i += 1
-    return -1
-
-
-def _matching_paren(src: str, open_index: int) -> int:
-    """Index of the ``)`` closing the ``(`` at ``open_index``, skipping quoted text; -1 if unbalanced."""
-    depth, i = 0, open_index
-    while i < len(src):
-        ch = src[i]
-        if ch == "\\":
-            i += 2
-            continue
-        if ch == "'":
-            end = src.find("'", i + 1)
-            if end < 0:
-                return -1
-            i = end + 1
-            continue
-        if ch == '"':
-            j = i + 1
-            while j < len(src) and src[j] != '"':
-                j += 2 if src[j] == "\\" else 1
-            i = j + 1
-            continue
-        if ch == "(":
-            depth += 1
-        elif ch == ")":
+        elif ch == closer:
             depth -= 1
             if depth == 0:
                 return i
