@@ -1,4 +1,4 @@
-"""One response's tool calls: check them, ask the hooks, run the allowed ones in call order, build results.
+"""One response's tool calls: check them, ask the hooks, run the allowed ones, build results in call order.
 
 In call order: a malformed call gets an error result that quotes what was sent; an unknown tool gets
 ``tool not found: X; available: …``; arguments that do not fit the schema are fed back as malformed; then
@@ -30,6 +30,7 @@ from routedriver.brain.records import CallRecord, Limits
 from routedriver.brain.redact import Redactor
 from routedriver.brain.toolbox import ToolRegistry
 from routedriver.brain.tools.base import (
+    ReadFilter,
     Tool,
     ToolContext,
     argument_problem,
@@ -137,26 +138,31 @@ class Dispatcher:
     def _execute_all(
         self, runnable: list[tuple[int, Tool, ToolCall]], records: list[CallRecord], iteration: int
     ) -> dict[int, ToolOutcome]:
-        """Run the calls in call order; only a run of consecutive read-only calls goes concurrently."""
+        """Run the groups of ``call_groups`` one after another, the calls of a group concurrently."""
+        if not runnable:
+            return {}
+        # Asked once, here on the loop's thread (hooks need no locks): the permission guard checked a search
+        # by its root; its filter keeps protected files out of the walk below it.
+        readable = read_filter_of(self.hooks)
         outcomes: dict[int, ToolOutcome] = {}
         for group in call_groups(runnable):
-            if len(group) == 1:  # a mutating call, or a lone read: no thread hop
+            if len(group) == 1:  # no thread hop for a lone call
                 i, tool, call = group[0]
-                outcomes[i] = self._execute(tool, call, records[i], iteration)
+                outcomes[i] = self._execute(tool, call, records[i], iteration, readable)
                 continue
             if self._pool is None:
                 self._pool = ThreadPoolExecutor(self.limits.max_parallel, thread_name_prefix="bhrain-tool")
             futures = {
-                i: self._pool.submit(self._execute, tool, call, records[i], iteration)
+                i: self._pool.submit(self._execute, tool, call, records[i], iteration, readable)
                 for i, tool, call in group
             }
             outcomes.update((i, future.result()) for i, future in futures.items())
         return outcomes
 
-    def _execute(self, tool: Tool, call: ToolCall, record: CallRecord, iteration: int) -> ToolOutcome:
+    def _execute(
+        self, tool: Tool, call: ToolCall, record: CallRecord, iteration: int, readable: ReadFilter | None
+    ) -> ToolOutcome:
         started = time.monotonic()
-        # The permission guard checked a search by its root; its filter keeps protected files out of the walk.
-        readable = read_filter_of(self.hooks)
         ctx = ToolContext(
             self.workdir, call.id, iteration, self.registry, self.limits.max_output_chars, readable
         )

@@ -10,7 +10,12 @@ import pytest
 
 from routedriver.brain.hooks import ToolEvent
 from routedriver.brain.permissions import braces
-from routedriver.brain.permissions.rules import RulesPolicy, load_permissions_file, policy_from_block
+from routedriver.brain.permissions.rules import (
+    Decision,
+    RulesPolicy,
+    load_permissions_file,
+    policy_from_block,
+)
 from routedriver.brain.permissions.shell import split_command
 from routedriver.errors import Refused
 from tests.brain.helpers import bhrain, call, scripted_run, write_script
@@ -22,6 +27,11 @@ def event(tool: str, **params: object) -> ToolEvent:
 
 def policy(tmp_path: Path, **block: object) -> RulesPolicy:
     return policy_from_block(block, base_dir=tmp_path / "settings", workdir=tmp_path, where="test")
+
+
+def decide_bash(tmp_path: Path, deny_rule: str, command: str) -> Decision:
+    """How a policy with the one deny rule ``deny_rule`` decides the bash ``command``."""
+    return policy(tmp_path, deny=[deny_rule]).decide(event("bash", command=command))
 
 
 # The bypass table: every command runs `rm` somewhere, so `Bash(rm:*)` must deny each one.
@@ -142,7 +152,7 @@ GIT_PUSHES = [
 
 @pytest.mark.parametrize("command", GIT_PUSHES)
 def test_git_global_options_do_not_hide_the_subcommand(tmp_path: Path, command: str) -> None:
-    decision = policy(tmp_path, deny=["Bash(git push:*)"]).decide(event("bash", command=command))
+    decision = decide_bash(tmp_path, "Bash(git push:*)", command)
     assert decision.action == "deny", (command, split_command(command))
 
 
@@ -161,19 +171,19 @@ GIT_HIDDEN_PUSHES = [
 
 @pytest.mark.parametrize("command", GIT_HIDDEN_PUSHES)
 def test_git_that_could_hide_a_push_is_asked_about(tmp_path: Path, command: str) -> None:
-    decision = policy(tmp_path, deny=["Bash(git push:*)"]).decide(event("bash", command=command))
+    decision = decide_bash(tmp_path, "Bash(git push:*)", command)
     assert decision.action == "prompt", (command, split_command(command))
     assert "could not be read with confidence" in decision.reason
 
 
 def test_git_without_push_is_not_denied_by_a_push_rule(tmp_path: Path) -> None:
-    decision = policy(tmp_path, deny=["Bash(git push:*)"]).decide(event("bash", command="git -C . status"))
+    decision = decide_bash(tmp_path, "Bash(git push:*)", "git -C . status")
     assert decision.action == "allow"
 
 
 @pytest.mark.parametrize("command", BYPASSES)
 def test_bash_deny_rule_holds_against_bypasses(tmp_path: Path, command: str) -> None:
-    decision = policy(tmp_path, deny=["Bash(rm:*)"]).decide(event("bash", command=command))
+    decision = decide_bash(tmp_path, "Bash(rm:*)", command)
     assert decision.action == "deny", (command, split_command(command))
     assert "Bash(rm:*)" in decision.reason
 
@@ -205,7 +215,7 @@ UNSURE = [
 
 @pytest.mark.parametrize("command", UNSURE)
 def test_commands_that_cannot_be_read_with_confidence_are_asked_about(tmp_path: Path, command: str) -> None:
-    decision = policy(tmp_path, deny=["Bash(rm:*)"]).decide(event("bash", command=command))
+    decision = decide_bash(tmp_path, "Bash(rm:*)", command)
     assert decision.action in ("prompt", "deny"), command
     if decision.action == "prompt":
         assert "could not be read with confidence" in decision.reason
@@ -240,7 +250,7 @@ HARMLESS = [
 
 @pytest.mark.parametrize("command", HARMLESS)
 def test_commands_that_do_not_run_rm_are_not_denied(tmp_path: Path, command: str) -> None:
-    decision = policy(tmp_path, deny=["Bash(rm:*)"]).decide(event("bash", command=command))
+    decision = decide_bash(tmp_path, "Bash(rm:*)", command)
     assert decision.action == "allow", (command, decision, split_command(command))
 
 

@@ -32,8 +32,7 @@ def expand(chars: Chars) -> list[str]:
 
     Empty results are dropped, as bash drops unquoted empty words. Raises ``TooManyWords``.
     """
-    words = [word for word in _expand(chars) if word]
-    return words
+    return [word for word in _expand(chars) if word]
 
 
 def _expand(chars: Chars) -> list[str]:

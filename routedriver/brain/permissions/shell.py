@@ -694,7 +694,7 @@ def _shell(reader: _Reader, simple: _Simple, words: list[_Word]) -> None:
         script = operands[0]
         if script.expanded:
             reader.out.unsure("a shell runs a script computed at run time or read from a command")
-        elif script.text in _STDIN_FILES or script.text.startswith(("/dev/fd/", "/proc/")):
+        elif _is_stream(script.text):
             _stdin_script(reader, simple)
         return  # otherwise it runs a script file: its contents are not visible here
     _stdin_script(reader, simple)
@@ -713,6 +713,11 @@ def _stdin_script(reader: _Reader, simple: _Simple) -> None:
             reader.out.unsure("a shell reading a script from another command's output")
 
 
+def _is_stream(path: str) -> bool:
+    """Does ``path`` name stdin or another process's output (``-``, ``/dev/stdin``, ``/dev/fd/N``)?"""
+    return path in _STDIN_FILES or path.startswith(("/dev/fd/", "/proc/"))
+
+
 def _source(reader: _Reader, words: list[_Word]) -> None:
     """``source FILE`` runs a file (not visible here, like ``bash FILE``); anything but a plain path, such as
     ``source <(…)``, ``. /dev/stdin`` or ``source "$F"``, runs a script made at run time."""
@@ -724,7 +729,7 @@ def _source(reader: _Reader, words: list[_Word]) -> None:
     target = args[0]
     if target.expanded or target.braced:
         reader.out.unsure("source of a script computed at run time")
-    elif target.text in _STDIN_FILES or target.text.startswith(("/dev/fd/", "/proc/")):
+    elif _is_stream(target.text):
         reader.out.unsure("source of a script read from stdin or another command")
 
 
@@ -776,7 +781,7 @@ def _matching_paren(src: str, open_index: int) -> int:
 def _closing(src: str, open_index: int, pair: str, *, substitutions: bool) -> int:
     """Index of ``pair[1]`` closing the ``pair[0]`` at ``open_index`` (they nest), skipping quoted text and,
     with ``substitutions``, ``$( … )`` and backticks; -1 if unbalanced."""
-    opener, closer = pair
+    opener, closer = pair[0], pair[1]
     depth, i = 0, open_index
     while i < len(src):
         ch = src[i]

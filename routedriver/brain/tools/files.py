@@ -19,12 +19,19 @@ from typing import Any, BinaryIO
 
 from routedriver.brain.hooks import ToolOutcome
 from routedriver.brain.tools.base import Tool, ToolContext, fail, ok, schema, truncate
-from routedriver.brain.tools.search import SPECIAL_FILE, glob, grep, is_binary, open_regular, resolve
+from routedriver.brain.tools.search import (
+    BLOCK_BYTES,
+    SPECIAL_FILE,
+    glob,
+    grep,
+    is_binary,
+    open_regular,
+    resolve,
+)
 from routedriver.fsutil import atomic_write
 
 MAX_EDIT_BYTES = 50_000_000  # edit holds the file in memory twice; past this, sed in bash is the tool
 MAX_READ_CHARS = 10_000_000  # what read shows when the output limit is off (max_output_chars <= 0)
-BLOCK_BYTES = 1 << 20  # read skips lines this much at a time
 EXACT_READ_BYTES = 4_000_000  # up to this size read takes the whole file, to count what it left out
 READ_HINT = "read a range with offset and limit (line numbers), or search the file with grep"
 
@@ -170,10 +177,10 @@ def edit(args: Mapping[str, Any], ctx: ToolContext) -> ToolOutcome:
     if not old:
         return fail("old_string is empty; copy the exact text to replace from the file (read it first)")
     target, info, problem = _target(ctx, name)
-    if info is None and problem is None:
+    if problem:
+        return fail(problem)
+    if info is None:
         return fail(f"file not found: {name}; create it with write, or check the path with glob")
-    if problem or info is None:
-        return fail(problem or f"cannot edit {name}")
     if info.st_size > MAX_EDIT_BYTES:
         return fail(f"{name} is too large to edit ({info.st_size:,} bytes); change it with bash, e.g. sed -i")
     data = target.read_bytes()
@@ -213,15 +220,15 @@ def edit(args: Mapping[str, Any], ctx: ToolContext) -> ToolOutcome:
     if isinstance(payload, str):
         return fail(payload)
     atomic_write(target, payload)  # keeps the mode; through a symlink, the target is what changes
-    return ok(_edited(name, updated, start, new, ctx), line=updated.count("\n", 0, start) + 1)
+    first_line = updated.count("\n", 0, start) + 1
+    return ok(_edited(name, updated, first_line, new, ctx), line=first_line)
 
 
 def _has_escapes(text: str) -> bool:
     return not text.isascii() and any(0xDC80 <= ord(c) <= 0xDCFF for c in text)
 
 
-def _edited(name: str, updated: str, start: int, new: str, ctx: ToolContext) -> str:
-    first_line = updated.count("\n", 0, start) + 1
+def _edited(name: str, updated: str, first_line: int, new: str, ctx: ToolContext) -> str:
     last_line = first_line + new.count("\n")
     lines = updated.split("\n")
     if lines and lines[-1] == "":
@@ -238,7 +245,7 @@ def _edited(name: str, updated: str, start: int, new: str, ctx: ToolContext) -> 
 
 def _printable(line: str) -> str:
     """A line for display: bytes that were not UTF-8 show as U+FFFD (a lone surrogate cannot be sent)."""
-    if line.isascii() or not _has_escapes(line):
+    if not _has_escapes(line):
         return line
     return line.encode("utf-8", errors="surrogateescape").decode("utf-8", errors="replace")
 

@@ -23,7 +23,7 @@ from routedriver.brain.tools.walk import GlobPattern, Skipped, walk
 MAX_GLOB_RESULTS = 500
 MAX_GREP_MATCHES = 200
 MAX_LINE_CHARS = 300
-BLOCK_BYTES = 1 << 20  # grep reads this much at a time
+BLOCK_BYTES = 1 << 20  # grep reads, and read skips lines, this much at a time
 SPECIAL_FILE = "is not a regular file (a FIFO, socket or device)"
 # Directories a code search almost never wants, skipped unless the search starts inside one.
 SKIP_DIRS = frozenset(
