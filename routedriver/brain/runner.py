@@ -234,12 +234,11 @@ def _conclude(outcome: RunOutcome, result: LoopResult, skill: Skill) -> None:
             outcome.exit_code, outcome.stop_reason = int(ExitCode.MALFUNCTION), "empty_answer"
         else:
             log.warning("the model ended with an empty answer; check what it did (e.g. with --trace)")
-    if result.stop_reason in ("malformed_tool_calls", "refused"):
-        outcome.error = Malfunction(result.explanation, _FIXES.get(result.stop_reason))
+    if result.stop_reason == "malformed_tool_calls":
+        outcome.error = Malfunction(result.explanation)
+    elif result.stop_reason == "refused":
+        outcome.error = Malfunction(result.explanation, "rephrase the task, or use another model")
     outcome.text = text
-
-
-_FIXES = {"refused": "rephrase the task, or use another model"}
 
 
 def _trace_failed(outcome: RunOutcome, trace: Any) -> None:

@@ -99,7 +99,7 @@ class TraceWriter:
 
     def start(self, loop: Loop) -> None:
         """The first write (status ``running``, no iterations); refuses a path it cannot write."""
-        problem = path_problem(self.path) or self._write(loop)
+        problem = self._write(loop)  # a failed write already names the path's problem (see path_problem)
         if problem:
             raise Refused(
                 f"cannot write the trace to {self.path}: {problem}",

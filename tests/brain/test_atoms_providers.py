@@ -284,6 +284,18 @@ def error_lines(err: str) -> list[str]:
     return [line for line in err.splitlines() if line.startswith("error:")]
 
 
+def openai_completion(message: dict[str, Any] | None) -> Reply:
+    """A raw chat.completion body with one choice carrying ``message`` as given (odd shapes included)."""
+    body = {
+        "id": "chatcmpl-1",
+        "object": "chat.completion",
+        "created": 1,
+        "model": "qwen-plus",
+        "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+    }
+    return Reply.raw(json.dumps(body))
+
+
 @pytest.mark.parametrize(
     ("name", "reply", "said"),
     [
@@ -291,23 +303,7 @@ def error_lines(err: str) -> list[str]:
         ("qwen", Reply.text("", stop_reason="content_filter"), ""),
         (
             "qwen",
-            Reply.raw(
-                json.dumps(
-                    {
-                        "id": "chatcmpl-1",
-                        "object": "chat.completion",
-                        "created": 1,
-                        "model": "qwen-plus",
-                        "choices": [
-                            {
-                                "index": 0,
-                                "message": {"role": "assistant", "content": None, "refusal": "I can't help."},
-                                "finish_reason": "stop",
-                            }
-                        ],
-                    }
-                )
-            ),
+            openai_completion({"role": "assistant", "content": None, "refusal": "I can't help."}),
             "I can't help.",
         ),
     ],
@@ -347,15 +343,8 @@ def test_an_empty_answer_is_a_malfunction_when_the_skill_needs_one(
 
 
 def test_an_openai_message_that_is_null_is_an_empty_answer(tmp_path: Path) -> None:
-    body = {
-        "id": "chatcmpl-1",
-        "object": "chat.completion",
-        "created": 1,
-        "model": "qwen-plus",
-        "choices": [{"index": 0, "message": None, "finish_reason": "stop"}],
-    }
     with OpenAIServer(validate=True) as server:
-        server.enqueue(Reply.raw(json.dumps(body)))
+        server.enqueue(openai_completion(None))
         ran = run_cli_on("qwen", server, tmp_path)
     assert (ran.code, ran.out) == (1, "")
     assert error_lines(ran.err) == [EMPTY_ANSWER]

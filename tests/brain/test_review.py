@@ -71,10 +71,15 @@ def test_a_review_that_never_gives_counts_is_a_malfunction_not_zero(tmp_path: Pa
     assert "error: the review has no readable counts" in err
 
 
-def test_a_review_with_counts_after_a_denied_call_is_done(tmp_path: Path) -> None:
+def deny_reading_a_secret(tmp_path: Path) -> dict[str, Any]:
+    """secret.md and p.json, a permissions file denying reads of it; returns the script turn reading it."""
     (tmp_path / "secret.md").write_text("x\n", encoding="utf-8")
     (tmp_path / "p.json").write_text('{"permissions": {"deny": ["Read(./secret.md)"]}}', encoding="utf-8")
-    denied_read = {"tool_calls": [{"name": "read", "arguments": {"file_path": "secret.md"}}]}
+    return {"tool_calls": [{"name": "read", "arguments": {"file_path": "secret.md"}}]}
+
+
+def test_a_review_with_counts_after_a_denied_call_is_done(tmp_path: Path) -> None:
+    denied_read = deny_reading_a_secret(tmp_path)
     code, out, err, trace = review(
         tmp_path, [denied_read, "Fine.\nblockers: 0\nnitpicks: 0"], "--permissions", "p.json", "--json"
     )
@@ -87,9 +92,7 @@ def test_a_review_with_counts_after_a_denied_call_is_done(tmp_path: Path) -> Non
 
 
 def test_a_review_that_gives_up_after_a_denied_call_ends_denied(tmp_path: Path) -> None:
-    (tmp_path / "secret.md").write_text("x\n", encoding="utf-8")
-    (tmp_path / "p.json").write_text('{"permissions": {"deny": ["Read(./secret.md)"]}}', encoding="utf-8")
-    denied_read = {"tool_calls": [{"name": "read", "arguments": {"file_path": "secret.md"}}]}
+    denied_read = deny_reading_a_secret(tmp_path)
     code, out, err, _ = review(
         tmp_path, [denied_read, "I need secret.md to review this."], "--permissions", "p.json"
     )

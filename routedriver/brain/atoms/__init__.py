@@ -82,13 +82,9 @@ def create_atom(name: str, options: AtomOptions) -> Any:
             raise Refused(
                 f"atom {name!r} failed to load: {type(exc).__name__}: {exc}", "check its package"
             ) from None
-    model = factory if hasattr(factory, "complete") and not isinstance(factory, type) else None
-    if model is None:
-        if not callable(factory):
-            raise Refused(
-                f"atom {name!r} is a {_kind(factory)}, not a ChatModel or a factory of one",
-                "point --atom at a ChatModel or a function taking AtomOptions (MODULE:OBJ)",
-            )
+    if hasattr(factory, "complete") and not isinstance(factory, type):
+        model = factory
+    elif callable(factory):
         try:
             model = factory(options)
         except UserError:
@@ -98,6 +94,11 @@ def create_atom(name: str, options: AtomOptions) -> Any:
                 f"atom {name!r} failed to build: {type(exc).__name__}: {exc}",
                 "check the atom (it is called with one AtomOptions argument)",
             ) from None
+    else:  # type(...).__name__ of a module is "module"
+        raise Refused(
+            f"atom {name!r} is a {type(factory).__name__}, not a ChatModel or a factory of one",
+            "point --atom at a ChatModel or a function taking AtomOptions (MODULE:OBJ)",
+        )
     for attribute in ("complete", "name", "model", "context_window"):
         if not hasattr(model, attribute):
             raise Refused(
@@ -105,9 +106,3 @@ def create_atom(name: str, options: AtomOptions) -> Any:
                 "an atom must produce a ChatModel (see routedriver.llm.types)",
             )
     return model
-
-
-def _kind(obj: Any) -> str:
-    import inspect
-
-    return "module" if inspect.ismodule(obj) else type(obj).__name__

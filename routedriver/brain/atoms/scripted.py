@@ -220,10 +220,8 @@ def _turn(item: Any, where: str) -> Turn:
             )
         _check_keys(usage, frozenset({"input_tokens", "output_tokens"}), f"{where}: usage")
         usage = Usage(
-            *(
-                _count(usage.get(key, 0), f"{where}: usage: {key}")
-                for key in ("input_tokens", "output_tokens")
-            )
+            _count(usage.get("input_tokens", 0), f"{where}: usage: input_tokens"),
+            _count(usage.get("output_tokens", 0), f"{where}: usage: output_tokens"),
         )
     stop_reason = item.get("stop_reason")
     if stop_reason is not None and (not isinstance(stop_reason, str) or not stop_reason):
