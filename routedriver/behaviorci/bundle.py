@@ -122,11 +122,12 @@ def _strict_loader() -> Any:
                     if key_node.tag == "tag:yaml.org,2002:merge":
                         continue  # `<<: *defaults` may be overridden; that is what merging is for
                     key = self.construct_object(key_node, deep=True)
+                    if not isinstance(key, (str, int, float, bool)):
+                        continue
                     line = key_node.start_mark.line + 1
-                    if isinstance(key, (str, int, float, bool)) and key in seen:
+                    if key in seen:
                         raise _DuplicateKey(str(key), seen[key], line)
-                    if isinstance(key, (str, int, float, bool)):
-                        seen[key] = line
+                    seen[key] = line
             return super().construct_mapping(node, deep=deep)
 
     return StrictLoader
@@ -186,7 +187,7 @@ def load_bundle(argument: str) -> Bundle:
     # file elsewhere: its files, cache.dir and what messages show all start from there (not the target's).
     base = found.parent.resolve()
     path = base / found.name
-    shown = os.path.join(shown_path(base), found.name) if shown_path(base) != "." else found.name
+    shown = str(Path(shown_path(base)) / found.name)
     config = read_config(path, shown)
 
     def resolve(relative: str) -> Path:

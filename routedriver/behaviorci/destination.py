@@ -1,11 +1,11 @@
-"""Where a file the user named is written: through symlinks, and into FIFOs and devices in place.
+"""Where a file the user named is written: a FIFO or a device in place, anything else by ``atomic_write``.
 
-``atomic_write`` renames a temporary file over its target, which is right for a regular file (a reader sees
-the old report or the new one, never half) but wrong for anything else at that path: a symlink would become
-a regular file and its target keep the old text, a FIFO or ``/dev/stdout`` would be replaced by a file (as
-root even the system's), and whoever reads the pipe would get nothing. So a symlink is followed to the file
-it names (which is then replaced atomically), and an existing path that is not a regular file is opened and
-written in place.
+``atomic_write`` renames a temporary file over its target (after following a symlink to it, and keeping an
+existing file's mode), which is right for a regular file (a reader sees the old report or the new one, never
+half) but wrong for anything else at that path: a FIFO or ``/dev/stdout`` would be replaced by a file (as root
+even the system's), and whoever reads the pipe would get nothing. So an existing path that is not a regular
+file is opened and written in place. ``check_writable`` says before any work is done whether the write could
+succeed.
 """
 
 from __future__ import annotations
@@ -18,34 +18,31 @@ from pathlib import Path
 
 @dataclass(frozen=True)
 class Destination:
-    path: Path  # the regular file to replace atomically, or the special file to write in place
+    path: Path  # as given: atomic_write follows a symlink itself; /dev/stdout is opened by that name
     in_place: bool  # a FIFO, a terminal or another device: opened and written, never replaced
 
 
 def destination(path: str | os.PathLike[str]) -> Destination:
     """What writing ``path`` means. Raises ``IsADirectoryError`` for a directory and ``OSError`` when the path
-    cannot be looked at (a symlink loop, a parent that is a file, no permission)."""
+    cannot be looked at (a symlink loop, no permission)."""
     try:
         info = os.stat(path)  # follows symlinks: the type of what the path names
     except (FileNotFoundError, NotADirectoryError):
         # Missing, or a dangling symlink: create the file it names (what `>` in a shell would do). A parent
         # that is a file is named by check_writable.
-        return Destination(Path(os.path.realpath(path)), in_place=False)
+        return Destination(Path(path), in_place=False)
     if stat.S_ISDIR(info.st_mode):
         raise IsADirectoryError(21, "it is a directory", str(path))
-    if stat.S_ISREG(info.st_mode):
-        return Destination(Path(os.path.realpath(path)), in_place=False)
-    # Not realpath: /dev/stdout resolves to /proc/<pid>/fd/pipe:[…], which is no path; the kernel follows
-    # such links when the original path is opened.
-    return Destination(Path(path), in_place=True)
+    return Destination(Path(path), in_place=not stat.S_ISREG(info.st_mode))
 
 
 def check_writable(dest: Destination) -> str | None:
     """Why ``dest`` cannot be written, or None. For a new or replaced file the first existing ancestor of
-    its directory must allow creating files (``atomic_write`` creates missing directories)."""
+    the directory that gets it (a symlink's target's) must allow creating files (``atomic_write`` creates
+    missing directories)."""
     if dest.in_place:
         return None if os.access(dest.path, os.W_OK) else f"{dest.path} is not writable"
-    parent = dest.path.parent
+    parent = Path(os.path.realpath(dest.path)).parent
     while not parent.exists() and parent != parent.parent:
         parent = parent.parent
     if not parent.is_dir():
@@ -60,8 +57,7 @@ def write(dest: Destination, text: str) -> None:
     payload = text.encode("utf-8")
     if dest.in_place:
         # No O_CREAT (it exists) and no O_TRUNC (meaningless for a FIFO or a device).
-        fd = os.open(dest.path, os.O_WRONLY | getattr(os, "O_CLOEXEC", 0))
-        with os.fdopen(fd, "wb") as handle:
+        with os.fdopen(os.open(dest.path, os.O_WRONLY), "wb") as handle:
             handle.write(payload)
         return
     from routedriver.fsutil import atomic_write

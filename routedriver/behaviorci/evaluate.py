@@ -22,14 +22,9 @@ class ContractError(Exception):
 class ContractEvaluator:
     """Evaluates outputs; safe to share between threads (it holds no per-call state)."""
 
-    def __init__(
-        self, schema: ContractSchema | dict[str, Any] | None, invariants: Sequence[Invariant]
-    ) -> None:
+    def __init__(self, schema: ContractSchema | None, invariants: Sequence[Invariant]) -> None:
         self.invariants = tuple(invariants)
-        self._validator: Any = None
-        if schema is not None:
-            contract = schema if isinstance(schema, ContractSchema) else ContractSchema(schema)
-            self._validator = contract.validator()
+        self._validator: Any = None if schema is None else schema.validator()
 
     @property
     def has_contract(self) -> bool:

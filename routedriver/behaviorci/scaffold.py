@@ -65,7 +65,9 @@ def _bundle_name(directory: Path) -> str:
     try:
         name.encode("utf-8")
     except UnicodeEncodeError:  # bytes that are not UTF-8 in the path (kept as surrogate escapes)
-        shown = os.fsencode(name).decode("utf-8", "backslashreplace")
+        from routedriver.route.hashing import printable_path
+
+        shown = printable_path(name)
         raise BundleError(
             f"the directory name '{shown}' is not UTF-8 and becomes the bundle's name in bundle.yaml",
             "choose a UTF-8 directory name",

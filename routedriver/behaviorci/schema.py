@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
-from urllib.request import url2pathname
 
 from routedriver.behaviorci.errors import BundleError
 
@@ -92,6 +91,8 @@ def _resolve_refs(contents: dict[str, Any], uri: str, shown: str) -> ContractSch
         parts = urlsplit(target)
         if parts.scheme != "file" or parts.netloc not in ("", "localhost"):
             raise _Remote(target)
+        from urllib.request import url2pathname  # here: urllib.request loads http.client and ssl (~10 ms)
+
         file = Path(url2pathname(parts.path))
         if not file.is_file():
             raise BundleError(f"{_shown(file)} not found", "fix the $ref or add the file it names")

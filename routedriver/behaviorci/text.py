@@ -37,4 +37,4 @@ def lone_surrogate_at(value: Any, where: str = "") -> str | None:
 
 def without_surrogates(text: str) -> str:
     """``text`` with every lone surrogate replaced by U+FFFD."""
-    return _SURROGATE.sub(REPLACEMENT, text) if _SURROGATE.search(text) else text
+    return _SURROGATE.sub(REPLACEMENT, text)

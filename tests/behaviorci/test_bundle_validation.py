@@ -300,9 +300,10 @@ def test_schema_refs_resolve_relative_to_the_schema_file(tmp_path: Path) -> None
 def test_a_ref_that_fails_at_run_time_is_a_contract_error_not_a_crash() -> None:
     from routedriver.behaviorci.dataset import Case
     from routedriver.behaviorci.evaluate import ContractError, ContractEvaluator
+    from routedriver.behaviorci.schema import ContractSchema
 
     # Loading refuses such a schema; a schema given in code reaches the evaluator unchecked.
-    evaluator = ContractEvaluator({"$ref": "#/definitions/missing"}, [])
+    evaluator = ContractEvaluator(ContractSchema({"$ref": "#/definitions/missing"}), [])
     with pytest.raises(
         ContractError, match="schema cannot be applied: cannot resolve '/definitions/missing'"
     ):

@@ -328,32 +328,19 @@ def test_output_into_a_fifo_writes_to_its_reader(tmp_path: Path) -> None:
     assert received and json.loads(received[0].decode("utf-8"))["passed"] is True
 
 
+def _in_shell(script: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """``script`` run by sh, so that it can close the command's stdout or stderr (``>&-``, ``2>&-``)."""
+    return subprocess.run(["sh", "-c", script], cwd=cwd, capture_output=True, text=True, check=False)
+
+
 def test_closed_stderr_or_stdout(tmp_path: Path) -> None:
     bundle = _bundle(tmp_path)
-    quiet_err = subprocess.run(
-        ["sh", "-c", f"behaviorci run '{bundle}' 2>&-"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    quiet_err = _in_shell(f"behaviorci run '{bundle}' 2>&-", tmp_path)
     assert quiet_err.returncode == 0  # nothing to say on stderr is no reason to fail a passing bundle
     assert quiet_err.stdout.splitlines()[-2] == "passed: true"
-    lost = subprocess.run(
-        ["sh", "-c", f"behaviorci run '{bundle}' >&-"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    lost = _in_shell(f"behaviorci run '{bundle}' >&-", tmp_path)
     assert lost.returncode == 1  # the report would be lost: a malfunction, said before any call is made
     assert lost.stderr.startswith("error: stdout is closed") and lost.stderr.count("\n") == 1
-    saved = subprocess.run(
-        ["sh", "-c", f"behaviorci run '{bundle}' -f json -o report.json >&-"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    saved = _in_shell(f"behaviorci run '{bundle}' -f json -o report.json >&-", tmp_path)
     assert saved.returncode == 0, saved.stderr
     assert json.loads((tmp_path / "report.json").read_text(encoding="utf-8"))["passed"] is True
