@@ -28,7 +28,25 @@ _REV_PARSE = ("rev-parse", "--show-toplevel", "--show-object-format", "--absolut
 # assume-unchanged is set. git does not look at the work-tree copy of a skip-worktree or assume-unchanged
 # entry, so diff-files never reports it changed: only "H " entries are vouched for (_parse_stage).
 _LS_STAGE = ("ls-files", "-v", "--stage", "-z")
-_DIFF_FILES = ("diff-files", "--name-only", "-z")
+# A repository (or a robot with a shell in it) can weaken how git tells a changed file from an unchanged one:
+# compare less of the file's stat (core.checkStat=minimal, core.trustctime=false), not look at all
+# (core.ignoreStat), or ask a program it names (core.fsmonitor). Every question about the work tree undoes
+# that. It narrows, not closes, the gap: git compares ctime to the second, so a file rewritten in the second
+# it was staged can still look unchanged. Whatever binds bytes a person or a review saw therefore hashes the
+# files themselves (``stored_ids``); the index is trusted only for files nobody here is vouching for.
+_STRICT_STAT = (
+    "-c",
+    "core.checkStat=default",
+    "-c",
+    "core.trustctime=true",
+    "-c",
+    "core.ignoreStat=false",
+    "-c",
+    "core.fsmonitor=false",
+    "-c",
+    "core.untrackedCache=false",
+)
+_DIFF_FILES = (*_STRICT_STAT, "diff-files", "--name-only", "-z")
 ROUTE_STONES = "**/*.stone"  # the glob that finds routes (route.verify --all)
 
 
@@ -299,16 +317,70 @@ def list_files(repo: Repo, globs: Sequence[str], untracked_only: bool = False) -
 
 def _list_files_args(globs: Sequence[str], untracked_only: bool) -> list[str]:
     which = ["--others"] if untracked_only else ["--cached", "--others"]
-    return ["ls-files", "-z", *which, "--exclude-standard", "--", *(f":(glob){pattern}" for pattern in globs)]
+    patterns = (f":(glob){pattern}" for pattern in globs)
+    return [*_STRICT_STAT, "ls-files", "-z", *which, "--exclude-standard", "--", *patterns]
+
+
+# Arguments per ``git hash-object`` run: well under the kernel's limit for one command line.
+_HASH_ARGS_BYTES = 96 << 10
+
+
+def stored_ids(repo: Repo, paths: Sequence[str]) -> dict[str, str]:
+    """The blob id git would store for each file (paths relative to the top-level, POSIX, inside the work
+    tree), hashed from the file on disk through git's own conversions (``text``/``eol`` attributes,
+    ``core.autocrlf``, clean filters): ``git hash-object -- <paths>``, a few runs for many files. A symlink
+    is stored as its target's text, so it is hashed that way here, never through it. Raises ``GitError``
+    when git cannot hash one (gone, unreadable, beyond a symlinked directory)."""
+    found: dict[str, str] = {}
+    regular: list[str] = []
+    for path in paths:
+        absolute = repo.toplevel / path
+        if os.path.islink(absolute):
+            target = os.fsencode(os.readlink(absolute))
+            found[path] = _blob_of(target, repo.object_format)
+        else:
+            regular.append(path)
+    batch: list[str] = []
+    size = 0
+    for path in regular:
+        if batch and size + len(path) + 1 > _HASH_ARGS_BYTES:
+            found.update(_hash_objects(repo, batch))
+            batch, size = [], 0
+        batch.append(path)
+        size += len(path) + 1
+    if batch:
+        found.update(_hash_objects(repo, batch))
+    return found
+
+
+def _hash_objects(repo: Repo, paths: list[str]) -> dict[str, str]:
+    done = _git(["hash-object", "--", *paths], repo.toplevel, {"GIT_OPTIONAL_LOCKS": "0"})
+    ids = done.stdout.split()
+    if done.returncode != 0 or len(ids) != len(paths):
+        raise GitError(_problem_line(done.stderr) or f"git hash-object exited {done.returncode}")
+    return dict(zip(paths, ids, strict=True))
+
+
+def _blob_of(data: bytes, object_format: str) -> str:
+    import hashlib
+
+    digest = hashlib.new(object_format, b"blob %d\0" % len(data))
+    digest.update(data)
+    return digest.hexdigest()
 
 
 # ---------------------------------------------------------------- history
 
 
 def last_commits(repo: Repo, paths: Sequence[str]) -> dict[str, CommitInfo]:
-    """For each path, the latest commit (reachable from HEAD) that changed it: ONE ``git log`` for all.
+    """For each path, the commit that last set it, on the history HEAD has: ONE ``git log`` for all.
 
-    Paths no commit touched are absent; so is everything when HEAD has no commit yet.
+    Not git's default walk, which follows only the parent a merge took a file from: ``git merge -s ours``
+    could then hide the later commit that set the file, and resurrect an older setting as the last one.
+    This reads every parent (``--simplify-merges``, children before parents): a merge drops out only when it
+    holds what the rest of the history it keeps says; one that kept an older version over a later one, or
+    resolved a conflict, is the commit that set the file. Paths no commit touched are absent; so is
+    everything when HEAD has no commit yet.
     """
     if not paths:
         return {}
@@ -319,6 +391,9 @@ def last_commits(repo: Repo, paths: Sequence[str]) -> dict[str, CommitInfo]:
             "--raw",
             "--no-abbrev",
             "--no-renames",
+            "--simplify-merges",
+            "--topo-order",
+            "-m",
             "--format=%x01%H%x00%ae%x00%an%x00%P",
             "--",
             *paths,
@@ -341,6 +416,38 @@ def last_commits(repo: Repo, paths: Sequence[str]) -> dict[str, CommitInfo]:
             if path in wanted and path not in found and len(parts) >= 4:
                 found[path] = CommitInfo(sha, email, name, parts[3], not parents.strip())
     return found
+
+
+def changed_paths(repo: Repo, shas: Iterable[str]) -> dict[str, frozenset[str]]:
+    """Every path each commit changed, against each of its parents (a root commit, or where a shallow
+    clone's history is cut off: every file it holds): ONE ``git log --no-walk`` for all. A commit git
+    cannot show is absent."""
+    wanted = sorted(set(shas))
+    if not wanted:
+        return {}
+    done = _git(
+        [
+            "log",
+            "--no-walk=unsorted",
+            "-z",
+            "-m",
+            "--name-only",
+            "--no-renames",
+            "--format=%x01%H",
+            *wanted,
+            "--",
+        ],
+        repo.toplevel,
+    )
+    if done.returncode != 0:
+        return {}
+    found: dict[str, set[str]] = {}
+    # Each commit (each parent of a merge) is "\x01<sha>\0\n<path>\0<path>\0…".
+    for chunk in done.stdout.split("\x01")[1:]:
+        sha, _, names = chunk.partition("\0")
+        paths = found.setdefault(sha, set())
+        paths.update(name.lstrip("\n") for name in names.split("\0") if name.strip("\n"))
+    return {sha: frozenset(paths) for sha, paths in found.items()}
 
 
 def shallow_boundary(repo: Repo) -> frozenset[str] | None:
@@ -390,6 +497,12 @@ def identity(cwd: Path) -> tuple[str, str]:
         raise GitError(_last_line(done.stderr) or "git does not know who you are")
     name, _, rest = ident.partition("<")
     return name.strip(), rest.split(">", 1)[0].strip()
+
+
+def signs_commits(repo: Repo) -> bool:
+    """Does git sign the caller's commits here (``commit.gpgsign``)?"""
+    done = _git(["config", "--bool", "commit.gpgsign"], repo.toplevel, {"GIT_OPTIONAL_LOCKS": "0"})
+    return done.returncode == 0 and done.stdout.strip() == "true"
 
 
 def committed_blob(repo: Repo, path: str) -> str | None:

@@ -134,8 +134,15 @@ def _render_get(result: GetResult, say: bool) -> None:
     is_flag=True,
     help="approved: write the approval marker but do not commit it (commit it yourself).",
 )
+@click.option(
+    "--rerun",
+    is_flag=True,
+    help="passed: run every review again, even one that already ran on these artifacts.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
-def set_command(route_option: str | None, stone: str, as_: str, no_commit: bool, as_json: bool) -> int:
+def set_command(
+    route_option: str | None, stone: str, as_: str, no_commit: bool, rerun: bool, as_json: bool
+) -> int:
     """Mark a stone passed (through its guard's reviews and judges) or approved (humans only: run it in a
     terminal; the approval is committed with your git identity unless --no-commit)."""
     import os
@@ -152,10 +159,12 @@ def set_command(route_option: str | None, stone: str, as_: str, no_commit: bool,
             lambda: api.set_approved(route_option, stone, human=human, commit=not no_commit),
         )
         _render_approved(approval, as_json)
+        for warning in approval.warnings:
+            click.echo(f"warning: {warning}", err=True)
         return 0
     if no_commit:
         raise Refused("--no-commit applies only to --as approved", "drop it")
-    result = _call(as_json, facts, lambda: api.set_passed(route_option, stone))
+    result = _call(as_json, facts, lambda: api.set_passed(route_option, stone, rerun=rerun))
     return _render_set(result, as_json)
 
 
@@ -173,12 +182,16 @@ def _render_approved(result: ApproveResult, as_json: bool) -> None:
                 "commit": result.commit,
                 "committed": not result.not_committed,
                 "not_committed": result.not_committed or None,
+                "renewed": result.renewed or None,
+                "warnings": list(result.warnings),
             }
         )
         return
     who = f"{result.approver[0]} <{result.approver[1]}>"
     if result.outcome == "already-approved":
         lines = [f"already approved: {result.stone} by {who} for these artifacts (nothing changed)"]
+    elif result.renewed:
+        lines = [f"stone approved again: {result.stone} by {who} ({result.renewed})"]
     else:
         lines = [f"stone approved: {result.stone} by {who}"]
     lines.append(f"  marker {show(result.marker)}")
@@ -248,10 +261,13 @@ def _render_set(result: SetResult, as_json: bool) -> int:
         if evaluation.outcome == "passed":
             lines.append(f"stone passed: {evaluation.stone}")
         elif evaluation.outcome == "rejected":
+            said_no = [judge for judge in failing if judge.record.command.split()[0] != "approved?"]
             lines.append(
-                f"stone rejected: {evaluation.stone} ({len(failing)} of {len(evaluation.judges)} "
-                "judges said no)"
+                f"stone rejected: {evaluation.stone} ({len(said_no)} of {len(evaluation.judges)} "
+                f"judge{'s' if len(evaluation.judges) != 1 else ''} said no)"
             )
+        elif evaluation.outcome == "waiting":
+            lines.append(f"stone waiting for approval: {evaluation.stone} (every other judge passed)")
         else:
             lines.append(f"stone not evaluated: {evaluation.stone} (malfunction)")
             lines.append(f"  {evaluation.problem}")
@@ -275,17 +291,23 @@ def _render_set(result: SetResult, as_json: bool) -> int:
                 f"  judge j{judge.record.position} {state} {judge.record.status}: {show(judge.record.path)}"
             )
         if evaluation.marker is not None:
-            lines.append(f"  marker: {show(evaluation.marker)}")
+            lines.append(f"  pass record: {show(evaluation.marker)}")
         click.echo("\n".join(lines))
     if evaluation.outcome == "passed":
         return 0
+    if evaluation.outcome == "waiting":
+        waiting = failing[0].record
+        _error(f"error: {evaluation.stone} waits for human approval: {waiting.reason[:300]}")
+        return 2
     if evaluation.outcome == "rejected":
+        said_no = [judge for judge in failing if judge.record.command.split()[0] != "approved?"]
         reasons = "; ".join(
             f"j{judge.record.position} {judge.record.command.split()[0]}: {judge.record.reason[:160]}"
-            for judge in failing
+            for judge in said_no
         )
+        count = len(evaluation.judges)
         _error(
-            f"error: {evaluation.stone} rejected by {len(failing)} of {len(evaluation.judges)} judges "
+            f"error: {evaluation.stone} rejected by {len(said_no)} of {count} judge{'s' if count != 1 else ''} "
             f"({reasons}); read the feedback on stdout, then fix and run route.stone.set again"
         )
         return 2

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shlex
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +22,7 @@ from routedriver.route.select import Selection, has_glob, match_names, select
 if TYPE_CHECKING:
     from routedriver.route.approve import ApproveResult
     from routedriver.route.guard import Evaluation
+    from routedriver.route.inputs import StoneContext
 
 
 @dataclass(frozen=True)
@@ -82,22 +84,48 @@ def get(route_option: str | None, selector: str) -> GetResult:
     return GetResult(route, selector, select(route, selector))
 
 
-def set_passed(route_option: str | None, stone: str) -> SetResult:
-    """Evaluate the stone's guard under its lock and record the outcome (see ``guard.evaluate``)."""
+def set_passed(route_option: str | None, stone: str, *, rerun: bool = False) -> SetResult:
+    """Evaluate the stone's guard under its lock and record the outcome (see ``guard.evaluate``); refuses
+    while a stone of a lower tier is not passed (incomplete, stale, or waiting for a human): a route is
+    walked one tier at a time. ``rerun`` runs every review again."""
     from routedriver.route import inputs, store
     from routedriver.route.guard import evaluate
 
     route = open_route(route_option)
     context = inputs.stone_context(route, stone)
+    refuse_out_of_order(context)
     artifacts = inputs.artifacts_or_refuse(context)  # refuse before creating anything under .route/
     with _writing(route):
         store.ensure_state_dir(route)
         lock, waited = store.acquire_stone_lock(route, context.stone.name)
         try:
             # After waiting for another run the artifacts may have changed: look again.
-            return SetResult(route, evaluate(context, None if waited else artifacts))
+            return SetResult(route, evaluate(context, None if waited else artifacts, rerun=rerun))
         finally:
             lock.release()
+
+
+def refuse_out_of_order(context: StoneContext) -> None:
+    """Refuse to pass a stone while a stone of a lower tier is not passed, as ``state.Survey`` decides it
+    (what route.verify will say), naming the first such stone and what to do about it."""
+    from routedriver.route.state import Survey
+
+    route, mine = context.route, context.stone
+    earlier = [stone for stone in route.stones if stone.prefix < mine.prefix]
+    if not earlier:
+        return
+    survey = Survey(route, context.repo, context.base)
+    survey.prepare(stone for stone in earlier if survey.needs_checking(stone))
+    for stone in earlier:
+        done = survey.check(stone)
+        if done.passed:
+            continue
+        hint = f"route.stone.get --route {shlex.quote(route.display)} --stone @next-one --say"
+        why = "" if done.state == "incomplete" else f": {done.why}"
+        raise Refused(
+            f"{mine.name} must wait: {stone.name}, of a lower tier, is {done.state}{why}",
+            f"finish the stones before it first (see {hint})",
+        )
 
 
 def set_approved(route_option: str | None, stone: str, *, human: bool, commit: bool = True) -> ApproveResult:
@@ -186,9 +214,14 @@ def _keep(route: Route, stone: Stone, guard: Guard | None, base: Path) -> Kept |
         return Kept(stone.name, "artifact", _show(route, base, artifacts[0]))
     if guard is not None and any(first_word(judge) == "approved?" for judge in guard.judges):
         return Kept(stone.name, "gate", route.show(guard.path))
-    for marker in (store.approved_path(route, stone.name), store.passed_path(route, stone.name)):
-        if os.path.lexists(marker):
-            return Kept(stone.name, "marker", route.show(marker))
+    names = store.list_state(route)
+    if store.has_marker(names, stone.name):
+        marker = store.approved_path(route, stone.name)
+        if not os.path.lexists(marker):
+            marker = route.state_dir / next(
+                iter(store.pass_files(names, stone.name) or [store.legacy_passed_name(stone.name)])
+            )
+        return Kept(stone.name, "marker", route.show(marker))
     return None
 
 

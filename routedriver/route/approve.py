@@ -2,35 +2,40 @@
 
 Approving is a human act. The caller says whether a human is at the controls (the CLI: stdin is a
 terminal); a robot's call is refused before anything is written. The marker records who (git's author
-identity), which content (the review-input hash and the artifact manifest) and when; then ONLY that file is
-committed (``git commit -m … -- <marker>``), so other staged work stays staged and out of the commit.
-Approving the same content again is a no-op, except that an approval recorded but never committed (a run
-killed between the write and the commit, or ``--no-commit``) is committed now.
+identity), which content (the review-input hash and the artifact manifest, hashed from the files on disk:
+the bytes the human saw, never git's index, which a robot can make disagree with them) and when; then ONLY
+that file is committed (``git commit -m … -- <marker>``), so other staged work stays staged and out of the
+commit. Approving the same content again is a no-op, except that an approval recorded but never committed
+(a run killed between the write and the commit, or ``--no-commit``) is committed now, and an approval whose
+commit route.verify would not accept (made by someone else, together with other changes, edited since, or
+unsigned while the approver now signs commits) is made again, in a fresh commit.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal, NamedTuple
 
 from routedriver import gitops
 from routedriver.errors import Refused
 from routedriver.route import hashing, inputs, store
 from routedriver.route.model import Route
+from routedriver.route.provenance import find_approvers, mixed_changes
 
 HUMANS_ONLY = "only humans can approve"
 
 
-@dataclass(frozen=True)
-class ApproveResult:
+class ApproveResult(NamedTuple):
     route: Route
     stone: str
     marker: Path
     review_input_hash: str
     approver: tuple[str, str]  # (name, email)
-    outcome: str  # approved | already-approved
+    outcome: Literal["approved", "already-approved"]
     commit: str | None  # the approval commit made now, if any
     not_committed: str = ""  # why the marker was not committed ("" when it was, or already was)
+    warnings: tuple[str, ...] = ()  # e.g. the approver is not in the approvers file
+    renewed: str = ""  # the same content was approved again: why the old approval's commit would not do
 
 
 def approve(route_option: str | None, stone: str, *, human: bool, commit: bool = True) -> ApproveResult:
@@ -45,9 +50,12 @@ def approve(route_option: str | None, stone: str, *, human: bool, commit: bool =
             HUMANS_ONLY,
             f"a person runs {context.command_hint('set')} --as approved in a terminal",
         )
-    review_input_hash, ids = inputs.review_input(context)
+    artifacts = inputs.artifacts_or_refuse(context)
+    ids = hashing.content_ids(artifacts, context.base, context.repo, from_disk=True).ids
+    review_input_hash = hashing.review_input_hash(ids)
     repo = context.repo
     approver = _identity(repo.toplevel if repo is not None else Path.cwd())
+    warnings = _unlisted(context, approver[1])
     path = store.approved_path(route, name)
     with _writing(route):
         store.ensure_state_dir(route)
@@ -58,18 +66,57 @@ def approve(route_option: str | None, stone: str, *, human: bool, commit: bool =
                 and existing.review_input_hash == review_input_hash
                 and existing.approver_email.lower() == approver[1].lower()
             )
-            if not same:
-                store.write_approved(route, name, review_input_hash, ids.ids, approver)
-            outcome = "already-approved" if same else "approved"
+            renewed = ""
+            if same and repo is not None and not warnings:
+                renewed = _commit_would_not_do(repo, path, approver[1])
+            if not same or renewed:
+                store.write_approved(route, name, review_input_hash, ids, approver)
+            outcome: Literal["approved", "already-approved"] = (
+                "already-approved" if same and not renewed else "approved"
+            )
+            result = ApproveResult(
+                route, name, path, review_input_hash, approver, outcome, None, "", warnings, renewed
+            )
             if not commit:
-                why = "" if same and repo is not None and _committed(repo, path) else "--no-commit"
-                return ApproveResult(route, name, path, review_input_hash, approver, outcome, None, why)
+                committed = outcome == "already-approved" and repo is not None and _committed(repo, path)
+                return result._replace(not_committed="" if committed else "--no-commit")
             if repo is None:
-                return ApproveResult(
-                    route, name, path, review_input_hash, approver, outcome, None, "not a git repository"
-                )
+                return result._replace(not_committed="not a git repository")
             sha = _commit(repo, route, name, path)
-    return ApproveResult(route, name, path, review_input_hash, approver, outcome, sha)
+    return result._replace(commit=sha)
+
+
+def _unlisted(context: inputs.StoneContext, email: str) -> tuple[str, ...]:
+    """A warning when an approvers file exists and does not list ``email``: route.verify will not accept
+    the approval (said now, while the approver is at the terminal)."""
+    found = find_approvers(context.route, context.repo)
+    if found.path is None or found.problem or email.lower() in found.emails:
+        return ()
+    shown = hashing.relative_posix(found.path, context.base)
+    return (
+        f"{email} is not in {shown}: route.verify will not accept this approval until a listed approver "
+        "approves (or the approvers file, on the base branch, lists you)",
+    )
+
+
+def _commit_would_not_do(repo: gitops.Repo, path: Path, email: str) -> str:
+    """Why the commit that holds the current approval (same content, same approver) would not satisfy
+    route.verify, so approving again must make a fresh commit; "" when it would, or when it is not
+    committed yet (the usual commit below takes care of that)."""
+    relative = hashing.relative_posix(path, repo.toplevel)
+    info = gitops.last_commits(repo, [relative]).get(relative)
+    if info is None or info.deleted:
+        return ""
+    if hashing.blob_id(path, repo.object_format) != info.blob:
+        return f"the marker differs from what commit {info.sha[:12]} committed"
+    if info.author_email.lower() != email.lower():
+        return f"commit {info.sha[:12]} that holds it was made by {info.author_email}"
+    others = mixed_changes(gitops.changed_paths(repo, [info.sha]).get(info.sha))
+    if others:
+        return f"commit {info.sha[:12]} that holds it also changes {others}"
+    if gitops.signs_commits(repo) and gitops.verify_commit(repo, info.sha).unsigned:
+        return f"commit {info.sha[:12]} that holds it is not signed, and you now sign commits"
+    return ""
 
 
 def _identity(cwd: Path) -> tuple[str, str]:
@@ -88,6 +135,16 @@ def _committed(repo: gitops.Repo, path: Path) -> bool:
     return gitops.committed_blob(repo, relative) == hashing.blob_id(path, repo.object_format)
 
 
+def _uncommitted_gitignore(repo: gitops.Repo, route: Route) -> list[str]:
+    """``.route/.gitignore`` when HEAD does not hold it yet and it is the driver's own: committed with the
+    first approval, so a branch switch does not trip over it (an approval commit may hold it)."""
+    ignore = route.state_dir / ".gitignore"
+    relative = hashing.relative_posix(ignore, repo.toplevel)
+    if store.read_text(ignore) != store.GITIGNORE or gitops.committed_blob(repo, relative) is not None:
+        return []
+    return [relative]
+
+
 def _commit(repo: gitops.Repo, route: Route, stone: str, path: Path) -> str | None:
     """Commit the marker unless HEAD already holds exactly it; the new commit's id, or None."""
     relative = hashing.relative_posix(path, repo.toplevel)
@@ -96,8 +153,9 @@ def _commit(repo: gitops.Repo, route: Route, stone: str, path: Path) -> str | No
         return None
     route_name = hashing.relative_posix(route.path, repo.toplevel)
     message = f"route({route_name}): approve {stone}"
+    paths = [relative, *_uncommitted_gitignore(repo, route)]
     try:
-        return gitops.commit_paths(repo, [relative], message)
+        return gitops.commit_paths(repo, paths, message)
     except gitops.GitError as exc:
         if gitops.committed_blob(repo, relative) == current:
             return None  # a concurrent approval of the same content committed it first

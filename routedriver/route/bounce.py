@@ -114,6 +114,7 @@ def _protected(target: Path, route_option: str | None) -> Bounce:
     base = repo.toplevel if repo is not None else Path.cwd()
     relative = Path(os.path.relpath(target, base)).as_posix()
     names = store.list_state(route)
+    survey: Survey | None = None  # made only when a protect: glob matches (the usual edit matches none)
     warnings: list[str] = []
     for stone in route.stones:
         guard_path = stone.guard_path
@@ -126,8 +127,14 @@ def _protected(target: Path, route_option: str | None) -> Bounce:
         if "protect" not in text:
             continue
         pattern = _protecting_glob(route, stone, text, relative, base, warnings)
-        if pattern is None or store.is_passed(route, stone.name, names):
+        if pattern is None:
             continue
+        if store.has_marker(names, stone.name):
+            from routedriver.route.state import Survey
+
+            survey = survey or Survey(route, repo, base, names=names)
+            if survey.check(stone).passed:  # passed as route.verify would say it: fresh
+                continue
         shown = relative if not relative.startswith("../") else str(target)
         head = f"--route {shlex.quote(route.display)} --stone {shlex.quote(stone.name)}"
         return Bounce(

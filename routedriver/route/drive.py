@@ -12,19 +12,18 @@ from __future__ import annotations
 import hashlib
 import json
 import shlex
-from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from routedriver import gitops
 from routedriver.errors import Refused
-from routedriver.route import hashing, inputs, judges, manifest, records, store
+from routedriver.route import inputs, judges, records, store
 from routedriver.route.api import open_route
-from routedriver.route.artifacts import Listings, artifact_globs, find_artifacts
-from routedriver.route.guardfile import load_guard, parse_guard
-from routedriver.route.inputs import StoneContext
-from routedriver.route.model import Guard, JudgeRecord, Marker, ReviewRecord, Route, Stone
-from routedriver.route.select import NEXT_ALL, select
+from routedriver.route.artifacts import artifact_globs
+from routedriver.route.guardfile import load_guard
+from routedriver.route.inputs import StoneContext, unlisted_approver
+from routedriver.route.model import Guard, JudgeRecord, ReviewRecord, Route, Stone
+from routedriver.route.select import NEXT_ALL, select, survey_of
+from routedriver.route.state import Done, Survey
 
 # What the robot should do about a stone.
 NEEDS_ARTIFACT = "needs-artifact"  # write the artifact
@@ -76,123 +75,68 @@ class Guidance:
 
 
 def guidance(route_option: str | None) -> Guidance:
+    """Where the robot is: every stone that is not done the way route.verify would say (``state.Survey``,
+    the answer every command shares) in the active tier, every stale pass in any tier, and what to do."""
     route = open_route(route_option)
-    selection = select(route, NEXT_ALL)
-    names = store.list_state(route)
-    markers = _passed_markers(route, names)
-    repo = gitops.find_repo(route.path) if selection.stones or markers else None
-    base = repo.toplevel if repo is not None else Path.cwd()
-    nexts = [
-        StoneContext(route, item.stone, load_guard(route, item.stone), repo, base)
-        for item in selection.stones
-    ]
-    listings = Listings()  # each directory read once for all the stones below
-    artifacts = {
-        context.stone.name: find_artifacts(route, context.stone, context.guard, base, listings)
-        for context in nexts
-    }
-    passed: list[Stone] = []
+    survey = survey_of(route)
+    selection = select(route, NEXT_ALL, survey)
+    done = {stone.name: survey.check(stone) for stone in route.stones if survey.needs_checking(stone)}
+    nexts = {item.stone.name for item in selection.stones}
+    states: list[StoneState] = []
     for stone in route.stones:
-        if stone.name in markers:
-            try:
-                artifacts[stone.name] = find_artifacts(
-                    route, stone, _artifacts_guard(route, stone), base, listings
-                )
-            except Refused:
-                continue  # its guard does not load: route.lint and route.verify report that
-            passed.append(stone)
-    snapshot = _snapshot(repo, artifacts.values())
-    stale = [
-        state
-        for stone in passed
-        if (state := _stale(stone, markers[stone.name], artifacts[stone.name], base, repo, snapshot))
-    ]
-    states = [_state(context, names, artifacts[context.stone.name], snapshot) for context in nexts]
-    ordered = sorted((*stale, *states), key=lambda state: state.stone.sort_key)
-    return Guidance(route, len(markers) - len(stale), len(route.stones), tuple(ordered))
+        found = done.get(stone.name)
+        if stone.name in nexts:
+            states.append(_state(survey, stone, found))
+        elif found is not None and not found.passed:
+            states.append(_not_done(stone, found))
+    passed = sum(1 for found in done.values() if found.passed)
+    return Guidance(route, passed, len(route.stones), tuple(states))
 
 
-def _passed_markers(route: Route, names: frozenset[str]) -> dict[str, Marker]:
-    """The ``.passed`` markers that parse (what ``store.is_passed`` counts), by stone name."""
-    found = {}
-    for stone in route.stones:
-        if f"{stone.name}.passed" in names:
-            marker = store.read_marker(store.passed_path(route, stone.name), stone.name)
-            if marker is not None:
-                found[stone.name] = marker
-    return found
-
-
-def _artifacts_guard(route: Route, stone: Stone) -> Guard | None:
-    """What ``artifact_globs`` needs for a passed stone: its guard when the guard's text sets
-    ``artifacts``, else None (the default globs, which the parsed guard would give too). Drive looks at
-    every passed stone; parsing every guard of a long route would cost more than all the rest."""
-    path = stone.guard_path
-    if path is None:
-        return None
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        return load_guard(route, stone)  # refuses, saying what is wrong
-    if "artifacts" not in text:
-        return None
-    return parse_guard(text, path, route.show(path), stone.name)
-
-
-def _snapshot(repo: gitops.Repo | None, found: Iterable[list[Path]]) -> gitops.IndexSnapshot | None:
-    """ONE read of git's index for every stone drive hashes (instead of one per stone)."""
-    paths = [path for group in found for path in group]
-    if repo is None or not paths:
-        return None
-    relative = [hashing.relative_posix(path, repo.toplevel) for path in paths]
-    if any(path.startswith("..") for path in relative):
-        return None  # an artifact outside the work tree: content_ids asks git per stone
-    return gitops.snapshot_of(repo, relative)
-
-
-def _stale(
-    stone: Stone,
-    marker: Marker,
-    artifacts: list[Path],
-    base: Path,
-    repo: gitops.Repo | None,
-    snapshot: gitops.IndexSnapshot | None,
-) -> StoneState | None:
-    """A passed stone whose artifacts are no longer what passed (the review-input hash route.verify
-    recomputes first, from the same content ids), or None."""
-    try:
-        ids = hashing.content_ids(artifacts, base, repo, snapshot)
-    except Refused:
-        return None  # an unreadable artifact: route.stone.set and route.verify say what is wrong
-    review_input_hash = hashing.review_input_hash(ids.ids)
-    if review_input_hash == marker.review_input_hash:
-        return None
-    what = manifest.describe(marker.manifest, ids.ids) or "its artifacts changed"
-    return StoneState(stone, STALE, what, review_input_hash)
+def _not_done(stone: Stone, done: Done) -> StoneState:
+    """A stone with a pass record that does not hold now (``Survey.check`` said why)."""
+    key = done.inputs.review_input_hash if done.inputs is not None else ""
+    if done.state == "unapproved":
+        return StoneState(stone, WAITING, done.why, key)
+    if done.state == "broken" and done.inputs is None:
+        return StoneState(stone, MALFUNCTION, done.why, key)  # its guard does not load: a human fixes it
+    return StoneState(stone, STALE, done.why, key)
 
 
 def _gated(guard: Guard | None) -> bool:
     return guard is not None and any(judges.first_word(judge) == "approved?" for judge in guard.judges)
 
 
-def _state(
-    context: StoneContext,
-    names: frozenset[str],
-    artifacts: list[Path],
-    snapshot: gitops.IndexSnapshot | None = None,
-) -> StoneState:
-    stone, guard = context.stone, context.guard
+def _state(survey: Survey, stone: Stone, done: Done | None) -> StoneState:
+    """What the robot should do about a stone of the active tier (``done``: its state, when it has a pass
+    record to check). A stale stone whose guard already judged its current content is in the state that
+    judging left it (waiting for a human, rejected, …); otherwise it is stale: run the guard again."""
+    if done is not None and done.state not in ("incomplete", "stale"):
+        return _not_done(stone, done)
+    found = _judged_state(survey, stone)
+    if done is not None and done.state == "stale" and found.state == READY:
+        return _not_done(stone, done)  # run the guard again, and why: what changed since the pass
+    return found
+
+
+def _judged_state(survey: Survey, stone: Stone) -> StoneState:
+    """A stone not passed for its current content, as its latest review and judge files leave it."""
+    context = survey.context(stone)  # refuses when the guard does not load: a human fixes it
+    guard = context.guard
+    artifacts = survey.artifacts(stone)
     if not artifacts and inputs.artifacts_required(context):
         return StoneState(stone, NEEDS_ARTIFACT, "", "")
-    review_input_hash, _ids = inputs.review_input(context, artifacts, snapshot)
+    now = survey.inputs(stone)
+    review_input_hash = now.review_input_hash
     if guard is None:
         return StoneState(stone, READY, "", review_input_hash)
+    names = survey.names
     broken = _broken_review(context, names, review_input_hash)
     if broken is not None:
         return StoneState(stone, MALFUNCTION, _review_problem(context, broken), review_input_hash)
     if not guard.judges:
         return StoneState(stone, READY, "", review_input_hash)
-    approval = inputs.approval_state(context.route, stone.name)
+    approval = inputs.approval_state(context.route, stone.name, content_id=now.approval_id)
     approved_now = approval.marker is not None and approval.marker.review_input_hash == review_input_hash
     latest = _latest_judging(context, names, review_input_hash)
     if not latest:
@@ -212,9 +156,11 @@ def _state(
         return StoneState(stone, MALFUNCTION, problems, review_input_hash)
     only_approval = all(judges.first_word(record.command) == "approved?" for record in failing)
     if only_approval and _gated(guard):
-        if approved_now:
+        unlisted = unlisted_approver(approval.marker, survey.approvers(), context)
+        if approved_now and not unlisted:
             return StoneState(stone, READY, "a human approved it since the last run", review_input_hash)
-        return StoneState(stone, WAITING, "every other judge passed; it waits for a human", review_input_hash)
+        why = unlisted or "every other judge passed; it waits for a human"
+        return StoneState(stone, WAITING, why, review_input_hash)
     reasons = "; ".join(
         f"j{record.position} {judges.first_word(record.command)}: {record.reason}" for record in failing
     )
@@ -235,15 +181,13 @@ def _broken_review(
     tool, break again. The review file ``set`` wrote when it broke is the durable record of that."""
     guard = context.guard
     short = review_input_hash[: store.SHORT]
-    entries = [entry for entry in store.review_files(names, context.stone.name) if entry[1] == short]
+    entries = [entry for entry in store.review_files(names, context.stone.name) if entry.short_hash == short]
     if guard is None or not entries:
         return None
     for position, command in enumerate(guard.reviews, start=1):
         broken: ReviewRecord | None = None
-        for _iteration, _short, _position, filename in sorted(
-            (entry for entry in entries if entry[2] == position), reverse=True
-        ):
-            record = records.read_review(context.route.state_dir / filename, context.stone.name)
+        for entry in sorted((entry for entry in entries if entry.position == position), reverse=True):
+            record = records.read_review(context.route.state_dir / entry.filename, context.stone.name)
             if record is None or record.command != command or record.review_input_hash != review_input_hash:
                 continue
             if record.ok:  # set reuses it: this review is not what breaks
@@ -274,15 +218,15 @@ def _latest_judging(
     entries = [
         entry
         for entry in store.judge_files(names, context.stone.name)
-        if entry[2] == review_input_hash[: store.SHORT]
+        if entry.review_short == review_input_hash[: store.SHORT]
     ]
     if not entries:
         return []
-    newest = max((entry[0], entry[1]) for entry in entries)
+    newest = max((entry.iteration, entry.pass_number) for entry in entries)
     found = []
     for entry in entries:
-        if (entry[0], entry[1]) == newest:
-            record = records.read_judge(context.route.state_dir / entry[5], context.stone.name)
+        if (entry.iteration, entry.pass_number) == newest:
+            record = records.read_judge(context.route.state_dir / entry.filename, context.stone.name)
             if record is not None:
                 found.append(record)
     return sorted(found, key=lambda record: record.position)
@@ -364,7 +308,7 @@ def render(guide: Guidance, instructions: bool = True) -> str:
             ]
         elif state.state == STALE:
             lines += [
-                f"it passed, but its artifacts changed since: {state.detail}",
+                f"it passed, but the pass no longer holds: {state.detail}",
                 "do: make sure the change is meant (or restore what passed), then run the guard again "
                 "(route.verify in CI rejects a stale pass):",
                 f"  {set_passed}",

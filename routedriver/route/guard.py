@@ -9,16 +9,16 @@ from __future__ import annotations
 import os
 import shutil
 import sys
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from routedriver import proc
 from routedriver.errors import Malfunction
-from routedriver.route import inputs, judges, records, store
-from routedriver.route.inputs import ApprovalState, StoneContext
-from routedriver.route.model import JudgeRecord, ReviewRecord
+from routedriver.route import inputs, judges, records, state, store
+from routedriver.route.inputs import StoneContext
+from routedriver.route.model import JudgeRecord, ReviewRecord, Verdict
 from routedriver.route.outcome import CommandOutcome
 from routedriver.route.subst import environment, substitute
 
@@ -40,19 +40,24 @@ class JudgeResult:
     reused: bool
 
 
+Outcome = Literal["passed", "rejected", "waiting", "malfunction"]
+
+
 @dataclass(frozen=True)
 class Evaluation:
     """What ``route.stone.set --as passed`` decided, with every file it used."""
 
     stone: str
-    outcome: str  # passed | rejected | malfunction
+    # passed; rejected (a judge said no: the robot fixes it); waiting (only approved? said no: a human
+    # approves); malfunction (a review or judge command broke: a human fixes the guard or the tool)
+    outcome: Outcome
     review_input_hash: str
     judge_input_hash: str | None  # None when a review malfunctioned and judges did not run
     artifacts: tuple[str, ...]  # relative to the git top-level (or cwd)
     reviews: tuple[ReviewResult, ...]
     judges: tuple[JudgeResult, ...]
-    marker: Path | None  # the .passed marker when passed
-    problem: str = ""  # malfunction: what broke, naming the command and its file
+    marker: Path | None  # the pass record when passed
+    problem: str = ""  # malfunction: what broke, naming the command, what it said and its file
 
     @property
     def failing(self) -> tuple[JudgeResult, ...]:
@@ -77,7 +82,8 @@ def _run(
     """Run one review or judge command (``what``: ``review r1`` / ``judge j2``). A command that we stopped
     (Ctrl-C, SIGTERM) has no verdict: whatever it exited with is never recorded, so no later run trusts it
     (a review that traps SIGTERM and prints clean counts would otherwise be reused as a real one)."""
-    values = {"route": context.route_arg, "stone": context.stone.name, "hash": hash_value}
+    # $hash is spelled as file names spell it (their first store.SHORT hex digits): one hash, one spelling.
+    values = {"route": context.route_arg, "stone": context.stone.name, "hash": hash_value[: store.SHORT]}
     result = proc.run(
         substitute(command, values),
         shell=_shell(),
@@ -160,20 +166,15 @@ def _judge(
     position: int,
     review_input_hash: str,
     judge_input_hash: str,
-    reviews: Sequence[ReviewRecord],
-    approval: ApprovalState,
-    manifest: dict[str, str],
+    builtin: Verdict | None,
 ) -> JudgeRecord:
+    """Record one judge's verdict: ``builtin`` (a built-in judge, already decided in-process from the same
+    reviews and approval the judge-input hash was made of), else run the judge command."""
     assert context.guard is not None
     command = context.guard.judges[position - 1]
-    spec = judges.parse_builtin(command)
-    if spec is not None:
-        # In-process, from the same snapshot of reviews and approval that the judge-input hash was made of.
-        started = time.monotonic()
-        verdict = inputs.builtin_verdict(context, spec, reviews, approval, review_input_hash, manifest)
-        outcome = CommandOutcome(
-            verdict.status, _EXIT_OF[verdict.status], time.monotonic() - started, verdict.output
-        )
+    if builtin is not None:
+        verdict = builtin
+        outcome = CommandOutcome(verdict.status, _EXIT_OF[verdict.status], 0.0, verdict.output)
     else:
         result = _run(context, command, judge_input_hash, context.guard.timeout_s, f"judge j{position}")
         verdict = judges.parse_verdict(
@@ -203,19 +204,30 @@ def _reusable_judge(
     judge_input_hash: str,
     position: int,
     command: str,
+    builtin: Verdict | None,
 ) -> JudgeRecord | None:
+    """A judge file to reuse for exactly these inputs: a passed one (a judge is not asked twice what it
+    already said yes to), or, for a built-in judge, one with the verdict it gives now (``builtin``): asking
+    again while a stone waits for a human must not write a new file each time."""
     for entry in sorted(store.judge_files(names, context.stone.name), reverse=True):
-        _iteration, _pass, review_short, judge_short, at, filename = entry
-        if at != position or review_short != review_input_hash[:16] or judge_short != judge_input_hash[:16]:
-            continue
-        record = records.read_judge(context.route.state_dir / filename, context.stone.name)
         if (
-            record is not None
-            and record.passed
-            and record.command == command
-            and record.review_input_hash == review_input_hash
-            and record.judge_input_hash == judge_input_hash
+            entry.position != position
+            or entry.review_short != review_input_hash[: store.SHORT]
+            or entry.judge_short != judge_input_hash[: store.SHORT]
         ):
+            continue
+        record = records.read_judge(context.route.state_dir / entry.filename, context.stone.name)
+        if (
+            record is None
+            or record.command != command
+            or record.review_input_hash != review_input_hash
+            or record.judge_input_hash != judge_input_hash
+        ):
+            continue
+        if builtin is not None:
+            if record.status == builtin.status and record.reason == builtin.reason:
+                return record
+        elif record.passed:
             return record
     return None
 
@@ -232,21 +244,28 @@ def _judge_iteration(
     if reviews:
         return max(review.iteration for review in reviews)
     # No reviews at all: an iteration per artifact content, found again by its review-input hash.
-    same_input = [entry[0] for entry in store.judge_files(names, stone) if entry[2] == review_input_hash[:16]]
+    short = review_input_hash[: store.SHORT]
+    same_input = [entry.iteration for entry in store.judge_files(names, stone) if entry.review_short == short]
     return max(same_input) if same_input else _max_iteration(names, stone) + 1
 
 
-def evaluate(context: StoneContext, artifacts: Sequence[Path] | None = None) -> Evaluation:
+def evaluate(
+    context: StoneContext, artifacts: Sequence[Path] | None = None, *, rerun: bool = False
+) -> Evaluation:
     """Run (or reuse) the stone's reviews and judges and record the outcome. Call under the stone's lock;
-    ``artifacts`` saves finding them again when the caller just did."""
+    ``artifacts`` saves finding them again when the caller just did; ``rerun`` runs every review again even
+    when one already ran on these artifacts (a fixed review command whose old output is still reused).
+
+    Everything a pass binds is hashed from disk (what the reviews read), never taken from git's index."""
     route, stone, guard = context.route, context.stone.name, context.guard
     if artifacts is None:
         artifacts = inputs.artifacts_or_refuse(context)
-    review_input_hash, ids = inputs.review_input(context, artifacts)
+    now = state.gather(context, {context.show(path): path for path in artifacts}, from_disk=True)
+    review_input_hash, ids = now.review_input_hash, now.artifacts
     names = store.list_state(route)
     commands = guard.reviews if guard else ()
 
-    used = inputs.reviews_in_use(context, review_input_hash, names)
+    used = {} if rerun else inputs.reviews_in_use(context, review_input_hash, names)
     reused_positions = set(used)
     missing = [position for position in range(1, len(commands) + 1) if position not in used]
     ran_iteration: int | None = None
@@ -254,7 +273,7 @@ def evaluate(context: StoneContext, artifacts: Sequence[Path] | None = None) -> 
         ran_iteration = _max_iteration(names, stone) + 1
         used.update(_run_reviews(context, review_input_hash, ran_iteration, missing))
     reviews = tuple(ReviewResult(used[position], position in reused_positions) for position in sorted(used))
-    artifact_names = tuple(sorted(ids.ids))
+    artifact_names = tuple(sorted(ids))
 
     broken = [review.record for review in reviews if not review.record.ok]
     if broken:
@@ -264,58 +283,74 @@ def evaluate(context: StoneContext, artifacts: Sequence[Path] | None = None) -> 
             if guard and first.status == "timeout"
             else f"failed with exit {first.exit_code}"
         )
-        problem = f"{stone}: review r{first.position} {how} ({first.command}); see {route.show(first.path)}"
-        _drop_stale_marker(context, review_input_hash, always=False)
+        problem = (
+            f"{stone}: review r{first.position} {how} ({first.command}){said(first.stderr_tail)}; "
+            f"see {route.show(first.path)}; {fix_hint(context)}"
+        )
+        store.remove_pass(route, stone, now.key)
         return Evaluation(
             stone, "malfunction", review_input_hash, None, artifact_names, reviews, (), None, problem
         )
 
     review_records = [review.record for review in reviews]
-    approval = inputs.approval_state(route, stone)
+    approval = inputs.approval_state(route, stone, content_id=now.approval_id)
     judge_input_hash = inputs.judge_input_hash(review_input_hash, review_records, approval)
     names = store.list_state(route)
     iteration = _judge_iteration(names, stone, review_input_hash, ran_iteration, review_records)
     judge_results: list[JudgeResult] = []
     pass_number: int | None = None
     for position, command in enumerate(guard.judges if guard else (), start=1):
-        prior = _reusable_judge(context, names, review_input_hash, judge_input_hash, position, command)
+        spec = judges.parse_builtin(command)
+        builtin = (
+            inputs.builtin_verdict(context, spec, review_records, approval, review_input_hash, ids)
+            if spec is not None
+            else None
+        )
+        prior = _reusable_judge(
+            context, names, review_input_hash, judge_input_hash, position, command, builtin
+        )
         if prior is not None:
             judge_results.append(JudgeResult(prior, True))
             continue
         if pass_number is None:
-            passes = [entry[1] for entry in store.judge_files(names, stone) if entry[0] == iteration]
+            passes = [
+                entry.pass_number for entry in store.judge_files(names, stone) if entry.iteration == iteration
+            ]
             pass_number = max(passes, default=0) + 1
         record = _judge(
-            context,
-            iteration,
-            pass_number,
-            position,
-            review_input_hash,
-            judge_input_hash,
-            review_records,
-            approval,
-            ids.ids,
+            context, iteration, pass_number, position, review_input_hash, judge_input_hash, builtin
         )
         judge_results.append(JudgeResult(record, False))
 
-    statuses = {judge.record.status for judge in judge_results}
-    outcome = "malfunction" if "malfunction" in statuses else "rejected" if "failed" in statuses else "passed"
+    outcome = _outcome(judge_results)
     marker = None
     problem = ""
     if outcome == "passed":
         files = [review.record.path.name for review in reviews] + [
             judge.record.path.name for judge in judge_results
         ]
-        marker = _mark_passed(context, review_input_hash, judge_input_hash, files, ids.ids, approval.sha256)
+        marker = store.write_pass(
+            route,
+            stone,
+            review_input_hash=review_input_hash,
+            stone_id=now.stone_id,
+            guard_id=now.guard_id,
+            approval_id=now.approval_id,
+            judge_input_hash=judge_input_hash,
+            files=files,
+            manifest=ids,
+        )
     else:
-        _drop_stale_marker(context, review_input_hash, always=outcome == "rejected")
+        store.remove_pass(route, stone, now.key)
         if outcome == "malfunction":
             first_broken = next(
                 judge.record for judge in judge_results if judge.record.status == "malfunction"
             )
             problem = (
                 f"{stone}: judge j{first_broken.position} malfunctioned ({first_broken.command}): "
-                f"{first_broken.reason}; see {route.show(first_broken.path)}"
+                f"{first_broken.reason}{said(first_broken.stderr_tail)}; "
+                f"see {route.show(first_broken.path)}; "
+                f"{fix_hint(context)}"
             )
     return Evaluation(
         stone,
@@ -330,41 +365,31 @@ def evaluate(context: StoneContext, artifacts: Sequence[Path] | None = None) -> 
     )
 
 
-def _mark_passed(
-    context: StoneContext,
-    review_input_hash: str,
-    judge_input_hash: str,
-    files: list[str],
-    manifest: dict[str, str],
-    approval_sha256: str | None,
-) -> Path:
-    path = store.passed_path(context.route, context.stone.name)
-    current = store.read_marker(path, context.stone.name)
-    guard_sha256 = context.guard.sha256 if context.guard else None
-    if (
-        current is not None
-        and current.review_input_hash == review_input_hash
-        and current.judge_input_hash == judge_input_hash
-        and list(current.files) == files
-        and current.manifest == manifest
-        and current.guard_sha256 == (guard_sha256 or None)
-    ):
-        return path  # already says exactly this; leave its time and bytes alone
-    return store.write_passed(
-        context.route,
-        context.stone.name,
-        review_input_hash,
-        judge_input_hash,
-        files,
-        manifest,
-        approval_sha256,
-        guard_sha256,
+def _outcome(results: Sequence[JudgeResult]) -> Outcome:
+    statuses = {judge.record.status for judge in results}
+    if "malfunction" in statuses:
+        return "malfunction"
+    failing = [judge.record for judge in results if not judge.record.passed]
+    if not failing:
+        return "passed"
+    if all(judges.first_word(record.command) == "approved?" for record in failing):
+        return "waiting"  # every other judge said yes: nothing for the robot to fix
+    return "rejected"
+
+
+def said(stderr_tail: str, lines: int = 3) -> str:
+    """The last lines a broken command wrote on stderr, for the message on the terminal ("" if none):
+    'command not found' or a missing API key must not hide inside a file under .route/."""
+    kept = [line.strip() for line in stderr_tail.splitlines() if line.strip()][-lines:]
+    if not kept:
+        return ""
+    return ": " + " / ".join(line[:300] for line in kept)
+
+
+def fix_hint(context: StoneContext) -> str:
+    """What a human does about a malfunction: fix the command or the tool, then run the guard again; with
+    ``--rerun`` when a review that finished is what misled the judges (its output is otherwise reused)."""
+    return (
+        f"fix the guard's command or the tool it runs, then run: {context.command_hint('set')} --as passed "
+        "(add --rerun to run reviews that already finished again)"
     )
-
-
-def _drop_stale_marker(context: StoneContext, review_input_hash: str, always: bool) -> None:
-    """A stone is never "passed" for content its judges rejected, nor for content nobody evaluated."""
-    path = store.passed_path(context.route, context.stone.name)
-    current = store.read_marker(path, context.stone.name)
-    if current is not None and (always or current.review_input_hash != review_input_hash):
-        store.remove_passed(context.route, context.stone.name)

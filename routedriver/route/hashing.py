@@ -4,7 +4,9 @@
   so a file git already knows is not read at all: its id comes from the index.
 - review-input hash = sha256 of canonical JSON of the sorted ``[path, content id]`` pairs of the artifacts.
 - judge-input hash = sha256 of canonical JSON of the review-input hash, the reviews used (position, command,
-  sha256 of stdout) and the approval state (sha256 of the approval marker, or null).
+  sha256 of stdout) and the approval marker's content id (or null).
+- pass key = sha256 of canonical JSON of the review-input hash and the content ids of the stone file, its
+  guard and its approval marker: the name of the record of a pass (what a pass covers).
 
 Paths are relative to the git top-level (the cwd outside git) with ``/`` separators, so a clone elsewhere
 computes the same hashes.
@@ -133,29 +135,39 @@ def _by_relative(paths: Iterable[str | Path], base: Path) -> dict[str, str | Pat
 
 
 def content_ids(
-    paths: Iterable[str | Path], base: Path, repo: object | None = None, snapshot: object | None = None
+    paths: Iterable[str | Path],
+    base: Path,
+    repo: object | None = None,
+    snapshot: object | None = None,
+    *,
+    from_disk: bool = False,
 ) -> ContentIds:
     """Content ids of ``paths`` (absolute), keyed by path relative to ``base``.
 
-    With ``repo`` (a ``routedriver.gitops.Repo`` whose top-level is ``base``), tracked files unmodified in the
-    work tree take their id from git's index without being opened; everything else is read and hashed.
-    ``snapshot`` (a ``gitops.IndexSnapshot`` of the whole repo) saves asking git again: route.verify reads
-    the index once for every stone.
+    With ``repo`` (a ``routedriver.gitops.Repo`` whose top-level is ``base``), an id is what git would store
+    for the file: tracked files unmodified in the work tree take their id from git's index without being
+    opened, and the rest are hashed from disk through git's own conversions (line endings, filters), so a
+    CRLF file in a ``text=auto`` repository has the id a fresh clone's index will give it. ``from_disk``
+    hashes every file from disk (what a review read, what a human approves: never the index, which a robot
+    can make disagree with the files). ``snapshot`` (a ``gitops.IndexSnapshot`` of the whole repo) saves
+    asking git again: route.verify reads the index once for every stone.
     """
-    return content_ids_of(_by_relative(paths, base), repo, snapshot)
+    return content_ids_of(_by_relative(paths, base), repo, snapshot, from_disk=from_disk)
 
 
 def content_ids_of(
-    by_relative: Mapping[str, str | Path], repo: object | None = None, snapshot: object | None = None
+    by_relative: Mapping[str, str | Path],
+    repo: object | None = None,
+    snapshot: object | None = None,
+    *,
+    from_disk: bool = False,
 ) -> ContentIds:
     """``content_ids`` of files already keyed by their relative path: ``{relative POSIX path: path}``."""
-    object_format = "sha1"
     known: dict[str, str] = {}
-    if repo is not None:
+    if repo is not None and not from_disk:
         from routedriver import gitops
 
         assert isinstance(repo, gitops.Repo)
-        object_format = repo.object_format
         if snapshot is not None:
             assert isinstance(snapshot, gitops.IndexSnapshot)
             known = snapshot.clean_ids(by_relative)
@@ -164,15 +176,63 @@ def content_ids_of(
     to_read = sorted(by_relative.keys() - known.keys())
     if not to_read:
         return ContentIds(ids=known, read_from_disk=frozenset())
-    try:
-        hashed = _hash_many([by_relative[rel] for rel in to_read], object_format)
-    except OSError as exc:
-        raise Refused(
-            f"cannot read artifact {exc.filename}: {exc.strerror}", "check that it is a readable file"
-        ) from None
     ids = dict(known)
-    ids.update(zip(to_read, hashed, strict=True))
+    ids.update(_hash_from_disk(to_read, by_relative, repo))
     return ContentIds(ids=ids, read_from_disk=frozenset(to_read))
+
+
+def _hash_from_disk(
+    relative: Sequence[str], by_relative: Mapping[str, str | Path], repo: object | None
+) -> dict[str, str]:
+    """Ids of files read from disk: through git inside a repository's work tree, by our own hashing of the
+    bytes outside it (or outside git)."""
+    inside: list[str] = []
+    outside = list(relative)
+    if repo is not None:
+        from routedriver import gitops
+
+        assert isinstance(repo, gitops.Repo)
+        inside = [path for path in relative if not path.startswith("../")]
+        outside = [path for path in relative if path.startswith("../")]
+        refuse_escaping_links(repo.toplevel, inside)
+    found: dict[str, str] = {}
+    if inside:
+        try:
+            found.update(gitops.stored_ids(repo, inside))  # type: ignore[arg-type]
+        except OSError as exc:
+            raise Refused(
+                f"cannot read artifact {exc.filename}: {exc.strerror}", "check that it is a readable file"
+            ) from None
+        except gitops.GitError as exc:
+            raise Refused(f"cannot hash an artifact: {exc}", "check that it is a readable file") from None
+    if outside:
+        object_format = getattr(repo, "object_format", "sha1")
+        try:
+            hashed = _hash_many([by_relative[path] for path in outside], object_format)
+        except OSError as exc:
+            raise Refused(
+                f"cannot read artifact {exc.filename}: {exc.strerror}", "check that it is a readable file"
+            ) from None
+        found.update(zip(outside, hashed, strict=True))
+    return found
+
+
+def refuse_escaping_links(toplevel: Path, relative: Iterable[str]) -> None:
+    """Refuse a file (relative to ``toplevel``) that is a symlink, or sits under one, leading outside the
+    work tree: git stores only the link, so what a review read and a human approved would not be in the
+    repository CI checks out."""
+    top = os.fspath(toplevel)
+    for path in relative:
+        absolute = os.path.join(top, path)
+        real = os.path.realpath(absolute)
+        if real == absolute or real.startswith(top + os.sep):
+            continue
+        if os.path.realpath(top) != top and real.startswith(os.path.realpath(top) + os.sep):
+            continue  # the top-level itself is reached through a link; the file stays inside
+        raise Refused(
+            f"artifact {path} is a symlink to {real}, outside the repository (git would store only the link)",
+            "put the file itself in the repository instead of a link to it",
+        )
 
 
 def review_input_hash(ids: dict[str, str]) -> str:
@@ -229,16 +289,28 @@ def refuse_undecodable(what: str, paths: Iterable[str]) -> None:
 
 
 def judge_input_hash(
-    review_input: str, reviews: Iterable[tuple[int, str, str]], approval_sha256: str | None
+    review_input: str, reviews: Iterable[tuple[int, str, str]], approval_id: str | None
 ) -> str:
     """sha256 of canonical JSON of the review-input hash, the ``(position, command, stdout sha256)`` of each
-    review used, and the approval state."""
+    review used, and the approval marker's content id (null without one)."""
     payload = {
         "review_input_hash": review_input,
         "reviews": [
             {"position": position, "command": command, "stdout_sha256": stdout_sha256}
             for position, command, stdout_sha256 in sorted(reviews)
         ],
-        "approval_sha256": approval_sha256,
+        "approval_id": approval_id,
+    }
+    return sha256_hex(canonical_json(payload))
+
+
+def pass_key(review_input: str, *, stone_id: str, guard_id: str | None, approval_id: str | None) -> str:
+    """What a pass covers, as one hash (a pass record's name): the review-input hash and the content ids of
+    the stone's instructions, its guard and its approval marker (null when it has none)."""
+    payload = {
+        "review_input_hash": review_input,
+        "stone_id": stone_id,
+        "guard_id": guard_id,
+        "approval_id": approval_id,
     }
     return sha256_hex(canonical_json(payload))

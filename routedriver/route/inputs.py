@@ -6,19 +6,21 @@ state) and computes the two public hashes.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shlex
 from collections.abc import Container, Iterable, Sequence
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from routedriver.errors import Refused
-from routedriver.gitops import IndexSnapshot, Repo, find_repo
 from routedriver.route import guardfile, hashing, judges, records, store
 from routedriver.route.artifacts import find_artifacts
 from routedriver.route.load import load_route
 from routedriver.route.model import Guard, Marker, ReviewRecord, Route, Stone, Verdict
+
+if TYPE_CHECKING:  # git and the approvers file only when a command gets that far (route.stone.get mostly not)
+    from routedriver.gitops import IndexSnapshot, Repo
+    from routedriver.route.provenance import Approvers
 
 
 class StoneContext(NamedTuple):
@@ -50,7 +52,7 @@ class StoneContext(NamedTuple):
 class ApprovalState(NamedTuple):
     marker: Marker | None
     exists: bool
-    sha256: str | None  # of the marker file's bytes; None when there is no marker
+    content_id: str | None  # the marker file's content id (part of the judge-input hash); None: no marker
 
 
 def find_stone(route: Route, name: str) -> Stone:
@@ -80,6 +82,8 @@ def route_and_stone(route: RouteArg, stone: StoneArg) -> tuple[Route, Stone]:
 
 
 def stone_context(route: RouteArg, stone: StoneArg) -> StoneContext:
+    from routedriver.gitops import find_repo
+
     loaded, found = route_and_stone(route, stone)
     repo = find_repo(loaded.path)
     base = repo.toplevel if repo is not None else Path.cwd()
@@ -102,7 +106,7 @@ def artifacts_or_refuse(context: StoneContext) -> list[Path]:
     if not artifacts and artifacts_required(context):
         raise Refused(
             "artifact not found",
-            f"run route.stone.get --stone {shlex.quote(context.stone.name)} --say to see instructions",
+            f"run {context.command_hint('get')} --say to see instructions",
         )
     return artifacts
 
@@ -127,20 +131,19 @@ def reusable_review(
     command: str,
     entries: Sequence[store.ReviewEntry] | None = None,
 ) -> ReviewRecord | None:
-    """The latest successful review for exactly this input, position and command, if one exists
-    (``entries``: the stone's ``store.review_files``, when the caller already has them)."""
+    """The review a judge reads for this input and place in the guard: the LATEST run of it (a file that
+    does not read back as the driver wrote it is passed over), when that run succeeded with this command;
+    None means it must run (again). The latest run counts, so a review run again (``set --rerun``) replaces
+    what it said before, also when it broke. ``entries``: the stone's ``store.review_files``, when the
+    caller already has them."""
     short = review_input_hash[: store.SHORT]
     listed = store.review_files(names, stone) if entries is None else entries
-    candidates = [entry for entry in listed if entry[1] == short and entry[2] == position]
-    for _iteration, _short, _position, filename in sorted(candidates, reverse=True):
-        record = records.read_review(route.state_dir / filename, stone)
-        if (
-            record is not None
-            and record.ok
-            and record.review_input_hash == review_input_hash
-            and record.command == command
-        ):
-            return record
+    candidates = [entry for entry in listed if entry.short_hash == short and entry.position == position]
+    for entry in sorted(candidates, reverse=True):
+        record = records.read_review(route.state_dir / entry.filename, stone)
+        if record is None or record.review_input_hash != review_input_hash:
+            continue
+        return record if record.ok and record.command == command else None
     return None
 
 
@@ -166,10 +169,13 @@ def reviews_in_use(
     return found
 
 
-def approval_state(route: RouteArg, stone: StoneArg, names: Container[str] | None = None) -> ApprovalState:
-    """The approval marker as it is now; its bytes' sha256 is part of the judge-input hash. ``names``: the
-    ``.route/`` listing the caller works from (route.verify), which then decides whether there is one; a
-    caller passing it names its stones by name as they are (not looked up: verify asks for each of
+def approval_state(
+    route: RouteArg, stone: StoneArg, names: Container[str] | None = None, content_id: str | None = None
+) -> ApprovalState:
+    """The approval marker as it is now. ``content_id``: its content id as the caller computed it with the
+    stone's other inputs (``state.gather``); without one it is the blob id of the bytes read here. ``names``:
+    the ``.route/`` listing the caller works from (route.verify), which then decides whether there is one;
+    a caller passing it names its stones by name as they are (not looked up: verify asks for each of
     thousands)."""
     if isinstance(route, Route) and (names is not None or isinstance(stone, Stone)):
         loaded, name = route, stone if isinstance(stone, str) else stone.name
@@ -184,25 +190,69 @@ def approval_state(route: RouteArg, stone: StoneArg, names: Container[str] | Non
     except FileNotFoundError:
         return ApprovalState(None, False, None)
     except OSError:
-        return ApprovalState(None, True, None)
+        return ApprovalState(None, True, content_id)
     try:  # the bytes just read are the ones parsed: one read, one answer
         marker = store.parse_marker(raw.decode("utf-8"), path, name)
     except UnicodeDecodeError:
         marker = None
-    return ApprovalState(marker, True, hashlib.sha256(raw).hexdigest())
+    return ApprovalState(marker, True, content_id or hashing.blob_id_of(raw))
 
 
 def approved_verdict(
-    context: StoneContext, approval: ApprovalState, review_input_hash: str, artifacts: dict[str, str]
+    context: StoneContext,
+    approval: ApprovalState,
+    review_input_hash: str,
+    artifacts: dict[str, str],
+    approvers: Approvers | None = None,
 ) -> Verdict:
-    """``approved?`` for this stone: does ``approval`` hold for the artifacts as they are now?"""
-    return judges.approved(
+    """``approved?`` for this stone: does ``approval`` hold for the artifacts as they are now, given by
+    someone the approvers file lists (``approvers``; looked up when not given)?"""
+    verdict = judges.approved(
         approval.marker,
         approval.exists,
         review_input_hash,
         context.show,
         context.command_hint("set", portable=True) + " --as approved",
         current_artifacts=artifacts,
+    )
+    if approvers is None:
+        from routedriver.route.provenance import find_approvers
+
+        approvers = find_approvers(context.route, context.repo)
+    if not verdict.passed:
+        return _who_may_approve(verdict, approvers, context)
+    unlisted = unlisted_approver(approval.marker, approvers, context)
+    if not unlisted:
+        return verdict
+    reason = f"wait for human approval: {unlisted}"
+    return Verdict("failed", reason, f"passed: false\nreason: {reason}\n")
+
+
+def _who_may_approve(verdict: Verdict, approvers: Approvers, context: StoneContext) -> Verdict:
+    """A stone that waits for approval says who may give it (the approvers file's emails)."""
+    if approvers.path is None or not approvers.emails:
+        return verdict
+    emails = sorted(approvers.emails)
+    listed = ", ".join(emails[:5]) + (f" and {len(emails) - 5} more" if len(emails) > 5 else "")
+    shown = hashing.relative_posix(approvers.path, context.base)
+    reason = f"{verdict.reason}; who may approve: {listed} ({shown})"
+    output = verdict.output.replace(f"reason: {verdict.reason}\n", f"reason: {reason}\n", 1)
+    return Verdict(verdict.status, reason, output)
+
+
+def unlisted_approver(marker: Marker | None, approvers: Approvers, context: StoneContext) -> str:
+    """Why an approval does not count where an approvers file lists who may approve (its approver is not
+    there), with the command a listed approver runs; "" when it counts or no file decides."""
+    if marker is None or approvers.path is None or approvers.problem or not approvers.emails:
+        return ""
+    email = marker.approver_email.lower()
+    if email and email in approvers.emails:
+        return ""
+    who = marker.approver_email or "someone unnamed"
+    shown = hashing.relative_posix(approvers.path, context.base)
+    return (
+        f"approved by {who}, who is not in {shown}; a listed approver runs, in a terminal: "
+        f"{context.command_hint('set', portable=True)} --as approved"
     )
 
 
@@ -213,19 +263,20 @@ def builtin_verdict(
     approval: ApprovalState,
     review_input_hash: str,
     artifacts: dict[str, str],
+    approvers: Approvers | None = None,
 ) -> Verdict:
     """A guard's built-in judge on the reviews and approval in use: what route.stone.set records and what
     route.verify re-derives."""
     if spec.mechanism == "reviewed?":
         return judges.reviewed(reviews, context.show, spec.allow_blockers, spec.allow_nitpicks)
-    return approved_verdict(context, approval, review_input_hash, artifacts)
+    return approved_verdict(context, approval, review_input_hash, artifacts, approvers)
 
 
 def judge_input_hash(review_input_hash: str, reviews: Sequence[ReviewRecord], approval: ApprovalState) -> str:
     return hashing.judge_input_hash(
         review_input_hash,
         [(review.position, review.command, review.stdout_sha256) for review in reviews],
-        approval.sha256,
+        approval.content_id,
     )
 
 

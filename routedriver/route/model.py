@@ -120,6 +120,7 @@ class JudgeRecord(NamedTuple):
     reason: str
     duration_s: float
     stdout: str
+    stderr_tail: str = ""
 
     @property
     def passed(self) -> bool:
@@ -139,27 +140,49 @@ class Verdict(NamedTuple):
 
 
 class Marker(NamedTuple):
-    """``$stone.passed`` or ``$stone.approved``: what was passed or approved, and when."""
+    """``$stone.approved``: who approved which content, and when (only humans write it)."""
 
     path: Path
     stone: str
     review_input_hash: str
-    judge_input_hash: str | None
     at: str  # UTC, ISO 8601
-    files: tuple[str, ...] = ()  # the judge (and review) files the pass relied on
-    raw: str = ""  # the exact text (the approval state hashes it; the artifact manifest is read from it)
-    approver_name: str = ""  # .approved only: who approved (git's author identity)
+    raw: str = ""  # the exact text (its content id is part of the pass key; the manifest is read from it)
+    approver_name: str = ""  # who approved (git's author identity)
     approver_email: str = ""
-    approval_sha256: str | None = None  # .passed only: the approval marker's sha256 when it passed
-    guard_sha256: str | None = None  # .passed only: the guard file's sha256 when it passed
 
     @property
     def artifacts(self) -> tuple[tuple[str, str], ...]:
-        """The artifacts passed or approved, sorted: (path relative to the top-level, content id). Empty in
-        markers written before issue 3; route.verify compares it with the files now to name what changed.
+        """The artifacts approved, sorted: (path relative to the top-level, content id). Read from ``raw``
+        when asked: a marker lists every artifact (hundreds of lines), and most readers need only its hash."""
+        from routedriver.route.store import manifest_in
 
-        Read from ``raw`` when asked: a marker lists every artifact (hundreds of lines), and readers mostly
-        need only its hashes (route.verify reads a whole repository's markers)."""
+        return manifest_in(self.raw)
+
+    @property
+    def manifest(self) -> dict[str, str]:
+        return dict(self.artifacts)
+
+
+class PassRecord(NamedTuple):
+    """``$stone.passed.<key>``: one pass of a stone, named by the hash of everything it covers (the pass key:
+    its artifacts, its instructions, its guard and its approval). Never rewritten: a pass for other content
+    is another file, so branches that pass stones merge without touching each other's records, and two runs
+    that pass the same content write the same bytes."""
+
+    path: Path
+    stone: str
+    key: str  # 64 hex: ``hashing.pass_key`` of the four inputs below; the name holds its first 16
+    review_input_hash: str
+    stone_id: str  # content id of ``$stone.stone``
+    guard_id: str | None  # content id of ``$stone.guard``; None: no guard
+    approval_id: str | None  # content id of ``$stone.approved``; None: no approval marker
+    judge_input_hash: str
+    files: tuple[str, ...]  # the review and judge files the pass relied on (names under .route/)
+    raw: str
+
+    @property
+    def artifacts(self) -> tuple[tuple[str, str], ...]:
+        """The artifacts passed, sorted: (path relative to the top-level, content id)."""
         from routedriver.route.store import manifest_in
 
         return manifest_in(self.raw)

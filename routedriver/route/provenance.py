@@ -1,8 +1,11 @@
 """Who approved: an approval marker counts only when git's history vouches for it.
 
-A marker is valid when the latest commit that changed it (found with ONE ``git log`` over every marker of
-the run) was authored by an email in the approvers file, the marker in the work tree is byte for byte what
-that commit put there, the marker names that same person, and, with ``require_signed``, the commit carries a
+A marker is valid when the commit that last set it on the history HEAD has (found with ONE ``git log`` over
+every marker of the run, reading every parent of a merge, so ``git merge -s ours`` cannot resurrect an
+older approval: ``gitops.last_commits``) committed exactly the marker in the work tree, changed nothing but approval markers (what
+the approve commands commit: a marker that arrived in a mixed commit, such as ``git add -A && git commit``
+or a squash merge, is not an approval even when a listed approver signed that commit), was authored by an
+email in the approvers file who is also the person the marker names, and, with ``require_signed``, carries a
 signature ``git verify-commit`` accepts (GPG, or SSH with an allowed-signers file) from an approver.
 
 A shallow clone shows the commit where its history is cut off as adding every file, so a marker that seems
@@ -104,52 +107,31 @@ class Provenance:
         self._approvers: dict[Path, Approvers] = {}
         self._signatures: dict[str, gitops.Signature] = {}
         self._boundary: Later[frozenset[str] | None] | None = None
+        self._changes: dict[str, frozenset[str]] | None = None
 
     def load_history(self, marker_paths: Iterable[str]) -> None:
-        """Start ONE ``git log`` over every approval marker (paths relative to the top-level)."""
+        """Start ONE ``git log`` over every approval marker (paths relative to the top-level), then ONE more
+        for everything the commits it finds changed."""
         repo, paths = self.repo, sorted(set(marker_paths))
         if repo is not None and paths:
             self._history = Later(lambda: gitops.last_commits(repo, paths))
+
+    def _changed(self, sha: str) -> frozenset[str] | None:
+        """Every path the commit ``sha`` changed (None: git could not say), asked once for all approvals."""
+        if self._changes is None:
+            assert self.repo is not None
+            self._changes = gitops.changed_paths(self.repo, {info.sha for info in self.commits.values()})
+        return self._changes.get(sha)
 
     @property
     def commits(self) -> dict[str, gitops.CommitInfo]:
         return self._history.get() if self._history is not None else {}
 
     def approvers(self, route: Route) -> Approvers:
-        candidates = [self.override] if self.override is not None else [route.path / ROUTE_APPROVERS]
-        if self.override is None and self.repo is not None:
-            candidates.append(self.repo.toplevel / REPO_APPROVERS)
-        for candidate in candidates:
-            if candidate is None:
-                continue
-            if candidate in self._approvers:
-                return self._approvers[candidate]
-            try:
-                raw = candidate.read_bytes()
-            except (FileNotFoundError, NotADirectoryError):
-                continue  # absent: the next place may hold one
-            except OSError as exc:
-                why = f"cannot read the approvers file {self._show(candidate)}: {exc.strerror}; check it"
-                found = Approvers(candidate, frozenset(), why)
-            else:
-                try:
-                    # utf-8-sig: an editor's byte-order mark must not hide the first email.
-                    found = Approvers(candidate, parse_approvers(raw.decode("utf-8-sig")))
-                except UnicodeDecodeError:
-                    why = (
-                        f"the approvers file {self._show(candidate)} is not UTF-8 text; save it as UTF-8, "
-                        "one approver email a line"
-                    )
-                    found = Approvers(candidate, frozenset(), why)
-            self._approvers[candidate] = found
-            return found
-        return Approvers(None, frozenset())
+        return find_approvers(route, self.repo, self.override, self._approvers)
 
     def _show(self, path: Path) -> str:
-        """An approvers file as messages name it: relative to the top-level when it is inside."""
-        if self.repo is not None and self.repo.toplevel in path.parents:
-            return hashing.relative_posix(path, self.repo.toplevel)
-        return str(path)
+        return _shown(path, self.repo)
 
     def _cut_off(self) -> frozenset[str] | None:
         """Where a shallow clone's history stops (None: not shallow). Asked only when an approval fails or
@@ -238,11 +220,20 @@ class Provenance:
                     "(actions/checkout with fetch-depth: 0)"
                 )
                 return ApprovalCheck(False, "unapproved", why), False
+        mixed = self._mixed(info)
+        if mixed:
+            why = (
+                f"its approval marker arrived in commit {info.sha[:12]} together with other changes "
+                f"({mixed}); "
+                "an approval counts only in a commit of its own, as the approve command makes it; a human "
+                f"approves again with: {approve_hint}"
+            )
+            return ApprovalCheck(False, "forged", why), True
         shown = self._show(approvers.path)
         if info.author_email.lower() not in approvers.emails:
             why = (
                 f"its approval was committed by {info.author_email} (commit {info.sha[:12]}), who is not in "
-                f"{shown}"
+                f"{shown}; a listed approver runs, in a terminal: {approve_hint}"
             )
             return ApprovalCheck(False, "forged", why), True
         if marker.approver_email and marker.approver_email.lower() != info.author_email.lower():
@@ -254,9 +245,12 @@ class Provenance:
         if self.require_signed:
             failed = self._signed(info, approvers, shown)
             if failed:
-                return ApprovalCheck(False, "unapproved", failed), True
+                return ApprovalCheck(False, "unapproved", f"{failed}: {approve_hint}"), True
         approved = f"approved by {info.author_email} in commit {info.sha[:12]}"
         return ApprovalCheck(True, "passed", approved), False
+
+    def _mixed(self, info: gitops.CommitInfo) -> str:
+        return mixed_changes(self._changed(info.sha))
 
     def _signed(self, info: gitops.CommitInfo, approvers: Approvers, shown: str) -> str:
         """Why the approval commit's signature does not do, or "" when it does."""
@@ -267,24 +261,102 @@ class Provenance:
         commit = f"its approval commit {info.sha[:12]}"
         if signature.unsigned:
             return (
-                f"{commit} has no signature; turn on commit signing (git config commit.gpgsign true) and "
-                "approve again"
+                f"{commit} has no signature; the approver turns on commit signing (git config "
+                "commit.gpgsign true) and approves again, in a terminal"
             )
         if not signature.ok:
-            return f"{commit} has no valid signature (git verify-commit: {signature.detail})"
+            return (
+                f"{commit} has no valid signature (git verify-commit: {signature.detail}); the approver "
+                "approves again with a key the allowed signers trust, in a terminal"
+            )
         if any(wildcard in signature.signer for wildcard in _WILDCARDS):
             # git names the allowed-signers line's principal pattern, not a person: the key is trusted for
             # whoever the pattern covers, so the author (a listed approver) must be one of them.
             if not principal_covers(signature.signer, info.author_email):
                 return (
                     f"{commit} is signed by a key trusted for {signature.signer}, which does not cover its "
-                    f"author {info.author_email}"
+                    f"author {info.author_email}; the approver approves again with their own key, in a "
+                    "terminal"
                 )
             return ""
         signer_emails = emails_in(signature.signer)
         if signer_emails and not signer_emails & approvers.emails:
-            return f"{commit} is signed by {signature.signer}, who is not in {shown}"
+            return (
+                f"{commit} is signed by {signature.signer}, who is not in {shown}; a listed approver "
+                "approves again, in a terminal"
+            )
         return ""
+
+
+def find_approvers(
+    route: Route,
+    repo: gitops.Repo | None,
+    override: Path | None = None,
+    cache: dict[Path, Approvers] | None = None,
+) -> Approvers:
+    """The approvers file that decides for ``route``: ``override`` (``--approvers``), else
+    ``$route/.route/approvers``, else ``<top-level>/.route-approvers``; the next place is looked at only
+    when a file is absent. ``cache`` keeps files already read (one verify run reads each once)."""
+    cache = {} if cache is None else cache
+    candidates = [override] if override is not None else [route.path / ROUTE_APPROVERS]
+    if override is None and repo is not None:
+        candidates.append(repo.toplevel / REPO_APPROVERS)
+    for candidate in candidates:
+        if candidate is None:
+            continue
+        if candidate in cache:
+            return cache[candidate]
+        shown = _shown(candidate, repo)
+        try:
+            raw = candidate.read_bytes()
+        except (FileNotFoundError, NotADirectoryError):
+            continue  # absent: the next place may hold one
+        except OSError as exc:
+            found = Approvers(
+                candidate, frozenset(), f"cannot read the approvers file {shown}: {exc.strerror}; check it"
+            )
+        else:
+            try:
+                # utf-8-sig: an editor's byte-order mark must not hide the first email.
+                found = Approvers(candidate, parse_approvers(raw.decode("utf-8-sig")))
+            except UnicodeDecodeError:
+                why = (
+                    f"the approvers file {shown} is not UTF-8 text; save it as UTF-8, one approver email "
+                    "a line"
+                )
+                found = Approvers(candidate, frozenset(), why)
+        cache[candidate] = found
+        return found
+    return Approvers(None, frozenset())
+
+
+def _shown(path: Path, repo: gitops.Repo | None) -> str:
+    """A file as messages name it: relative to the top-level when it is inside."""
+    if repo is not None and repo.toplevel in path.parents:
+        return hashing.relative_posix(path, repo.toplevel)
+    return str(path)
+
+
+def mixed_changes(changed: frozenset[str] | None) -> str:
+    """What else an approval's commit changed, given every path it changed: a few of them, "" when it
+    changed only approval markers. A commit git cannot describe (None) counts as mixed: a gate that cannot
+    read its input fails closed."""
+    if changed is None:
+        return "git could not list what it changed"
+    others = sorted(path for path in changed if not is_approval_marker(path))
+    if not others:
+        return ""
+    shown = ", ".join(others[:3])
+    return shown + (f" and {len(others) - 3} more" if len(others) > 3 else "")
+
+
+def is_approval_marker(path: str) -> bool:
+    """May ``path`` (relative to the top-level, POSIX) be in an approval commit: an approval marker,
+    ``<route>/.route/<name>.approved`` (a stone's, or ``policy.approved``), or the ``.route/.gitignore``
+    the first approval commits with it?"""
+    parent, _, name = path.rpartition("/")
+    in_state = parent == STATE_DIR or parent.endswith("/" + STATE_DIR)
+    return in_state and (name.endswith(".approved") or name == ".gitignore")
 
 
 def _conflicted(path: Path) -> bool:

@@ -2,6 +2,9 @@
 
 A file is trusted only when it is whole and self-consistent: its name agrees with its front matter, and its
 body still hashes to the recorded ``stdout_sha256``. Anything else (truncated, edited, renamed) is None.
+A file's name is a hash of its inputs, so it holds nothing that depends on the run (no time, no duration):
+the same command with the same output on the same inputs writes the same bytes in any clone, and branches
+that ran it merge without a conflict. (Files of older versions may hold such fields; they are ignored.)
 """
 
 from __future__ import annotations
@@ -21,7 +24,6 @@ from routedriver.route.store import (
     read_text,
     review_files,
     review_name,
-    utc_now,
     write_text,
 )
 
@@ -39,7 +41,6 @@ class _Common(NamedTuple):
     review_input_hash: str
     status: str
     exit_code: int
-    duration_s: float
     stdout_sha256: str
 
 
@@ -49,17 +50,12 @@ def _read_common(path: Path, stone: str, position_in_name: int) -> _Common | Non
     if parsed is None:
         return None
     fields, body = parsed
-    position, exit_code, duration = (
-        fm.integer(fields, "position"),
-        fm.integer(fields, "exit_code"),
-        fm.number(fields, "duration_s"),
-    )
+    position, exit_code = fm.integer(fields, "position"), fm.integer(fields, "exit_code")
     review_input_hash, body_hash = read_hash(fields, "review_input_hash"), read_hash(fields, "stdout_sha256")
     command, status = fm.one(fields, "command"), fm.one(fields, "status")
     if (
         position is None
         or exit_code is None
-        or duration is None
         or review_input_hash is None
         or body_hash is None
         or command is None
@@ -69,7 +65,7 @@ def _read_common(path: Path, stone: str, position_in_name: int) -> _Common | Non
         return None
     if position != position_in_name or sha256_hex(body) != body_hash:
         return None  # renamed, or its stdout was edited: not what the driver recorded
-    return _Common(fields, body, position, command, review_input_hash, status, exit_code, duration, body_hash)
+    return _Common(fields, body, position, command, review_input_hash, status, exit_code, body_hash)
 
 
 def read_review(path: Path, stone: str) -> ReviewRecord | None:
@@ -90,7 +86,7 @@ def read_review(path: Path, stone: str) -> ReviewRecord | None:
         review_input_hash=common.review_input_hash,
         status=common.status,
         exit_code=common.exit_code,
-        duration_s=common.duration_s,
+        duration_s=0.0,  # not recorded: it differs from run to run
         stdout=common.body,
         stdout_sha256=common.stdout_sha256,
         stderr_tail=fm.one(common.fields, "stderr_tail") or "",
@@ -125,8 +121,9 @@ def read_judge(path: Path, stone: str) -> JudgeRecord | None:
         status=common.status,
         exit_code=common.exit_code,
         reason=fm.one(common.fields, "reason") or "",
-        duration_s=common.duration_s,
+        duration_s=0.0,  # not recorded: it differs from run to run
         stdout=common.body,
+        stderr_tail=fm.one(common.fields, "stderr_tail") or "",
     )
 
 
@@ -138,7 +135,6 @@ _REVIEW_KEYS = (
     "review_input_hash",
     "status",
     "exit_code",
-    "duration_s",
     "stdout_sha256",
 )
 _JUDGE_KEYS = (
@@ -152,7 +148,6 @@ _JUDGE_KEYS = (
     "status",
     "reason",
     "exit_code",
-    "duration_s",
 )
 
 
@@ -189,7 +184,7 @@ def write_review(
         stdout_sha256=sha256_hex(outcome.stdout),
         stderr_tail=_stderr_tail(outcome.stderr),
     )
-    fields = [*_fields(record, _REVIEW_KEYS), ("written_at", utc_now()), *extra]
+    fields = [*_fields(record, _REVIEW_KEYS), *extra]
     if record.stderr_tail:
         fields.append(("stderr_tail", record.stderr_tail))
     write_text(record.path, fm.render_document(fields, record.stdout))
@@ -224,13 +219,13 @@ def write_judge(
         reason=reason,
         duration_s=round(outcome.duration_s, 3),
         stdout=outcome.stdout,
+        stderr_tail=_stderr_tail(outcome.stderr),
     )
     fields = [
         *_fields(record, _JUDGE_KEYS),
         ("stdout_sha256", sha256_hex(record.stdout)),
-        ("written_at", utc_now()),
     ]
-    if tail := _stderr_tail(outcome.stderr):
-        fields.append(("stderr_tail", tail))
+    if record.stderr_tail:
+        fields.append(("stderr_tail", record.stderr_tail))
     write_text(record.path, fm.render_document(fields, record.stdout))
     return record

@@ -1,6 +1,9 @@
 """Which stones a robot works on: ``@next-one``, ``@next-all``, or stones by name or glob.
 
-On ``route.stone.get``'s path: reads markers only (no hashing, no yaml, no git).
+On ``route.stone.get``'s path. Whether a stone is done is ``state.Survey.check``, the answer every command
+shares: a stone whose artifacts, instructions, guard or approval changed since its pass is ``stale``, and
+the next stones include it. Only stones with a pass record are looked at (git's index is read once for
+them); the rest are simply incomplete.
 """
 
 from __future__ import annotations
@@ -8,10 +11,12 @@ from __future__ import annotations
 import fnmatch
 import shlex
 from dataclasses import dataclass
+from pathlib import Path
 
 from routedriver.errors import Refused
 from routedriver.route import store
 from routedriver.route.model import Route, Stone
+from routedriver.route.state import Done, Survey
 
 NEXT_ONE = "@next-one"
 NEXT_ALL = "@next-all"
@@ -21,11 +26,16 @@ _GLOB_CHARS = frozenset("*?[")
 @dataclass(frozen=True)
 class StoneStatus:
     stone: Stone
-    passed: bool
+    done: Done
+
+    @property
+    def passed(self) -> bool:
+        return self.done.passed
 
     @property
     def status(self) -> str:
-        return "passed" if self.passed else "incomplete"
+        """passed, incomplete, stale, unapproved or broken (see ``state.Done``)."""
+        return self.done.state
 
 
 @dataclass(frozen=True)
@@ -35,23 +45,42 @@ class Selection:
 
 
 class _Status:
-    """Completion of each stone, read once and only when asked (a marker read per stone)."""
+    """The state of each stone, asked in route order and only when needed."""
 
-    def __init__(self, route: Route) -> None:
+    def __init__(self, route: Route, survey: Survey | None = None) -> None:
         self.route = route
-        self.names = store.list_state(route)
-        self.known: dict[str, bool] = {}
+        self.survey = survey if survey is not None else survey_of(route)
+        self.known: dict[str, Done] = {}
+
+    def done(self, stone: Stone) -> Done:
+        if stone.name not in self.known:
+            self.known[stone.name] = self.survey.check(stone)
+        return self.known[stone.name]
 
     def passed(self, stone: Stone) -> bool:
-        if stone.name not in self.known:
-            self.known[stone.name] = store.is_passed(self.route, stone.name, self.names)
-        return self.known[stone.name]
+        return self.done(stone).passed
 
     def first_incomplete(self) -> int | None:
         for index, stone in enumerate(self.route.stones):
             if not self.passed(stone):
                 return index
         return None
+
+
+def survey_of(route: Route) -> Survey:
+    """A ``Survey`` of ``route`` with git's index read once for the stones that have a pass to check (git
+    is not even imported for a route that has none)."""
+    names = store.list_state(route)
+    checked = [stone for stone in route.stones if store.has_marker(names, stone.name)]
+    repo = None
+    if checked:
+        from routedriver import gitops
+
+        repo = gitops.find_repo(route.path)
+    base = repo.toplevel if repo is not None else Path.cwd()
+    survey = Survey(route, repo, base, names=names)
+    survey.prepare(checked)
+    return survey
 
 
 def has_glob(pattern: str) -> bool:
@@ -75,8 +104,9 @@ def match_names(route: Route, pattern: str) -> list[Stone]:
     return matched
 
 
-def select(route: Route, selector: str) -> Selection:
-    status = _Status(route)
+def select(route: Route, selector: str, survey: Survey | None = None) -> Selection:
+    """The stones ``selector`` names, each with its state (``survey``: one already made for ``route``)."""
+    status = _Status(route, survey)
     first = status.first_incomplete()
     if selector in (NEXT_ONE, NEXT_ALL):
         if first is None:
@@ -90,8 +120,8 @@ def select(route: Route, selector: str) -> Selection:
                     break
                 if not status.passed(stone):
                     chosen.append(stone)
-        return Selection(tuple(StoneStatus(stone, False) for stone in chosen), False)
+        return Selection(tuple(StoneStatus(stone, status.done(stone)) for stone in chosen), False)
     if selector.startswith("@"):
         raise Refused(f"unknown selector {selector!r}", f"use {NEXT_ONE}, {NEXT_ALL}, a stone name or a glob")
     matched = match_names(route, selector)
-    return Selection(tuple(StoneStatus(stone, status.passed(stone)) for stone in matched), first is None)
+    return Selection(tuple(StoneStatus(stone, status.done(stone)) for stone in matched), first is None)

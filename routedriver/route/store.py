@@ -1,4 +1,4 @@
-"""``$route/.route/``: file names, listing, the ``.passed``/``.approved`` markers, the lock, atomic writes.
+"""``$route/.route/``: file names, listing, pass records, ``.approved`` markers, the lock, atomic writes.
 
 Every file there is front matter then a body (``routedriver.route.frontmatter``); review and judge files
 are read and written by ``routedriver.route.records``. Readers are tolerant: a file that is missing,
@@ -15,10 +15,10 @@ import time
 from collections.abc import Iterable, Mapping, Sequence
 from itertools import filterfalse
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from routedriver.route import frontmatter as fm
-from routedriver.route.model import Marker, Route
+from routedriver.route.model import Marker, PassRecord, Route
 
 if TYPE_CHECKING:
     from routedriver.fsutil import FileLock
@@ -32,6 +32,8 @@ GITIGNORE = (
 _HEX64 = re.compile(r"[0-9a-f]{64}")
 _REVIEW_TAIL = re.compile(r"i(\d+)\.([0-9a-f]{16})\.r(\d+)\.md")
 _JUDGE_TAIL = re.compile(r"i(\d+)p(\d+)\.([0-9a-f]{16})\.([0-9a-f]{16})\.j(\d+)\.md")
+_PASS_PART = ".passed."
+_PASS_TAIL = re.compile(r"[0-9a-f]{16}")
 
 
 # ---------------------------------------------------------------- names
@@ -50,8 +52,17 @@ def judge_name(
     )
 
 
-def passed_path(route: Route, stone: str) -> Path:
-    return route.state_dir / f"{stone}.passed"
+def pass_name(stone: str, key: str) -> str:
+    return f"{stone}{_PASS_PART}{key[:SHORT]}"
+
+
+def pass_path(route: Route, stone: str, key: str) -> Path:
+    return route.state_dir / pass_name(stone, key)
+
+
+def legacy_passed_name(stone: str) -> str:
+    """The one mutable ``$stone.passed`` marker routedriver wrote before pass records (never read now)."""
+    return f"{stone}.passed"
 
 
 def approved_path(route: Route, stone: str) -> Path:
@@ -71,8 +82,24 @@ def list_state(route: Route) -> frozenset[str]:
         return frozenset()
 
 
-ReviewEntry = tuple[int, str, int, str]  # (iteration, short hash, position, filename)
-JudgeEntry = tuple[int, int, str, str, int, str]  # (iteration, pass, short review hash, short judge hash, …)
+class ReviewEntry(NamedTuple):
+    """A review file as its name describes it."""
+
+    iteration: int
+    short_hash: str  # the review-input hash's first SHORT hex digits
+    position: int
+    filename: str
+
+
+class JudgeEntry(NamedTuple):
+    """A judge file as its name describes it."""
+
+    iteration: int
+    pass_number: int
+    review_short: str
+    judge_short: str
+    position: int
+    filename: str
 
 
 def review_files(names: Iterable[str], stone: str) -> list[ReviewEntry]:
@@ -81,7 +108,7 @@ def review_files(names: Iterable[str], stone: str) -> list[ReviewEntry]:
     found = []
     for name in names:
         if name.startswith(head) and (match := _REVIEW_TAIL.fullmatch(name, len(head))):
-            found.append((int(match[1]), match[2], int(match[3]), name))
+            found.append(ReviewEntry(int(match[1]), match[2], int(match[3]), name))
     return found
 
 
@@ -91,28 +118,64 @@ def judge_files(names: Iterable[str], stone: str) -> list[JudgeEntry]:
     found = []
     for name in names:
         if name.startswith(head) and (match := _JUDGE_TAIL.fullmatch(name, len(head))):
-            found.append((int(match[1]), int(match[2]), match[3], match[4], int(match[5]), name))
+            found.append(JudgeEntry(int(match[1]), int(match[2]), match[3], match[4], int(match[5]), name))
     return found
+
+
+def pass_files(names: Iterable[str], stone: str) -> list[str]:
+    """The names of the stone's pass records, by name only."""
+    head = stone + _PASS_PART
+    cut = len(head)
+    return [name for name in names if name.startswith(head) and _PASS_TAIL.fullmatch(name, cut)]
+
+
+def has_marker(names: Iterable[str], stone: str) -> bool:
+    """Does the listing hold a record of the stone's history: a pass record or an approval marker (or the
+    ``.passed`` marker of older routedriver versions)?"""
+    listed = names if isinstance(names, (set, frozenset)) else set(names)
+    return (
+        f"{stone}.approved" in listed
+        or legacy_passed_name(stone) in listed
+        or bool(pass_files(listed, stone))
+    )
 
 
 _REVIEW_PART = ".guard.review."
 _JUDGE_PART = ".guard.judge."
 
 
-def files_by_stone(names: Iterable[str]) -> dict[str, tuple[list[ReviewEntry], list[JudgeEntry]]]:
-    """``{stone: (review_files(names, stone), judge_files(names, stone))}`` for every stone at once, in one
-    pass over ``names`` (route.verify reads a whole ``.route/``). A name belongs to at most one stone: the
-    part after the LAST ``.guard.review.``/``.guard.judge.`` is the strict tail, which holds neither."""
-    found: dict[str, tuple[list[ReviewEntry], list[JudgeEntry]]] = {}
+class StoneFiles(NamedTuple):
+    """One stone's files under ``.route/``, told apart by name alone."""
+
+    reviews: list[ReviewEntry]
+    judges: list[JudgeEntry]
+    passes: list[str]
+
+
+def files_by_stone(names: Iterable[str]) -> dict[str, StoneFiles]:
+    """``StoneFiles`` of every stone at once, in one pass over ``names`` (route.verify reads a whole
+    ``.route/``). A name belongs to at most one stone: the part after the LAST ``.guard.review.`` /
+    ``.guard.judge.`` / ``.passed.`` is the strict tail, which holds none of them."""
+    found: dict[str, StoneFiles] = {}
+
+    def files(stone: str) -> StoneFiles:
+        if stone not in found:
+            found[stone] = StoneFiles([], [], [])
+        return found[stone]
+
     for name in names:
         at = name.rfind(_REVIEW_PART)
         if at > 0 and (match := _REVIEW_TAIL.fullmatch(name, at + len(_REVIEW_PART))):
-            entry = (int(match[1]), match[2], int(match[3]), name)
-            found.setdefault(name[:at], ([], []))[0].append(entry)
+            files(name[:at]).reviews.append(ReviewEntry(int(match[1]), match[2], int(match[3]), name))
+            continue
         at = name.rfind(_JUDGE_PART)
         if at > 0 and (match := _JUDGE_TAIL.fullmatch(name, at + len(_JUDGE_PART))):
-            judge = (int(match[1]), int(match[2]), match[3], match[4], int(match[5]), name)
-            found.setdefault(name[:at], ([], []))[1].append(judge)
+            judge = JudgeEntry(int(match[1]), int(match[2]), match[3], match[4], int(match[5]), name)
+            files(name[:at]).judges.append(judge)
+            continue
+        at = name.rfind(_PASS_PART)
+        if at > 0 and _PASS_TAIL.fullmatch(name, at + len(_PASS_PART)):
+            files(name[:at]).passes.append(name)
     return found
 
 
@@ -148,31 +211,69 @@ _MANIFEST_LINE = re.compile(r"artifact: [0-9a-f]")
 
 def parse_marker(text: str, path: Path, stone: str) -> Marker | None:
     """``read_marker`` of a marker whose ``text`` was already read."""
-    split = fm.split_document(text)
-    if split is None:
+    fields = _head_fields(text)
+    if fields is None:
         return None
-    fields: fm.Fields = {}
-    # Manifest lines in the driver's form always parse (key "artifact", a plain value) and are skipped here
-    # in C: Marker.artifacts reads them from the text if it is ever asked. Every other line must parse.
-    for line in filterfalse(_MANIFEST_LINE.match, split[0]):
-        if not fm.add_line(fields, line):
-            return None
     review_input_hash = read_hash(fields, "review_input_hash")
-    at = fm.one(fields, "passed_at") or fm.one(fields, "approved_at")
+    at = fm.one(fields, "approved_at")
     if review_input_hash is None or at is None or fm.one(fields, "stone") != stone:
         return None
     return Marker(
         path=path,
         stone=stone,
         review_input_hash=review_input_hash,
-        judge_input_hash=read_hash(fields, "judge_input_hash"),
         at=at,
-        files=tuple(fields.get("file", ())),
         raw=text,
         approver_name=fm.one(fields, "approver_name") or "",
         approver_email=fm.one(fields, "approver_email") or "",
-        approval_sha256=read_hash(fields, "approval_sha256"),
-        guard_sha256=read_hash(fields, "guard_sha256"),
+    )
+
+
+def _head_fields(text: str) -> fm.Fields | None:
+    """The front matter of a marker or pass record, its ``artifact:`` lines left out (read when asked)."""
+    split = fm.split_document(text)
+    if split is None:
+        return None
+    fields: fm.Fields = {}
+    # Manifest lines in the driver's form always parse (key "artifact", a plain value) and are skipped here
+    # in C: the manifest is read from the text if it is ever asked for. Every other line must parse.
+    for line in filterfalse(_MANIFEST_LINE.match, split[0]):
+        if not fm.add_line(fields, line):
+            return None
+    return fields
+
+
+def read_pass(path: Path, stone: str) -> PassRecord | None:
+    """A pass record, or None when it is absent, does not parse, or its name is not the hash of what it
+    says it covers (renamed, or edited since the driver wrote it)."""
+    from routedriver.route.hashing import pass_key
+
+    text = read_text(path)
+    fields = _head_fields(text) if text is not None else None
+    if text is None or fields is None or fm.one(fields, "stone") != stone:
+        return None
+    review_input_hash, judge_input_hash = (
+        read_hash(fields, "review_input_hash"),
+        read_hash(fields, "judge_input_hash"),
+    )
+    stone_id = fm.one(fields, "stone_id")
+    guard_id, approval_id = fm.one(fields, "guard_id"), fm.one(fields, "approval_id")
+    if review_input_hash is None or judge_input_hash is None or not stone_id:
+        return None
+    key = pass_key(review_input_hash, stone_id=stone_id, guard_id=guard_id, approval_id=approval_id)
+    if path.name != pass_name(stone, key):
+        return None
+    return PassRecord(
+        path=path,
+        stone=stone,
+        key=key,
+        review_input_hash=review_input_hash,
+        stone_id=stone_id,
+        guard_id=guard_id,
+        approval_id=approval_id,
+        judge_input_hash=judge_input_hash,
+        files=tuple(fields.get("file", ())),
+        raw=text,
     )
 
 
@@ -197,18 +298,13 @@ def _manifest_fields(manifest: Mapping[str, str]) -> list[tuple[str, fm.Value]]:
     return [("artifact", f"{content_id} {path}") for path, content_id in sorted(manifest.items())]
 
 
-def is_passed(route: Route, stone: str, names: frozenset[str] | None = None) -> bool:
-    """Completion: the ``.passed`` marker exists and parses. Hashes are not recomputed (route.verify does)."""
-    if names is not None and f"{stone}.passed" not in names:
-        return False
-    return read_marker(passed_path(route, stone), stone) is not None
-
-
 # ---------------------------------------------------------------- writers
 
 
-def utc_now() -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+def utc_now(*, milliseconds: bool = False) -> str:
+    now = time.time()
+    text = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(now))
+    return f"{text}.{int(now * 1000) % 1000:03d}Z" if milliseconds else f"{text}Z"
 
 
 def write_text(path: Path, text: str) -> None:
@@ -225,32 +321,42 @@ def ensure_state_dir(route: Route) -> None:
         write_text(ignore, GITIGNORE)
 
 
-def write_passed(
+def write_pass(
     route: Route,
     stone: str,
+    *,
     review_input_hash: str,
+    stone_id: str,
+    guard_id: str | None,
+    approval_id: str | None,
     judge_input_hash: str,
     files: Sequence[str],
-    manifest: Mapping[str, str] | None = None,
-    approval_sha256: str | None = None,
-    guard_sha256: str | None = None,
+    manifest: Mapping[str, str],
 ) -> Path:
-    """The stone passed: what for (both hashes, the artifacts' content ids, the approval and guard it saw)
-    and on which review and judge files, so route.verify can re-check the claim and say what changed."""
-    path = passed_path(route, stone)
+    """Record that the stone passed for exactly these inputs, on these review and judge files: a file named by
+    the pass key, holding nothing that depends on the run (no time), so the same pass writes the same bytes
+    wherever it is made. Rewritten only when a rerun passed the same inputs on other reviews."""
+    from routedriver.route.hashing import pass_key
+
+    key = pass_key(review_input_hash, stone_id=stone_id, guard_id=guard_id, approval_id=approval_id)
     fields: list[tuple[str, fm.Value]] = [
         ("stone", stone),
         ("review_input_hash", review_input_hash),
+        ("stone_id", stone_id),
+    ]
+    if guard_id:
+        fields.append(("guard_id", guard_id))
+    if approval_id:
+        fields.append(("approval_id", approval_id))
+    fields += [
         ("judge_input_hash", judge_input_hash),
         *(("file", name) for name in files),
-        *_manifest_fields(manifest or {}),
+        *_manifest_fields(manifest),
     ]
-    if approval_sha256:
-        fields.append(("approval_sha256", approval_sha256))
-    if guard_sha256:
-        fields.append(("guard_sha256", guard_sha256))
-    fields.append(("passed_at", utc_now()))
-    write_text(path, fm.render_document(fields))
+    path = pass_path(route, stone, key)
+    text = fm.render_document(fields)
+    if read_text(path) != text:
+        write_text(path, text)
     return path
 
 
@@ -267,14 +373,16 @@ def write_approved(
     if approver is not None:
         fields += [("approver_name", approver[0]), ("approver_email", approver[1])]
     fields += [("review_input_hash", review_input_hash), *_manifest_fields(manifest or {})]
-    fields.append(("approved_at", utc_now()))
+    # To the millisecond: approving the same content again (a fresh approval commit) must change the file.
+    fields.append(("approved_at", utc_now(milliseconds=True)))
     write_text(path, fm.render_document(fields))
     return path
 
 
-def remove_passed(route: Route, stone: str) -> bool:
+def remove_pass(route: Route, stone: str, key: str) -> bool:
+    """Withdraw the pass for these inputs (a rerun did not pass them again)."""
     try:
-        passed_path(route, stone).unlink()
+        pass_path(route, stone, key).unlink()
     except FileNotFoundError:
         return False
     return True

@@ -28,14 +28,13 @@ from typing import NamedTuple
 from routedriver import gitops
 from routedriver.errors import Refused
 from routedriver.later import Later
-from routedriver.route import hashing, inputs, judges, manifest, records, store
-from routedriver.route.artifacts import artifact_map
-from routedriver.route.guardfile import load_guard
+from routedriver.route import inputs, judges, records, store
 from routedriver.route.hashing import relative_posix
 from routedriver.route.inputs import ApprovalState, StoneContext
 from routedriver.route.load import load_route
 from routedriver.route.model import JudgeRecord, ReviewRecord, Route, Stone
-from routedriver.route.provenance import Provenance, marker_paths
+from routedriver.route.provenance import Approvers, Provenance, marker_paths
+from routedriver.route.state import Done, Survey
 
 STATUSES = ("passed", "incomplete", "stale", "unproven", "unapproved", "forged", "broken")
 
@@ -143,9 +142,16 @@ def verify(
     claims: list[_Claim] = []
     for route, names in routes.items():
         route_rel = relative_posix(route.path, base)
-        files = store.files_by_stone(names)
+        survey = Survey(
+            route,
+            repo,
+            base,
+            names=names,
+            snapshot=run.snapshot,
+            approvers=provenance.approvers(route),
+        )
         for stone in route.stones:
-            claims.append(_check_claim(run, route, route_rel, stone, names, files.get(stone.name, ([], []))))
+            claims.append(_check_claim(run, survey, route_rel, stone))
     # Approvals last: the one git log they need has been running while the claims were checked.
     checks.extend(_vouch(run, claim) for claim in claims)
     return VerifyReport(tuple(checks), allow_incomplete, require_signed)
@@ -220,25 +226,22 @@ def route_paths(route_options: Sequence[str], all_routes: bool, repo: gitops.Rep
 _Claim = tuple[StoneCheck, ApprovalState | None, StoneContext | None]
 
 
-def _check_claim(
-    run: _Run,
-    route: Route,
-    route_rel: str,
-    stone: Stone,
-    names: frozenset[str],
-    files: tuple[list[store.ReviewEntry], list[store.JudgeEntry]],
-) -> _Claim:
+def _check_claim(run: _Run, survey: Survey, route_rel: str, stone: Stone) -> _Claim:
+    route = survey.route
+
     def result(status: str, why: str, file: Path | str | None = None) -> StoneCheck:
         where = file if isinstance(file, str) else relative_posix(file or stone.path, run.base)
         return StoneCheck(route_rel, stone.name, status, why, where)
 
     try:
-        guard = load_guard(route, stone)
+        context = survey.context(stone)
     except Refused as exc:
         return result("broken", exc.line().removeprefix("error: "), stone.guard_path), None, None
-    context = StoneContext(route=route, stone=stone, guard=guard, repo=run.repo, base=run.base)
-    approval = inputs.approval_state(route, stone.name, names)  # the listing git log was asked about
-    check = _check_stone(run, context, approval, names, files, result)
+    done = survey.check(stone)
+    approval = inputs.approval_state(
+        route, stone.name, survey.names, done.inputs.approval_id if done.inputs else None
+    )
+    check = _check_stone(survey, context, done, approval, result)
     return check, approval if approval.exists else None, context
 
 
@@ -256,61 +259,32 @@ def _vouch(run: _Run, claim: _Claim) -> StoneCheck:
 
 
 def _check_stone(
-    run: _Run,
+    survey: Survey,
     context: StoneContext,
+    done: Done,
     approval: ApprovalState,
-    names: frozenset[str],
-    files: tuple[list[store.ReviewEntry], list[store.JudgeEntry]],
     result: Callable[..., StoneCheck],
 ) -> StoneCheck:
-    """Does the stone's ``.passed`` claim hold for the files as they are (its approval aside)?"""
+    """The stone's state as every command decides it (``state.Survey.check``); for a pass, the evidence
+    behind it: the reviews it relied on, every judge of the current guard, and the built-in judges asked
+    again now."""
     route, stone, guard = context.route, context.stone, context.guard
-    passed_path = store.passed_path(route, stone.name)
-    passed = store.read_marker(passed_path, stone.name) if f"{stone.name}.passed" in names else None
-    if passed is None:
-        if f"{stone.name}.passed" in names:
-            return result(
-                "broken",
-                "its .passed marker does not parse (a merge conflict?); run route.stone.set again",
-                passed_path,
-            )
+    if done.state == "incomplete":
         why = "not passed yet"
         gated = guard is not None and any(judges.first_word(judge) == "approved?" for judge in guard.judges)
         if gated and not approval.exists:
             why += "; waiting for human approval"
         return result("incomplete", why)
-
-    try:
-        snapshot = run.snapshot
-        artifacts = artifact_map(route, stone, guard, run.base, snapshot.unsure if snapshot else None)
-        if not artifacts and inputs.artifacts_required(context):
-            gone = ", ".join(path for path, _ in passed.artifacts[:5]) or "its artifacts"
-            return result("stale", f"passed, but its artifacts are gone: {gone}")
-        ids = hashing.content_ids_of(artifacts, run.repo, snapshot)
-        review_input_hash = hashing.review_input_hash(ids.ids)
-    except Refused as exc:
-        return result("broken", exc.line().removeprefix("error: "))
-    if review_input_hash != passed.review_input_hash:
-        if passed.artifacts:
-            found = manifest.changes(passed.manifest, ids.ids)
-            first = next((entry.split(" ", 1)[1] for entry in found if not entry.startswith("removed")), None)
-            what = manifest.describe(passed.manifest, ids.ids) or "the artifact set changed"
-            return result("stale", f"artifacts changed since the pass: {what}", first)
-        return result("stale", "artifacts changed since the pass (this .passed predates artifact manifests)")
+    if not done.passed:
+        return result(done.state, done.why, done.file)
+    record, now = done.record, done.inputs
+    assert record is not None and now is not None
     if guard is None:
-        return result("passed", "passed; its artifacts are unchanged")
-
-    guard_changed = bool(passed.guard_sha256) and passed.guard_sha256 != guard.sha256
-    reviews = inputs.reviews_in_use(context, review_input_hash, entries=files[0])
+        return result("passed", _passed_why("passed; its artifacts are unchanged", done))
+    files = survey.files.get(stone.name)
+    reviews = inputs.reviews_in_use(context, now.review_input_hash, entries=files.reviews if files else [])
     for position, command in enumerate(guard.reviews, start=1):
         if position not in reviews:
-            if guard_changed:
-                return result(
-                    "stale",
-                    f"the guard changed since the pass: review r{position} ({command}) has no result for "
-                    "these artifacts",
-                    guard.path,
-                )
             return result(
                 "unproven",
                 f"review r{position} ({command}) has no successful review file for these artifacts "
@@ -318,27 +292,33 @@ def _check_stone(
                 route.state_dir,
             )
     ordered = [reviews[position] for position in sorted(reviews)]
-    judge_input_hash = inputs.judge_input_hash(review_input_hash, ordered, approval)
-    if judge_input_hash != passed.judge_input_hash:
-        if passed.approval_sha256 != approval.sha256 and (passed.approval_sha256 or approval.sha256):
-            why = "the approval marker changed since the pass"
-        elif guard_changed:
-            why = "the guard changed since the pass"
-        else:
-            why = "the review files changed since the pass"
-        return result("stale", f"{why}; run route.stone.set again", passed_path)
-
+    judge_input_hash = inputs.judge_input_hash(now.review_input_hash, ordered, approval)
+    if judge_input_hash != record.judge_input_hash:
+        used = ", ".join(sorted(review.path.name for review in ordered))
+        return result(
+            "forged",
+            f"the reviews in use ({used}) are not the ones its pass record relied on (edited by hand?)",
+            record.path,
+        )
     return _check_judges(
         context,
-        files[1],
-        review_input_hash,
+        files.judges if files else [],
+        now.review_input_hash,
         judge_input_hash,
         ordered,
         approval,
-        ids.ids,
-        guard_changed,
+        now.artifacts,
+        survey.approvers(),
+        done,
         result,
     )
+
+
+def _passed_why(why: str, done: Done) -> str:
+    if not done.history:
+        return why
+    older = f"{done.history} other pass record{'s' if done.history != 1 else ''}"
+    return f"{why}; {older} kept as history"
 
 
 def _check_judges(
@@ -349,7 +329,8 @@ def _check_judges(
     reviews: list[ReviewRecord],
     approval: inputs.ApprovalState,
     artifact_ids: dict[str, str],
-    guard_changed: bool,
+    approvers: Approvers,
+    done: Done,
     result: Callable[..., StoneCheck],
 ) -> StoneCheck:
     """Every judge of the CURRENT guard: a passed, self-consistent judge file for these hashes and this
@@ -366,13 +347,6 @@ def _check_judges(
                     "forged",
                     f"judge file j{position} ({command}) is not what the driver wrote (edited by hand?)",
                     tampered,
-                )
-            if guard_changed:
-                return result(
-                    "stale",
-                    f"the guard changed since the pass: judge j{position} ({command}) has not judged "
-                    "these artifacts",
-                    context.guard.path,
                 )
             return result(
                 "unproven",
@@ -391,7 +365,9 @@ def _check_judges(
                     record.path,
                 )
             continue
-        verdict = inputs.builtin_verdict(context, spec, reviews, approval, review_input_hash, artifact_ids)
+        verdict = inputs.builtin_verdict(
+            context, spec, reviews, approval, review_input_hash, artifact_ids, approvers
+        )
         if verdict.passed:
             continue
         if spec.mechanism == "reviewed?":
@@ -407,7 +383,8 @@ def _check_judges(
             store.approved_path(route, stone),
         )
     count = len(context.guard.judges)
-    return result("passed", f"passed and fresh ({count} judge{'s' if count != 1 else ''} re-checked)")
+    why = f"passed and fresh ({count} judge{'s' if count != 1 else ''} re-checked)"
+    return result("passed", _passed_why(why, done))
 
 
 def _judge_file(
@@ -423,10 +400,13 @@ def _judge_file(
     read back as the driver wrote it)."""
     tampered: Path | None = None
     for entry in sorted(entries, reverse=True):
-        _iteration, _pass, review_short, judge_short, at, filename = entry
-        if at != position or review_short != review_input_hash[:16] or judge_short != judge_input_hash[:16]:
+        if (
+            entry.position != position
+            or entry.review_short != review_input_hash[: store.SHORT]
+            or entry.judge_short != judge_input_hash[: store.SHORT]
+        ):
             continue
-        path = route.state_dir / filename
+        path = route.state_dir / entry.filename
         record = records.read_judge(path, stone)
         if record is None:
             tampered = tampered or path

@@ -65,13 +65,24 @@ def test_never_two_active_tiers(git_repo: Path) -> None:
         git_repo,
         {"1.a": "a\n", "2.1.x": "x\n", "2.1.y": "y\n", "2.2.z": "z\n", "3.w": "w\n"},
     )
-    for stone in ("1.a", "2.1.x", "2.2.z", "3.w"):  # passed out of order: 2.1.y is still open
+    for stone in ("1.a", "2.1.x"):
         write(route / f"{stone}.md", "done\n")
         assert route_set(git_repo, route, stone).code == 0
+    # A stone of a later tier cannot pass while one of a lower tier is open.
+    write(route / "2.2.z.md", "done\n")
+    early = route_set(git_repo, route, "2.2.z")
+    assert (early.code, early.out) == (2, "")
+    assert early.err.startswith("error: 2.2.z must wait: 2.1.y, of a lower tier, is incomplete; ")
+    for stone in ("2.1.y", "2.2.z", "3.w"):
+        write(route / f"{stone}.md", "done\n")
+        assert route_set(git_repo, route, stone).code == 0
+    # A lower tier that goes stale makes it the active tier again; later passes wait behind it.
+    write(route / "2.1.y.md", "changed\n")
     assert stone_get(git_repo, route, "--stone", "@next-all").out == "2.1.y\n"
     assert stone_get(git_repo, route, "--stone", "@next-one").out == "2.1.y\n"
     drive = run_route(["route.drive", "--route", str(route)], git_repo)
     assert "; next: 2.1.y\n" in drive.out and "## 2.2.z" not in drive.out
+    assert "## 2.1.y (stale)" in drive.out
 
 
 def test_an_approval_killed_mid_commit_is_committed_by_the_rerun(git_repo: Path, tmp_path: Path) -> None:

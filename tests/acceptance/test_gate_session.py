@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from tests.conftest import git
-from tests.route.routes import make_route, run_route, steer, stone_get, write
+from tests.route.routes import make_route, run_as_human, run_route, steer, stone_get, write
 from tests.route_gate.gate import (
     approve,
     gated_route,
@@ -45,7 +45,8 @@ def test_bind_set_get_del_and_commands_use_the_bound_route(git_repo: Path) -> No
     assert run_route(["route.bind", "--get"], sub).out == "../route\n"  # relative to where you are
     # Every route.* command without --route now works on the bound route.
     assert run_route(["route.stone.get"], git_repo).out == "1.vision\n"
-    assert run_route(["route.stone.set", "--stone", "3.ship", "--as", "passed"], sub).code == 0
+    assert run_as_human(["route.stone.set", "--stone", "1.vision", "--as", "approved"], sub).code == 0
+    assert run_route(["route.stone.set", "--stone", "1.vision", "--as", "passed"], sub).code == 0
     assert run_route(["route.drive"], git_repo).out.startswith("route route: 1 of 3 stones passed")
     again = run_route(["route.bind", "--set", "route"], git_repo)
     assert again.out == "route is already bound to branch feature/vision\n"
@@ -244,9 +245,15 @@ def test_bounce_blocks_protected_paths_until_their_stone_passes(git_repo: Path) 
     for tool, path in (("Write", "docs/notes.md"), ("Read", "src/app.py"), ("Bash", "src/app.py")):
         allowed = hook(BOUNCE, git_repo, pre_tool_event(git_repo, tool, path))
         assert (allowed.code, allowed.out, allowed.err) == (0, "", ""), tool
+    assert approve(git_repo, route, "1.vision").code == 0
+    assert route_set(git_repo, route, "1.vision").code == 0
     assert route_set(git_repo, route, "2.plan").code == 0
     after = hook(BOUNCE, git_repo, pre_tool_event(git_repo, "Edit", "src/app.py"))
     assert (after.code, after.err) == (0, "")
+    # A pass its artifacts no longer hold (stale, as route.verify would say) protects again.
+    write(route / "2.plan.md", "# Plan, edited after it passed\n")
+    stale = hook(BOUNCE, git_repo, pre_tool_event(git_repo, "Edit", "src/app.py"))
+    assert stale.code == 2 and "protected by stone 2.plan" in stale.err
 
 
 def test_bounce_always_blocks_templates_and_driver_files(git_repo: Path) -> None:
@@ -256,7 +263,9 @@ def test_bounce_always_blocks_templates_and_driver_files(git_repo: Path) -> None
         "route/4.new.stone": "stones (*.stone) are read-only templates",
         "route/2.plan.guard": "guards (*.guard) are read-only templates",
         "route/.route/1.vision.approved": "files under a route's .route/ are written by the driver only",
-        "route/.route/1.vision.passed": "files under a route's .route/ are written by the driver only",
+        "route/.route/1.vision.passed.0123456789abcdef": (
+            "files under a route's .route/ are written by the driver only"
+        ),
         "route/.route/approvers": "files under a route's .route/ are written by the driver only",
         ".route-approvers": "the approvers file says who may approve",
     }

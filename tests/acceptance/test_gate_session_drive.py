@@ -116,7 +116,10 @@ def test_stop_hook_sends_the_robot_back_to_a_pass_its_edits_made_stale(git_repo:
         "The route is not finished; keep going.\nroute route: 2 of 3 stones passed; next: 2.plan\n"
     )
     assert "## 2.plan (stale)\n" in err
-    assert "it passed, but its artifacts changed since: changed route/2.plan.md\n" in err
+    assert (
+        "it passed, but the pass no longer holds: artifacts changed since the pass: changed route/2.plan.md\n"
+        in err
+    )
     assert "  route.stone.set --route route --stone 2.plan --as passed\n" in err
     # route.stone.get keeps its documented meaning: a marker is a pass (route.verify judges freshness).
     assert run_route(["route.stone.get", "--stone", "*"], git_repo).code == 0
@@ -126,7 +129,7 @@ def test_stop_hook_sends_the_robot_back_to_a_pass_its_edits_made_stale(git_repo:
     # A new file its artifact glob matches changes the artifacts too; removing it again undoes that.
     notes = write(route / "2.plan.notes.md", "notes\n")
     code, _out, err = stop(git_repo)
-    assert code == 2 and "it passed, but its artifacts changed since: added route/2.plan.notes.md\n" in err
+    assert code == 2 and "it passed, but the pass no longer holds: artifacts changed since the pass: added route/2.plan.notes.md\n" in err
     notes.unlink()
     assert stop(git_repo)[0] == 0
 

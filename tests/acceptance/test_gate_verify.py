@@ -14,6 +14,8 @@ from tests.route_gate.gate import (
     approve,
     approvers,
     commit_all,
+    commit_marker,
+    forge_pass,
     gated_route,
     lines_of,
     pass_all,
@@ -121,13 +123,9 @@ def test_a_changed_guard_makes_the_pass_stale(git_repo: Path) -> None:
     guard.write_text(guard.read_text() + "  - 'test -s $route/2.plan.md'\n")
     done = verify(git_repo, "--route", "route")
     assert done.code == 2
-    assert lines_of(done)["route/2.plan"] == (
-        "stale: the guard changed since the pass: judge j3 (test -s $route/2.plan.md) has not judged these "
-        "artifacts"
-    )
-    guard.write_text(guard.read_text().replace("reviews:\n  - ", "reviews:\n  - true && "))
-    assert lines_of(verify(git_repo, "--route", "route"))["route/2.plan"].startswith(
-        "stale: the guard changed since the pass: review r1 (true && python3 tools/review.py"
+    assert lines_of(done)["route/2.plan"] == "stale: the guard changed since the pass (route/2.plan.guard)"
+    assert json.loads(verify(git_repo, "--route", "route", "--json").out)["stones"][1]["file"] == (
+        "route/2.plan.guard"
     )
     assert route_set(git_repo, route, "2.plan").code == 0  # the robot re-runs the stone; fresh again
     assert verify(git_repo, "--route", "route").code == 0
@@ -136,25 +134,21 @@ def test_a_changed_guard_makes_the_pass_stale(git_repo: Path) -> None:
 def test_a_hand_edited_judge_file_is_caught(git_repo: Path) -> None:
     route = gated_route(git_repo)
     assert approve(git_repo, route, "1.vision").code == 0
+    assert route_set(git_repo, route, "1.vision").code == 0
     steer(git_repo, "r2", out="blockers: 1\nnitpicks: 0\n- blocker: the plan has no dates\n")
     rejected = route_set(git_repo, route, "2.plan")
     assert rejected.code == 2
-    # A robot turns the failing verdicts into passes and writes the marker set would have written.
+    # A robot turns the failing verdicts into passes and writes the pass record set would have written.
     state = route / ".route"
     judge_files = sorted(state.glob("2.plan.guard.judge.*.md"))
     for path in judge_files:
         path.write_text(path.read_text().replace("status: failed", "status: passed"))
     reviewed = next(path for path in judge_files if path.name.endswith(".j1.md"))
-    hashes = re.search(r"\.judge\.i1p1\.[0-9a-f]{16}\.[0-9a-f]{16}", reviewed.name)
-    assert hashes is not None
     text = reviewed.read_text()
     review_hash = re.search(r"^review_input_hash: (\w+)$", text, re.M)[1]  # type: ignore[index]
     judge_hash = re.search(r"^judge_input_hash: (\w+)$", text, re.M)[1]  # type: ignore[index]
-    write(
-        state / "2.plan.passed",
-        f"---\nstone: 2.plan\nreview_input_hash: {review_hash}\njudge_input_hash: {judge_hash}\n"
-        "passed_at: 2030-01-01T00:00:00Z\n---\n",
-    )
+    names = [path.name for path in sorted(state.glob("2.plan.guard.*.md"))]
+    forge_pass(git_repo, route, "2.plan", review_hash, judge_hash, names)
     approvers(git_repo, TEST_EMAIL)
     commit_all(git_repo, "forged")
     done = verify(git_repo, "--route", "route", "--allow-incomplete")
@@ -206,12 +200,13 @@ def test_an_approval_committed_by_an_unlisted_author_is_forged(git_repo: Path) -
     approvers(git_repo, "boss@example.com")
     commit_all(git_repo, "route")
     assert approve(git_repo, route, "1.vision", "--no-commit").code == 0
-    commit_all(git_repo, "approve", author="Robot <robot@example.com>")
+    commit_marker(git_repo, route, "1.vision", "approve", author="Robot <robot@example.com>")
     done = verify(git_repo, "--route", "route", "--allow-incomplete")
     assert done.code == 2
     assert re.fullmatch(
         r"forged: its approval was committed by robot@example\.com \(commit [0-9a-f]{12}\), who is not in "
-        r"\.route-approvers",
+        r"\.route-approvers; a listed approver runs, in a terminal: route\.stone\.set --route route --stone "
+        r"1\.vision --as approved",
         lines_of(done)["route/1.vision"],
     )
 
@@ -260,8 +255,9 @@ def test_require_signed_rejects_unsigned_and_accepts_ssh_signed_approvals(
     unsigned = verify(git_repo, "--route", "route", "--require-signed")
     assert unsigned.code == 2
     assert re.fullmatch(
-        r"unapproved: its approval commit [0-9a-f]{12} has no signature; turn on commit signing "
-        r"\(git config commit\.gpgsign true\) and approve again",
+        r"unapproved: its approval commit [0-9a-f]{12} has no signature; the approver turns on commit "
+        r"signing \(git config commit\.gpgsign true\) and approves again, in a terminal: route\.stone\.set "
+        r"--route route --stone 1\.vision --as approved",
         lines_of(unsigned)["route/1.vision"],
     )
     allowed = ssh_signing(git_repo, tmp_path)
@@ -277,22 +273,28 @@ def test_require_signed_rejects_unsigned_and_accepts_ssh_signed_approvals(
     assert refused.code == 2
     # A signature git cannot check keeps git's own words.
     assert re.match(
-        r"unapproved: its approval commit [0-9a-f]{12} has no valid signature \(git verify-commit: .+\)$",
+        r"unapproved: its approval commit [0-9a-f]{12} has no valid signature \(git verify-commit: .+\); the "
+        r"approver approves again with a key the allowed signers trust, in a terminal: route\.stone\.set .+$",
         lines_of(refused)["route/1.vision"],
     )
 
 
 def test_incomplete_stones_fail_unless_allowed_and_claims_must_still_hold(git_repo: Path) -> None:
+    route = gated_route(git_repo, "other")
+    strict = verify(git_repo, "--route", "other")
+    assert lines_of(strict)["other/1.vision"] == "incomplete: not passed yet; waiting for human approval"
     route = gated_route(git_repo)
-    assert route_set(git_repo, route, "3.ship").code == 0
+    assert approve(git_repo, route, "1.vision").code == 0
+    assert route_set(git_repo, route, "1.vision").code == 0
     approvers(git_repo, TEST_EMAIL)
     commit_all(git_repo, "partial")
     strict = verify(git_repo, "--route", "route")
     assert strict.code == 2
-    assert lines_of(strict)["route/1.vision"] == "incomplete: not passed yet; waiting for human approval"
+    assert lines_of(strict)["route/1.vision"].startswith("passed: ")
     assert lines_of(strict)["route/2.plan"] == "incomplete: not passed yet"
+    assert lines_of(strict)["route/3.ship"] == "incomplete: not passed yet"
     assert verify(git_repo, "--route", "route", "--allow-incomplete").code == 0
-    write(route / "3.ship.md", "changed\n")
+    write(route / "1.vision.md", "changed\n")
     assert (
         verify(git_repo, "--route", "route", "--allow-incomplete").code == 2
     )  # a claim that is no longer true
@@ -416,15 +418,11 @@ def test_a_shell_judge_verdict_flipped_by_hand_is_caught(git_repo: Path) -> None
     assert route_set(git_repo, route, "1.doc").code == 2
     judge = next((route / ".route").glob("1.doc.guard.judge.*.j1.md"))
     judge.write_text(judge.read_text().replace("status: failed", "status: passed"))
-    passed = route / ".route" / "1.doc.passed"
     text = judge.read_text()
-    hashes = {
-        key: re.search(rf"^{key}: (\w+)$", text, re.M)[1] for key in ("review_input_hash", "judge_input_hash")
-    }  # type: ignore[index]
-    write(
-        passed,
-        "---\nstone: 1.doc\n" + "".join(f"{k}: {v}\n" for k, v in hashes.items()) + "passed_at: x\n---\n",
-    )
+    hashes = [
+        re.search(rf"^{key}: (\w+)$", text, re.M)[1] for key in ("review_input_hash", "judge_input_hash")
+    ]  # type: ignore[index]
+    forge_pass(git_repo, route, "1.doc", hashes[0], hashes[1], [judge.name])
     done = verify(git_repo, "--route", "route")
     assert lines_of(done)["route/1.doc"] == (
         "forged: judge file j1 (printf 'passed: false\\n') says passed, but its recorded output and exit "

@@ -58,8 +58,9 @@ def test_a_shallow_clone_never_vouches_for_an_approval_where_its_history_is_cut(
     full = verify(git_repo, "--route", "route", *signed)
     assert full.code == 2
     assert re.fullmatch(
-        r"unapproved: its approval commit [0-9a-f]{12} has no signature; turn on commit signing "
-        r"\(git config commit\.gpgsign true\) and approve again",
+        r"unapproved: its approval commit [0-9a-f]{12} has no signature; the approver turns on commit "
+        r"signing \(git config commit\.gpgsign true\) and approves again, in a terminal: route\.stone\.set "
+        r"--route route --stone 1\.vision --as approved",
         lines_of(full)["route/1.vision"],
     )
 
@@ -81,7 +82,9 @@ def test_a_shallow_clone_never_vouches_for_an_approval_where_its_history_is_cut(
     assert verify(deep, "--route", "route").code == 0
     unsigned = verify(deep, "--route", "route", *signed)
     assert unsigned.code == 2
-    assert lines_of(unsigned)["route/1.vision"].endswith("and approve again" + SHALLOW_HINT)
+    assert lines_of(unsigned)["route/1.vision"].endswith(
+        "--route route --stone 1.vision --as approved" + SHALLOW_HINT
+    )
 
 
 def test_an_approval_naming_someone_else_in_a_shallow_clone_carries_the_hint(
@@ -241,11 +244,12 @@ def test_a_wildcard_allowed_signer_must_cover_the_approvals_author(git_repo: Pat
     assert with_signers(domain).startswith("passed")
     assert re.fullmatch(
         rf"unapproved: its approval commit [0-9a-f]{{12}} is signed by a key trusted for \*@elsewhere\.org, "
-        rf"which does not cover its author {re.escape(TEST_EMAIL)}",
+        rf"which does not cover its author {re.escape(TEST_EMAIL)}; the approver approves again with their "
+        r"own key, in a terminal: route\.stone\.set --route route --stone 1\.vision --as approved",
         with_signers("*@elsewhere.org"),
     )
     assert re.fullmatch(  # a plain principal is a person, who must be an approver
         r"unapproved: its approval commit [0-9a-f]{12} is signed by boss@example\.com, who is not in "
-        r"\.route-approvers",
+        r"\.route-approvers; a listed approver approves again, in a terminal: route\.stone\.set .*",
         with_signers("boss@example.com"),
     )

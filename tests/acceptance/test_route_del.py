@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from tests.conftest import run_cli
-from tests.route.routes import make_route, route_cmd, state_files, stone_set, write
+from tests.route.routes import make_route, passed_record, route_cmd, state_files, stone_set, write
 
 
 def delete(repo: Path, route: Path, pattern: str, *extra: str) -> object:
@@ -92,21 +92,23 @@ def test_a_stone_that_passed_or_was_approved_keeps_its_history(git_repo: Path) -
     assert stone_set(git_repo, route, "2.check").code == 0
     write(route / ".route" / "3.seen.approved", "an approval, kept as it is\n")  # parsed or not: history
     before = state_files(route)
+    record = passed_record(route, "2.check")
+    assert record is not None
     refused = delete(git_repo, route, "2.check")
     assert refused.code == 2
-    assert refused.err == f"error: cannot del; marker exists; 2.check: {route}/.route/2.check.passed\n"
+    assert refused.err == f"error: cannot del; marker exists; 2.check: {record}\n"
     batch = delete(git_repo, route, "*")
     assert (batch.code, batch.out) == (0, "4.new\n")
     assert batch.err.splitlines() == [
         f"notice: kept 1.gate: human gate ({route}/1.gate.guard judges approved?); {GATE_ADVICE}",
-        f"notice: kept 2.check: marker exists ({route}/.route/2.check.passed)",
+        f"notice: kept 2.check: marker exists ({record})",
         f"notice: kept 3.seen: marker exists ({route}/.route/3.seen.approved)",
     ]
     payload = json.loads(delete(git_repo, route, "[123].*", "--json").out)
     assert payload["deleted"] == []
     assert payload["kept"] == [
         {"stone": "1.gate", "gate": f"{route}/1.gate.guard"},
-        {"stone": "2.check", "marker": f"{route}/.route/2.check.passed"},
+        {"stone": "2.check", "marker": str(record)},
         {"stone": "3.seen", "marker": f"{route}/.route/3.seen.approved"},
     ]
     left = sorted(path.name for path in route.glob("*.stone"))

@@ -9,6 +9,8 @@ from pathlib import Path
 from tests.conftest import BIN_DIR
 from tests.route.routes import (
     make_route,
+    pass_records,
+    passed_record,
     review,
     run_route,
     runs,
@@ -39,15 +41,17 @@ def test_no_guard_passes_when_a_versioned_artifact_exists(git_repo: Path) -> Non
     route = make_route(git_repo, {"1.vision": "Write it.\n", "2.next": "Next.\n"})
     missing = stone_set(git_repo, route, "1.vision")
     assert (missing.code, missing.out) == (2, "")
+    # The hint keeps the --route the user typed (issue 14), so it runs as printed.
     assert missing.err == (
-        "error: artifact not found; run route.stone.get --stone 1.vision --say to see instructions\n"
+        f"error: artifact not found; run route.stone.get --route {route} --stone 1.vision --say to see "
+        "instructions\n"
     )
     assert not (route / ".route").exists()  # a refusal leaves nothing behind
     write(route / "1.vision.v1.i1.md", "# Vision v1\n")
     done = stone_set(git_repo, route, "1.vision")
     assert done.code == 0, done.err
     assert done.out.startswith("stone passed: 1.vision\n")
-    assert (route / ".route" / "1.vision.passed").is_file()
+    assert passed_record(route, "1.vision") is not None
     assert stone_get(git_repo, route).out == "2.next\n"
 
 
@@ -90,11 +94,10 @@ def test_guarded_stone_writes_review_and_judge_files_and_passes_after_approval(g
     assert "wait for human approval" in rejected.out
     for name in reviews + judges:
         assert f"{route}/.route/{name}" in rejected.out
-    assert rejected.err.startswith(
-        "error: 1.vision rejected by 1 of 2 judges (j2 approved?: wait for human approval)"
-    )
-    assert len(rejected.err.splitlines()) == 1
-    assert "1.vision.passed" not in names
+    # Only the human gate said no: the stone waits for a person; there is nothing to fix.
+    assert rejected.out.startswith("stone waiting for approval: 1.vision (every other judge passed)\n")
+    assert rejected.err == "error: 1.vision waits for human approval: wait for human approval\n"
+    assert passed_record(route, "1.vision") is None
     # The review file: front matter then the command's stdout verbatim (usecase 8).
     text = (route / ".route" / reviews[0]).read_text()
     assert text.endswith("---\n# Review\nblockers: 0\nnitpicks: 1\n- nitpick: a typo\n")
@@ -110,7 +113,7 @@ def test_guarded_stone_writes_review_and_judge_files_and_passes_after_approval(g
     assert re.search(
         rf"judge j2 fresh passed: .*1\.vision\.guard\.judge\.i1p2\.{H16}\.{H16}\.j2\.md", passed.out
     )
-    assert (route / ".route" / "1.vision.passed").is_file()
+    assert passed_record(route, "1.vision") is not None
     assert stone_get(git_repo, route).out == "2.next\n"
 
 
@@ -150,7 +153,7 @@ def test_composed_judges_are_and(git_repo: Path) -> None:
     steer(git_repo, "r1", out="blockers: 0\nnitpicks: 0\n")
     not_approved = stone_set(git_repo, route, "1.vision")
     assert not_approved.code == 2 and "wait for human approval" in not_approved.out
-    assert not (route / ".route" / "1.vision.passed").exists()
+    assert passed_record(route, "1.vision") is None
 
     assert stone_set(git_repo, route, "1.vision", as_="approved").code == 0
     write(route / "1.vision.md", "# Vision, rewritten\n")
@@ -161,7 +164,7 @@ def test_composed_judges_are_and(git_repo: Path) -> None:
     # Issue 3: the approval was for the earlier content; the robot hears about both problems.
     assert "wait for human approval (an approval exists, but for older content" in blocked.out
     assert "changed route/1.vision.md" in blocked.out
-    assert not (route / ".route" / "1.vision.passed").exists()
+    assert passed_record(route, "1.vision") is None
 
     write(route / "1.vision.md", "# Vision, fixed\n")
     steer(git_repo, "r1", out="blockers: 0\nnitpicks: 0\n")
@@ -169,7 +172,7 @@ def test_composed_judges_are_and(git_repo: Path) -> None:
     assert stone_set(git_repo, route, "1.vision", as_="approved").code == 0
     both = stone_set(git_repo, route, "1.vision")
     assert both.code == 0, both.out
-    assert (route / ".route" / "1.vision.passed").is_file()
+    assert passed_record(route, "1.vision") is not None
 
 
 def test_judge_commands_print_verdicts_or_are_read_by_exit_code(git_repo: Path) -> None:
@@ -232,7 +235,9 @@ def test_commands_run_from_the_top_level_with_route_stone_hash(git_repo: Path) -
     assert Path(cwd) == git_repo
     assert env_route == arg_route == "deep/route dir"
     assert env_stone == "1.x"
-    assert env_hash == arg_hash == payload["review_input_hash"]
+    # $hash is spelled as the review file's name spells it (issue 14: one hash, one spelling).
+    assert env_hash == arg_hash == payload["review_input_hash"][:16]
+    assert f".{arg_hash}.r1.md" in payload["reviews"][0]["path"]
 
 
 def test_json_in_every_outcome(git_repo: Path) -> None:
@@ -243,10 +248,13 @@ def test_json_in_every_outcome(git_repo: Path) -> None:
         "route": str(route),
         "stone": "2.next",
         "outcome": "refused",
-        "error": "error: artifact not found; run route.stone.get --stone 2.next --say to see instructions",
+        "error": (
+            "error: 2.next must wait: 1.vision, of a lower tier, is incomplete; finish the stones before it "
+            f"first (see route.stone.get --route {route} --stone @next-one --say)"
+        ),
     }
     rejected = json.loads(stone_set(git_repo, route, "1.vision", "--json").out)
-    assert rejected["outcome"] == "rejected" and rejected["marker"] is None
+    assert rejected["outcome"] == "waiting" and rejected["marker"] is None
     assert [(r["position"], r["reused"], r["status"]) for r in rejected["reviews"]] == [(1, False, "ok")]
     assert [(j["position"], j["reused"], j["status"]) for j in rejected["judges"]] == [
         (1, False, "passed"),
@@ -256,7 +264,8 @@ def test_json_in_every_outcome(git_repo: Path) -> None:
     approved = json.loads(stone_set(git_repo, route, "1.vision", "--json", as_="approved").out)
     assert approved["outcome"] == "approved" and approved["marker"].endswith(".route/1.vision.approved")
     passed = json.loads(stone_set(git_repo, route, "1.vision", "--json").out)
-    assert passed["outcome"] == "passed" and passed["marker"].endswith(".route/1.vision.passed")
+    assert passed["outcome"] == "passed"
+    assert re.fullmatch(r".*\.route/1\.vision\.passed\.[0-9a-f]{16}", passed["marker"])
     assert [j["reused"] for j in passed["judges"]] == [False, False]
 
 
@@ -293,12 +302,16 @@ def test_a_passed_stone_edited_and_rejected_is_no_longer_passed(git_repo: Path) 
     )
     write(route / "1.doc.md", "good\n")
     assert stone_set(git_repo, route, "1.doc").code == 0
+    passed = passed_record(route, "1.doc")
+    assert passed is not None
     assert stone_get(git_repo, route).out == "2.next\n"
     write(route / "1.doc.md", "worse\n")
     steer(git_repo, "r1", out="blockers: 1\nnitpicks: 0\n")
     assert stone_set(git_repo, route, "1.doc").code == 2
-    assert not (route / ".route" / "1.doc.passed").exists()
+    # The pass of the good content stays as history; for this content the stone is not passed.
+    assert [path.name for path in pass_records(route, "1.doc")] == [passed.name]
     assert stone_get(git_repo, route).out == "1.doc\n"
+    assert stone_get(git_repo, route, "--stone", "1.doc").out == "1.doc\tstale\n"
     # A malfunction on edited content also withdraws the pass: nobody evaluated that content.
     write(route / "1.doc.md", "good again\n")
     steer(git_repo, "r1", out="blockers: 0\nnitpicks: 0\n")
@@ -306,7 +319,7 @@ def test_a_passed_stone_edited_and_rejected_is_no_longer_passed(git_repo: Path) 
     write(route / "1.doc.md", "edited once more\n")
     steer(git_repo, "r1", exit_code=9)
     assert stone_set(git_repo, route, "1.doc").code == 1
-    assert not (route / ".route" / "1.doc.passed").exists()
+    assert stone_get(git_repo, route, "--stone", "1.doc").out == "1.doc\tstale\n"
 
 
 def test_a_guard_with_no_artifacts_is_a_pure_gate(git_repo: Path) -> None:

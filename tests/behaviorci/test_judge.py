@@ -10,6 +10,7 @@ import yaml
 
 from tests.conftest import run_cli
 from tests.fakes.llm_servers import OpenAIServer, Reply
+from tests.route.routes import passed_record
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "behaviorci" / "route"
 GOOD_PROMPT = """You are the support bot for {{ product }}. Never promise a refund; a human reviews billing.
@@ -43,13 +44,13 @@ def test_example_route_passes_and_fails_the_stone(git_repo: Path) -> None:
     assert "stone rejected: 1.prompt" in out
     assert "reason: 0/3 cases passed; threshold failed: pass_rate 0 fails == 1" in out
     assert "invariant `'answer' in raw_output and 'escalate' in raw_output` is false" in out  # the feedback
-    assert not (route / ".route" / "1.prompt.passed").exists()
+    assert passed_record(route, "1.prompt") is None
 
     (route / "1.prompt.md").write_text(GOOD_PROMPT, encoding="utf-8")
     code, out, err = _set(git_repo)
     assert code == 0, (out, err)
     assert "stone passed: 1.prompt" in out
-    assert (route / ".route" / "1.prompt.passed").exists()
+    assert passed_record(route, "1.prompt") is not None
     assert run_cli(["route.stone.get", "--route", "route"], git_repo).out.strip() == "all stones passed"
 
 

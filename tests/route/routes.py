@@ -102,6 +102,51 @@ def stone_get(repo: Path, route: Path, *extra: str) -> Ran:
     return run_route(route_cmd("get", route, *extra), repo)
 
 
+def pass_records(route: Path, stone: str) -> list[Path]:
+    """The stone's pass records (``.route/<stone>.passed.<key>``), sorted by name."""
+    state = route / ".route"
+    if not state.is_dir():
+        return []
+    return sorted(
+        path
+        for path in state.iterdir()
+        if path.name.startswith(f"{stone}.passed.") and len(path.name) == len(stone) + len(".passed.") + 16
+    )
+
+
+def passed_record(route: Path, stone: str) -> Path | None:
+    """The stone's only pass record, or None (several: the test did not expect history here)."""
+    found = pass_records(route, stone)
+    assert len(found) <= 1, f"{stone} has {len(found)} pass records: {[path.name for path in found]}"
+    return found[0] if found else None
+
+
+def record_pass(route: Path, stone: str) -> Path:
+    """A pass record for ``stone`` as it is now, written with the driver's own functions (what ``set``
+    writes when a stone's judges pass), without running its guard or checking the tier order; writes a
+    ``<stone>.md`` artifact first if the stone has none."""
+    from routedriver.route import inputs, state, store
+
+    context = inputs.stone_context(route, stone)
+    artifacts = inputs.artifacts_or_refuse(context) if list(route.glob(f"{stone}*.md")) else None
+    if artifacts is None:
+        write(route / f"{stone}.md", f"{stone}\n")
+        artifacts = inputs.artifacts_or_refuse(context)
+    now = state.gather(context, {context.show(path): path for path in artifacts}, from_disk=True)
+    store.ensure_state_dir(context.route)
+    return store.write_pass(
+        context.route,
+        context.stone.name,
+        review_input_hash=now.review_input_hash,
+        stone_id=now.stone_id,
+        guard_id=now.guard_id,
+        approval_id=now.approval_id,
+        judge_input_hash="0" * 64,
+        files=[],
+        manifest=now.artifacts,
+    )
+
+
 def state_files(route: Path) -> list[str]:
     return sorted(path.name for path in (route / ".route").iterdir()) if (route / ".route").exists() else []
 

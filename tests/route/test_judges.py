@@ -9,7 +9,8 @@ import pytest
 
 from routedriver.route import judges
 from routedriver.route.model import Marker, ReviewRecord
-from tests.route.routes import make_route, run_route, stone_set, write
+from tests.route.routes import make_route, passed_record, run_route, stone_set, write
+from tests.route_gate.gate import forge_pass
 
 
 def show(path: Path) -> str:
@@ -149,7 +150,6 @@ def test_approved() -> None:
         path=Path("/r/.route/s.approved"),
         stone="s",
         review_input_hash="a" * 64,
-        judge_input_hash=None,
         at="2025-01-01T00:00:00Z",
     )
     assert judges.approved(marker, True, "b" * 64, show, "hint", require_current=False).status == "passed"
@@ -217,16 +217,16 @@ def test_a_judge_printing_passed_true_is_overridden_by_exit_2(git_repo: Path) ->
     result = stone_set(git_repo, route, "1.code")
     assert result.code == 2, result.out
     assert "exit 2 overrides the printed passed: true; " in result.out
-    assert not (route / ".route" / "1.code.passed").exists()
+    assert passed_record(route, "1.code") is None
     # A judge file an older driver recorded as passed for the same output is caught as forged.
     judge = next((route / ".route").glob("1.code.guard.judge.*.j1.md"))
     text = judge.read_text().replace("status: failed", "status: passed")
     judge.write_text(text)
-    hashes = "".join(
-        re.search(rf"^{key}: \w+\n", text, re.M)[0]  # type: ignore[index]
+    hashes = [
+        re.search(rf"^{key}: (\w+)$", text, re.M)[1]  # type: ignore[index]
         for key in ("review_input_hash", "judge_input_hash")
-    )
-    write(route / ".route" / "1.code.passed", f"---\nstone: 1.code\n{hashes}passed_at: x\n---\n")
+    ]
+    forge_pass(git_repo, route, "1.code", hashes[0], hashes[1], [judge.name])
     done = run_route(["route.verify", "--route", "route"], git_repo)
     assert done.code != 0
     line = next(line for line in done.out.splitlines() if line.startswith("forged "))

@@ -7,18 +7,13 @@ from pathlib import Path
 import pytest
 
 from routedriver.errors import Refused
-from routedriver.route import store
 from routedriver.route.load import load_route, numeric_prefix, resolve_route
 from routedriver.route.select import match_names, select
-from tests.route.routes import write
+from tests.route.routes import record_pass, write
 
 
 def mark_passed(route: Path, name: str) -> None:
-    write(
-        route / ".route" / f"{name}.passed",
-        f"---\nstone: {name}\nreview_input_hash: {'a' * 64}\njudge_input_hash: {'b' * 64}\n"
-        "passed_at: 2025-01-01T00:00:00Z\n---\n",
-    )
+    record_pass(route, name)
 
 
 def make(tmp_path: Path, *names: str) -> Path:
@@ -114,14 +109,30 @@ def test_next_all_skips_passed_stones_of_the_tier(tmp_path: Path) -> None:
     assert [s.stone.name for s in select(load_route(route), "@next-all").stones] == ["3.1.a", "3.1.c"]
 
 
-def test_a_marker_that_does_not_parse_is_not_completion(tmp_path: Path) -> None:
-    route = make(tmp_path, "1.a", "2.b")
-    write(route / ".route" / "1.a.passed", "garbage\n")
-    write(route / ".route" / "2.b.passed", "---\nstone: 1.a\nreview_input_hash: " + "a" * 64 + "\n")
+def test_a_pass_record_that_does_not_hold_is_not_completion(tmp_path: Path) -> None:
+    route = make(tmp_path, "1.a", "2.b", "3.c")
     loaded = load_route(route)
-    assert not store.is_passed(loaded, "1.a")
-    assert not store.is_passed(loaded, "2.b")
-    assert [s.stone.name for s in select(loaded, "@next-one").stones] == ["1.a"]
+    record = record_pass(route, "1.a")
+    # A record that does not parse, or whose name is not the hash of what it says it covers, is broken.
+    good = record.read_text()
+    record.write_text("garbage\n")
+    assert [(s.stone.name, s.status) for s in select(loaded, "@next-one").stones] == [("1.a", "broken")]
+    record.write_text(good.replace(good.split("review_input_hash: ")[1][:64], "a" * 64))
+    assert select(loaded, "@next-one").stones[0].status == "broken"
+    record.write_text(good)
+    assert [s.stone.name for s in select(loaded, "@next-one").stones] == ["2.b"]
+    # The marker of older routedriver versions is no pass: the stone is stale and says why.
+    write(route / "2.b.md", "b\n")
+    write(route / ".route" / "2.b.passed", "---\nstone: 2.b\nreview_input_hash: " + "a" * 64 + "\n---\n")
+    assert [(s.stone.name, s.status) for s in select(loaded, "@next-one").stones] == [("2.b", "stale")]
+    assert "older routedriver" in select(loaded, "@next-one").stones[0].done.why
+    # The stone's instructions are part of what a pass covers.
+    record_pass(route, "2.b")
+    assert [s.stone.name for s in select(loaded, "@next-one").stones] == ["3.c"]
+    write(route / "2.b.stone", "do 2.b, differently\n")
+    (stale,) = select(loaded, "@next-one").stones
+    assert (stale.stone.name, stale.status) == ("2.b", "stale")
+    assert stale.done.why == f"its instructions changed since the pass ({route}/2.b.stone)"
 
 
 def test_names_and_globs_report_status(tmp_path: Path) -> None:

@@ -35,13 +35,13 @@ def test_approval_state_takes_paths_names_and_loaded_values(git_repo: Path) -> N
     route_dir = make_route(git_repo, {"1.vision": "v\n"}, {"1.vision": GUARD})
     relative = route_dir.relative_to(git_repo)
     absent = approval_state(str(route_dir), "1.vision")
-    assert (absent.exists, absent.marker, absent.sha256) == (False, None, None)
+    assert (absent.exists, absent.marker, absent.content_id) == (False, None, None)
     assert stone_set(git_repo, route_dir, "1.vision", "--no-commit", as_="approved").code == 0
     route = load_route(route_dir)
     stone = route.stone("1.vision")
     assert stone is not None
     expected = approval_state(route, stone)
-    assert expected.exists and expected.marker is not None and expected.sha256 is not None
+    assert expected.exists and expected.marker is not None and expected.content_id is not None
     for route_arg in (route_dir, str(route_dir), route):
         for stone_arg in ("1.vision", "1.vision.stone", stone):
             assert approval_state(route_arg, stone_arg) == expected, (route_arg, stone_arg)
@@ -51,11 +51,11 @@ def test_approval_state_takes_paths_names_and_loaded_values(git_repo: Path) -> N
     code = (
         "from routedriver.route import approval_state, load_guard\n"
         f"state = approval_state({str(relative)!r}, '1.vision')\n"
-        f"print(state.exists, state.sha256, load_guard({str(relative)!r}, '1.vision').judges)\n"
+        f"print(state.exists, state.content_id, load_guard({str(relative)!r}, '1.vision').judges)\n"
     )
     done = subprocess.run([sys.executable, "-c", code], cwd=git_repo, capture_output=True, text=True)
     assert (done.returncode, done.stderr) == (0, "")
-    assert done.stdout == f"True {expected.sha256} ('approved?',)\n"
+    assert done.stdout == f"True {expected.content_id} ('approved?',)\n"
     with pytest.raises(Refused, match=r"no stone named '9\.nope'"):
         approval_state(str(route_dir), "9.nope")
     write(route_dir / "2.later.stone", "l\n")

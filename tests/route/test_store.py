@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from routedriver.route import frontmatter, records, store
+from routedriver.route import frontmatter, hashing, records, store
 from routedriver.route.load import load_route
 from routedriver.route.model import ReviewRecord, Route
 from routedriver.route.outcome import CommandOutcome
@@ -34,6 +34,7 @@ def test_names_parse_back_for_their_stone_only() -> None:
         store.review_name("1.a.guard.review.i1", 1, RH, 2),
         store.judge_name("1.a", 3, 2, RH, JH, 1),
         "1.a.passed",
+        store.pass_name("1.a", RH),
         ".1.a.passed.tmp-abc",
         "junk.md",
     ]
@@ -60,8 +61,14 @@ def test_review_round_trip_and_every_kind_of_damage_is_a_miss(route: Route) -> N
     assert record.stderr_tail == "a warning"
     assert record.path.parent == route.state_dir
     again = records.read_review(record.path, "1.x")
-    assert again == record
+    # Read back as written, but for the run's duration: nothing that differs from run to run is in the file.
+    assert again == record._replace(duration_s=0.0)
     original = record.path.read_text()
+    assert "duration" not in original and "written_at" not in original
+    same = records.write_review(
+        route, "1.x", 1, 1, "python3 review.py '$route'", RH, CommandOutcome("ok", 0, 9.0, outcome.stdout, outcome.stderr)
+    )
+    assert same.path.read_text() == original  # the same review, run again: the same bytes
 
     def damaged(text: str) -> ReviewRecord | None:
         record.path.write_text(text)
@@ -84,20 +91,39 @@ def test_judge_round_trip(route: Route) -> None:
         route, "1.x", 2, 3, 1, "approved?", RH, JH, outcome, "wait for human approval"
     )
     assert record.path.name == store.judge_name("1.x", 2, 3, RH, JH, 1)
-    assert records.read_judge(record.path, "1.x") == record
+    assert records.read_judge(record.path, "1.x") == record._replace(duration_s=0.0)
     record.path.write_text(record.path.read_text().replace("status: failed", "status: maybe"))
     assert records.read_judge(record.path, "1.x") is None
 
 
-def test_markers(route: Route) -> None:
-    path = store.write_passed(route, "1.x", RH, JH, ["a.md", "b.md"])
-    marker = store.read_marker(path, "1.x")
-    assert marker is not None
-    assert (marker.review_input_hash, marker.judge_input_hash, marker.files) == (RH, JH, ("a.md", "b.md"))
-    assert store.is_passed(route, "1.x")
-    assert store.remove_passed(route, "1.x") and not store.is_passed(route, "1.x")
+def test_pass_records_are_named_by_what_they_cover(route: Route) -> None:
+    ids = {"stone_id": "3" * 40, "guard_id": "4" * 40, "approval_id": None}
+    path = store.write_pass(
+        route, "1.x", review_input_hash=RH, judge_input_hash=JH, files=["a.md", "b.md"], manifest={}, **ids
+    )
+    key = hashing.pass_key(RH, **ids)
+    assert path.name == f"1.x.passed.{key[:16]}"
+    record = store.read_pass(path, "1.x")
+    assert record is not None
+    assert (record.key, record.review_input_hash, record.judge_input_hash, record.files) == (
+        key,
+        RH,
+        JH,
+        ("a.md", "b.md"),
+    )
+    assert (record.stone_id, record.guard_id, record.approval_id) == ("3" * 40, "4" * 40, None)
+    text = path.read_text()
+    assert "_at:" not in text  # no time: the same pass writes the same bytes in any clone
+    # Another stone's inputs, or edited contents, no longer hash to the name: not a record.
+    path.write_text(text.replace("guard_id: " + "4" * 40, "guard_id: " + "5" * 40))
+    assert store.read_pass(path, "1.x") is None
+    path.write_text(text)
+    assert store.read_pass(path, "1.y") is None
+    assert store.pass_files([path.name, "1.x.passed", "1.x.passed.zz"], "1.x") == [path.name]
+    assert store.has_marker(store.list_state(route), "1.x") and not store.has_marker(set(), "1.x")
+    assert store.remove_pass(route, "1.x", key) and store.read_pass(path, "1.x") is None
     approved = store.read_marker(store.write_approved(route, "1.x", RH), "1.x")
-    assert approved is not None and approved.judge_input_hash is None
+    assert approved is not None and approved.review_input_hash == RH
 
 
 def test_listing_ignores_temp_leftovers_and_gitignore_is_written_once(route: Route) -> None:

@@ -41,6 +41,44 @@ def gated_route(repo: Path, name: str = "route") -> Path:
     return route
 
 
+def forge_pass(
+    repo: Path, route: Path, stone: str, review_input_hash: str, judge_input_hash: str, files: list[str]
+) -> Path:
+    """What a robot with a shell and this package can write: a pass record for the stone's files as they
+    are (content ids from ``git hash-object``, the key as the driver computes it), claiming the hashes and
+    the review and judge files it names."""
+    from routedriver.route import store
+    from routedriver.route.load import load_route
+
+    def content_id(path: Path) -> str | None:
+        if not path.exists():
+            return None
+        return git(repo, "hash-object", "--", str(path.relative_to(repo))).strip()
+
+    loaded = load_route(route)
+    stone_id = content_id(route / f"{stone}.stone")
+    assert stone_id is not None
+    return store.write_pass(
+        loaded,
+        stone,
+        review_input_hash=review_input_hash,
+        stone_id=stone_id,
+        guard_id=content_id(route / f"{stone}.guard"),
+        approval_id=content_id(route / ".route" / f"{stone}.approved"),
+        judge_input_hash=judge_input_hash,
+        files=files,
+        manifest={},
+    )
+
+
+def commit_marker(repo: Path, route: Path, stone: str, message: str, author: str | None = None) -> None:
+    """Commit the stone's approval marker alone (an approval-only commit), optionally as ``author``."""
+    marker = str((route / ".route" / f"{stone}.approved").relative_to(repo))
+    git(repo, "add", "--", marker)
+    extra = [f"--author={author}"] if author else []
+    git(repo, "commit", "-q", "-m", message, *extra, "--", marker)
+
+
 def commit_all(repo: Path, message: str = "work", author: str | None = None) -> None:
     git(repo, "add", "-A")
     extra = [f"--author={author}"] if author else []

@@ -106,15 +106,19 @@ def test_state_files_are_grouped_by_stone_exactly_like_the_per_stone_listing() -
         f"2.x.guard.judge.i1p1.{h1}.{h2}.j1.md.bak",  # not a judge file of anyone
         f"3.z.guard.review.i1.{h1[:15]}.r1.md",  # short hash: not a review file
         "1.a.passed",
+        f"1.a.passed.{h1}",
+        f"1.a.b.passed.{h2}",  # stone 1.a.b
+        f"1.a.passed.{h1}.md",  # not a pass record
         "1.a.approved",
         ".gitignore",
     ]
     grouped = store.files_by_stone(names)
     stones = {"1.a", "1.a.b", "2.x", "2.x.guard.review.y", "3.z", "1"}
     for stone in stones | set(grouped):
-        reviews, judges = grouped.get(stone, ([], []))
-        assert reviews == store.review_files(names, stone), stone
-        assert judges == store.judge_files(names, stone), stone
+        files = grouped.get(stone, store.StoneFiles([], [], []))
+        assert files.reviews == store.review_files(names, stone), stone
+        assert files.judges == store.judge_files(names, stone), stone
+        assert files.passes == store.pass_files(names, stone), stone
     assert sorted(grouped) == ["1.a", "1.a.b", "2.x.guard.review.y"]
 
 
@@ -275,16 +279,16 @@ def test_a_marker_reads_its_manifest_only_when_asked_and_means_the_same(tmp_path
     route = Route.at(tmp_path, ".", ())
     manifest = {f"dir/{index:03}.md": f"{index:040x}" for index in range(50)}
     manifest["with space.md"] = "a" * 40
-    path = store.write_passed(route, "1.s", "b" * 64, "c" * 64, ["f1"], manifest, None, "d" * 64)
+    path = store.write_approved(route, "1.s", "b" * 64, manifest)
     text = path.read_text()
     # Lines the driver does not write, but a hand or a merge might: each must mean what the general rule says.
     odd = text.replace(
-        "passed_at:",
+        "approved_at:",
         'artifact: "e'
         + "e" * 39
         + ' quoted.md"\nartifact:   f'
         + "f" * 39
-        + " spaced.md  \nartifact: nopath\npassed_at:",
+        + " spaced.md  \nartifact: nopath\napproved_at:",
     )
     for body in (text, odd):
         path.write_text(body)
@@ -301,7 +305,7 @@ def test_a_marker_with_a_conflict_among_its_artifact_lines_does_not_parse(tmp_pa
 
     route = Route.at(tmp_path, ".", ())
     manifest = {f"{index:03}.md": f"{index:040x}" for index in range(20)}
-    path = store.write_passed(route, "1.s", "b" * 64, "c" * 64, [], manifest)
+    path = store.write_approved(route, "1.s", "b" * 64, manifest)
     lines = path.read_text().split("\n")
     middle = next(index for index, line in enumerate(lines) if line.startswith("artifact: ")) + 5
     for bad in ("<<<<<<< HEAD", "=======", " artifact: 1 x.md", "artifact : 1 x.md", ""):

@@ -1,0 +1,359 @@
+"""Is a stone done? The ONE answer ``route.stone.get``, ``route.drive``, ``route.stone.set`` and
+``route.verify`` share, so a robot is told locally what CI will say.
+
+A stone is **passed** when a pass record exists for exactly what it is now: the content ids of its artifacts
+(the review-input hash), of its instructions (``$stone.stone``), of its guard and of its approval marker,
+hashed together into the pass key that names the record (``hashing.pass_key``); the reviews that pass
+relied on are still the latest runs of those reviews; and an approval it relied on was given by someone the
+approvers file lists (when there is one). Otherwise it is **stale** (it passed, for other content: the
+reason names what changed), **unapproved** (its approval is by someone not listed), **broken** (its pass
+record is not what the driver wrote) or **incomplete** (never passed).
+
+``route.verify`` asks this first and then checks the evidence behind a pass (review and judge files,
+built-in judges, who committed the approval). Content ids come from git's index for committed, unmodified
+files (one index read per route; ``gitops`` makes git compare files strictly) and from the files for the
+rest; ``route.stone.set`` hashes everything it binds from disk instead (``gather(..., from_disk=True)``).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal, NamedTuple
+
+from routedriver.errors import Refused
+from routedriver.route import hashing, manifest, store
+from routedriver.route.artifacts import Listings, artifact_map, artifact_paths
+from routedriver.route.guardfile import load_guard
+from routedriver.route.inputs import StoneContext, unlisted_approver
+from routedriver.route.model import Guard, PassRecord, Route, Stone
+
+if TYPE_CHECKING:  # on route.stone.get's path: git only once a stone has a pass to check
+    from routedriver import gitops
+    from routedriver.route.provenance import Approvers
+
+DoneState = Literal["passed", "stale", "incomplete", "unapproved", "broken"]
+
+
+class StoneInputs(NamedTuple):
+    """Everything a pass of one stone covers, as it is now."""
+
+    artifacts: dict[str, str]  # path relative to the top-level (the cwd outside git) → content id
+    review_input_hash: str
+    stone_id: str
+    guard_id: str | None
+    approval_id: str | None
+
+    @property
+    def key(self) -> str:
+        return hashing.pass_key(
+            self.review_input_hash,
+            stone_id=self.stone_id,
+            guard_id=self.guard_id,
+            approval_id=self.approval_id,
+        )
+
+
+class Done(NamedTuple):
+    """The state of one stone (see the module's docstring)."""
+
+    state: DoneState
+    why: str  # what a person reads: why it is not passed, or what the pass holds
+    record: PassRecord | None  # passed: the record that holds; stale: the pass it had
+    inputs: StoneInputs | None  # None when they could not be computed (no artifact yet)
+    file: Path | None = None  # the file a reader should look at (the changed artifact, the record, …)
+    history: int = 0  # pass records of the stone that do not hold now (older passes, other branches)
+
+    @property
+    def passed(self) -> bool:
+        return self.state == "passed"
+
+
+def tier(stone: Stone) -> tuple[int, ...]:
+    return stone.prefix
+
+
+def gather(
+    context: StoneContext,
+    artifacts: Mapping[str, str | Path],
+    *,
+    from_disk: bool,
+    snapshot: gitops.IndexSnapshot | None = None,
+) -> StoneInputs:
+    """The stone's inputs: content ids of its artifacts (``{relative: absolute}``), its stone file, its guard
+    and its approval marker, in one batch (one ``git hash-object`` for whatever must be read)."""
+    stone = context.stone
+    driver = {context.show(stone.path): stone.path}
+    if stone.guard_path is not None:
+        driver[context.show(stone.guard_path)] = stone.guard_path
+    approval = store.approved_path(context.route, stone.name)
+    if os.path.lexists(approval):
+        driver[context.show(approval)] = approval
+    both: dict[str, str | Path] = {**artifacts, **driver}
+    ids = hashing.content_ids_of(both, context.repo, snapshot, from_disk=from_disk).ids
+    artifact_ids = {path: ids[path] for path in artifacts}
+    guard_id = ids[context.show(stone.guard_path)] if stone.guard_path is not None else None
+    approval_id = ids.get(context.show(approval))
+    return StoneInputs(
+        artifact_ids,
+        hashing.review_input_hash(artifact_ids),
+        ids[context.show(stone.path)],
+        guard_id,
+        approval_id,
+    )
+
+
+class Survey:
+    """One route's state, read once for many stones: the ``.route/`` listing, each stone's guard, one
+    listing per artifact directory, and ONE read of git's index for the files involved."""
+
+    def __init__(
+        self,
+        route: Route,
+        repo: gitops.Repo | None,
+        base: Path,
+        *,
+        names: frozenset[str] | None = None,
+        snapshot: gitops.IndexSnapshot | None = None,
+        approvers: Approvers | None = None,
+    ) -> None:
+        self.route = route
+        self.repo = repo
+        self.base = base
+        self.names = store.list_state(route) if names is None else names
+        self.files = store.files_by_stone(self.names)
+        self._snapshot = snapshot
+        self._snapshot_read = snapshot is not None
+        self._approvers = approvers
+        self._contexts: dict[str, StoneContext] = {}
+        self._artifacts: dict[str, dict[str, str]] = {}
+        self._listings = Listings()
+
+    # ------------------------------------------------------------ what a stone is made of
+
+    def context(self, stone: Stone) -> StoneContext:
+        """The stone with its guard (refuses, naming the problem, when the guard does not load)."""
+        found = self._contexts.get(stone.name)
+        if found is None:
+            guard = load_guard(self.route, stone)
+            found = self._contexts[stone.name] = StoneContext(self.route, stone, guard, self.repo, self.base)
+        return found
+
+    def _artifact_guard(self, stone: Stone) -> tuple[Guard | None, bool]:
+        """What finding the stone's artifacts needs from its guard, and whether it must have one: the parsed
+        guard when its text sets ``artifacts``, else None (the default globs). A long route has thousands
+        of passed stones; parsing every guard would cost more than everything else here."""
+        if stone.name in self._contexts:
+            guard = self._contexts[stone.name].guard
+        elif stone.guard_path is None:
+            guard = None
+        else:
+            try:
+                text = stone.guard_path.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError):
+                text = "artifacts"  # load_guard says what is wrong with it
+            guard = self.context(stone).guard if "artifacts" in text else None
+        return guard, guard is None or bool(guard.artifacts)
+
+    def artifacts(self, stone: Stone) -> dict[str, str]:
+        """``{path relative to the top-level: absolute path}`` of the stone's artifacts now."""
+        found = self._artifacts.get(stone.name)
+        if found is None:
+            guard, _required = self._artifact_guard(stone)
+            if self._snapshot_read and self._snapshot is not None:
+                found = artifact_map(self.route, stone, guard, self.base, self._snapshot.unsure)
+            else:
+                paths = artifact_paths(self.route, stone, guard, self.base, self._listings)
+                found = {hashing.relative_posix(path, self.base): path for path in paths}
+            self._artifacts[stone.name] = found
+        return found
+
+    def _bare(self, stone: Stone) -> StoneContext:
+        """The stone without its guard parsed: enough to name files and commands, and to hash its inputs."""
+        known = self._contexts.get(stone.name)
+        return known if known is not None else StoneContext(self.route, stone, None, self.repo, self.base)
+
+    def prepare(self, stones: Iterable[Stone]) -> None:
+        """Read git's index once for the files of ``stones`` (their artifacts, stone files, guards and
+        approval markers) before any of them is checked. Stones that cannot be looked at are left to
+        ``check``, which reports them."""
+        if self._snapshot_read:
+            return
+        self._snapshot_read = True
+        if self.repo is None:
+            return
+        wanted: list[str] = []
+        for stone in stones:
+            try:
+                wanted += self.artifacts(stone)
+            except Refused:
+                continue
+            wanted.append(hashing.relative_posix(stone.path, self.base))
+        wanted.append(hashing.relative_posix(self.route.state_dir / "x", self.base))
+        if any(path.startswith("../") for path in wanted):
+            return  # an artifact outside the work tree: each stone asks git for its own files
+        from routedriver import gitops
+
+        self._snapshot = gitops.snapshot_of(self.repo, wanted)
+
+    @property
+    def snapshot(self) -> gitops.IndexSnapshot | None:
+        return self._snapshot
+
+    def needs_checking(self, stone: Stone) -> bool:
+        """Has the stone any record of a pass (else it is simply incomplete, nothing to read)?"""
+        name = stone.name
+        return (name in self.files and bool(self.files[name].passes)) or (
+            store.legacy_passed_name(name) in self.names
+        )
+
+    def inputs(self, stone: Stone) -> StoneInputs:
+        return gather(self._bare(stone), self.artifacts(stone), from_disk=False, snapshot=self._snapshot)
+
+    def approvers(self) -> Approvers:
+        if self._approvers is None:
+            from routedriver.route.provenance import find_approvers
+
+            self._approvers = find_approvers(self.route, self.repo)
+        return self._approvers
+
+    # ------------------------------------------------------------ the one answer
+
+    def check(self, stone: Stone) -> Done:
+        """The stone's state (see the module's docstring). A stone that cannot be looked at (its guard does
+        not load, an artifact cannot be read) is ``broken``, saying why; callers report it as they must
+        (verify: a failing line; drive: a human fixes it)."""
+        name = stone.name
+        if not self.needs_checking(stone):
+            return Done("incomplete", "not passed yet", None, None)
+        passes = self.files[name].passes if name in self.files else []
+        try:
+            _guard, required = self._artifact_guard(stone)
+            if not self.artifacts(stone) and required:
+                return Done(
+                    "stale", "passed, but its artifacts are gone", None, None, stone.path, len(passes)
+                )
+            inputs = self.inputs(stone)
+        except Refused as exc:
+            return Done(
+                "broken", exc.line().removeprefix("error: "), None, None, stone.guard_path or stone.path
+            )
+        wanted = store.pass_name(name, inputs.key)
+        if wanted not in passes:
+            return self._stale(self._bare(stone), inputs, passes)
+        path = self.route.state_dir / wanted
+        record = store.read_pass(path, name)
+        history = len(passes) - 1
+        if record is None or record.key != inputs.key:
+            why = f"its pass record {self.route.show(path)} is not what the driver wrote (edited or renamed?)"
+            return Done("broken", why, None, inputs, path, history)
+        newer = self._newer_reviews(name, record)
+        if newer:
+            why = f"a review ran again since the pass ({newer}); run route.stone.set again"
+            return Done("stale", why, record, inputs, self.route.state_dir / newer, history)
+        unlisted = self._unlisted_approval(self._bare(stone), inputs)
+        if unlisted:
+            return Done(
+                "unapproved", unlisted, record, inputs, store.approved_path(self.route, name), history
+            )
+        return Done("passed", "passed", record, inputs, path, history)
+
+    def _newer_reviews(self, stone: str, record: PassRecord) -> str:
+        """The name of a review file run after the ones the pass relied on (for the same artifacts and
+        place in the guard), or "": a judge reads the latest run of each review."""
+        used = {
+            entry.position: entry
+            for entry in store.review_files(record.files, stone)
+            if entry.short_hash == record.review_input_hash[: store.SHORT]
+        }
+        for entry in self.files[stone].reviews:
+            mine = used.get(entry.position)
+            if mine is not None and entry.short_hash == mine.short_hash and entry.iteration > mine.iteration:
+                return entry.filename
+        return ""
+
+    def _unlisted_approval(self, context: StoneContext, inputs: StoneInputs) -> str:
+        """Why the stone's approval does not count here (its approver is not in the approvers file), or ""."""
+        if inputs.approval_id is None:
+            return ""
+        marker = store.read_marker(store.approved_path(self.route, context.stone.name), context.stone.name)
+        return unlisted_approver(marker, self.approvers(), context)
+
+    def _stale(self, context: StoneContext, inputs: StoneInputs, passes: Sequence[str]) -> Done:
+        """It passed, but not for what it is now: say what changed, against the pass that is closest."""
+        stone = context.stone
+        found = [
+            record
+            for name in passes
+            if (record := store.read_pass(self.route.state_dir / name, stone.name)) is not None
+        ]
+        if not found:
+            if store.legacy_passed_name(stone.name) in self.names:
+                why = (
+                    f"it passed under an older routedriver ({self.route.show(self.route.state_dir)}/"
+                    f"{store.legacy_passed_name(stone.name)}); run route.stone.set again"
+                )
+            else:
+                why = "its pass records are not what the driver wrote; run route.stone.set again"
+            return Done("stale", why, None, inputs, self.route.state_dir, len(passes))
+        record = max(found, key=lambda record: _likeness(record, inputs))
+        why, file = _what_changed(context, record, inputs)
+        return Done("stale", why, record, inputs, file, len(passes))
+
+
+def _likeness(record: PassRecord, inputs: StoneInputs) -> tuple[int, int]:
+    """How close a pass is to the stone now: the inputs it shares, then the artifacts it shares."""
+    same = (
+        (record.stone_id == inputs.stone_id)
+        + (record.guard_id == inputs.guard_id)
+        + (record.approval_id == inputs.approval_id)
+        + (record.review_input_hash == inputs.review_input_hash)
+    )
+    manifest_now = inputs.artifacts
+    shared = sum(1 for path, content_id in record.artifacts if manifest_now.get(path) == content_id)
+    return same, shared
+
+
+def _what_changed(context: StoneContext, record: PassRecord, inputs: StoneInputs) -> tuple[str, Path | None]:
+    stone = context.stone
+    changed: list[str] = []
+    file: Path | None = None
+    if record.review_input_hash != inputs.review_input_hash:
+        described = manifest.describe(record.manifest, inputs.artifacts) or "the artifact set changed"
+        changed.append(f"artifacts changed since the pass: {described}")
+        first = next(
+            (
+                entry.split(" ", 1)[1]
+                for entry in manifest.changes(record.manifest, inputs.artifacts)
+                if not entry.startswith("removed")
+            ),
+            None,
+        )
+        file = context.base / first if first else None
+    if record.stone_id != inputs.stone_id:
+        changed.append(f"its instructions changed since the pass ({context.route.show(stone.path)})")
+        file = file or stone.path
+    if record.guard_id != inputs.guard_id:
+        guard = context.route.show(stone.guard_path) if stone.guard_path else f"{stone.name}.guard"
+        what = (
+            "was removed"
+            if inputs.guard_id is None
+            else "was added"
+            if record.guard_id is None
+            else "changed"
+        )
+        changed.append(f"the guard {what} since the pass ({guard})")
+        file = file or stone.guard_path or stone.path
+    if record.approval_id != inputs.approval_id:
+        marker = store.approved_path(context.route, stone.name)
+        what = (
+            "was removed"
+            if inputs.approval_id is None
+            else "was added"
+            if record.approval_id is None
+            else "changed"
+        )
+        changed.append(f"the approval marker {what} since the pass")
+        file = file or marker
+    return "; ".join(changed) or "it passed for other inputs", file
