@@ -306,9 +306,10 @@ def _render_set(result: SetResult, as_json: bool) -> int:
             for judge in said_no
         )
         count = len(evaluation.judges)
+        judges = f"{count} judge{'s' if count != 1 else ''}"
         _error(
-            f"error: {evaluation.stone} rejected by {len(said_no)} of {count} judge{'s' if count != 1 else ''} "
-            f"({reasons}); read the feedback on stdout, then fix and run route.stone.set again"
+            f"error: {evaluation.stone} rejected by {len(said_no)} of {judges} ({reasons}); read the "
+            "feedback on stdout, then fix and run route.stone.set again"
         )
         return 2
     _error(f"error: {evaluation.problem}")

@@ -1,12 +1,13 @@
 """Who approved: an approval marker counts only when git's history vouches for it.
 
 A marker is valid when the commit that last set it on the history HEAD has (found with ONE ``git log`` over
-every marker of the run, reading every parent of a merge, so ``git merge -s ours`` cannot resurrect an
-older approval: ``gitops.last_commits``) committed exactly the marker in the work tree, changed nothing but approval markers (what
-the approve commands commit: a marker that arrived in a mixed commit, such as ``git add -A && git commit``
-or a squash merge, is not an approval even when a listed approver signed that commit), was authored by an
-email in the approvers file who is also the person the marker names, and, with ``require_signed``, carries a
-signature ``git verify-commit`` accepts (GPG, or SSH with an allowed-signers file) from an approver.
+every marker of the run, reading every parent of a merge, so ``git merge -s ours`` cannot resurrect an older
+approval: ``gitops.last_commits``) committed exactly the marker in the work tree, changed nothing but
+approval markers (what the approve commands commit: a marker that arrived in a mixed commit, such as ``git
+add -A && git commit`` or a squash merge, is not an approval even when a listed approver signed that
+commit), was authored by an email in the approvers file who is also the person the marker names, and, with
+``require_signed``, carries a signature ``git verify-commit`` accepts (GPG, or SSH with an allowed-signers
+file) from an approver.
 
 A shallow clone shows the commit where its history is cut off as adding every file, so a marker that seems
 to come from such a commit is never vouched for; and every approval that fails in a shallow clone says that

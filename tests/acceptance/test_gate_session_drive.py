@@ -129,7 +129,8 @@ def test_stop_hook_sends_the_robot_back_to_a_pass_its_edits_made_stale(git_repo:
     # A new file its artifact glob matches changes the artifacts too; removing it again undoes that.
     notes = write(route / "2.plan.notes.md", "notes\n")
     code, _out, err = stop(git_repo)
-    assert code == 2 and "it passed, but the pass no longer holds: artifacts changed since the pass: added route/2.plan.notes.md\n" in err
+    added = "artifacts changed since the pass: added route/2.plan.notes.md"
+    assert code == 2 and f"it passed, but the pass no longer holds: {added}\n" in err
     notes.unlink()
     assert stop(git_repo)[0] == 0
 

@@ -65,9 +65,8 @@ def test_review_round_trip_and_every_kind_of_damage_is_a_miss(route: Route) -> N
     assert again == record._replace(duration_s=0.0)
     original = record.path.read_text()
     assert "duration" not in original and "written_at" not in original
-    same = records.write_review(
-        route, "1.x", 1, 1, "python3 review.py '$route'", RH, CommandOutcome("ok", 0, 9.0, outcome.stdout, outcome.stderr)
-    )
+    slower = CommandOutcome("ok", 0, 9.0, outcome.stdout, outcome.stderr)
+    same = records.write_review(route, "1.x", 1, 1, "python3 review.py '$route'", RH, slower)
     assert same.path.read_text() == original  # the same review, run again: the same bytes
 
     def damaged(text: str) -> ReviewRecord | None:
