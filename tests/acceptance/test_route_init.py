@@ -146,8 +146,12 @@ def test_a_directory_holding_another_route_is_refused(git_repo: Path) -> None:
 @pytest.mark.parametrize(
     "setup, argv, expected",
     [
-        (lambda repo: (repo / "afile").write_text("x"), ["afile"], "error: afile exists and is not a directory"),
-        (lambda repo: None, ["r", "--template", "nope"], "error: unknown template 'nope'; templates: feature, "),
+        (
+            lambda repo: (repo / "afile").write_text("x"),
+            ["afile"],
+            "error: afile exists and is not a directory",
+        ),
+        (lambda repo: None, ["r", "--template", "nope"], "error: unknown template 'nope'; templates: feat"),
         (lambda repo: None, ["r", "--template", "../feature"], "error: unknown template '../feature'"),
         (lambda repo: None, [], "error: missing DIR; name the route's directory"),
         (lambda repo: None, ["r", "--list"], "error: --list takes nothing else"),
@@ -190,13 +194,13 @@ def test_bind_on_main_is_refused_before_anything_is_written(git_repo: Path) -> N
     before = snapshot(git_repo)
     ran = run_cli(["route.init", "routes/login", "--bind"], git_repo)
     assert ran.code == 2
-    assert ran.err.startswith("error: refusing to bind a route to main; bind on a work branch: git switch -c ")
+    assert ran.err.startswith("error: refusing to bind a route to main; bind on a work branch: git switch ")
     assert snapshot(git_repo) == before and not (git_repo / "routes").exists()
 
 
 # ---------------------------------------------------------------- --claude-code
 
-EXAMPLE_SETTINGS = Path(__file__).resolve().parents[2] / "examples" / "claude-code" / ".claude" / "settings.json"
+EXAMPLE_SETTINGS = Path(__file__).resolve().parents[2] / "examples/claude-code/.claude/settings.json"
 
 
 def test_claude_code_writes_the_example_hooks_into_a_new_settings_file(git_repo: Path) -> None:
@@ -252,7 +256,7 @@ def test_claude_code_merges_into_existing_settings_and_is_idempotent(git_repo: P
         ('{"model": "a", "model": "b"}', "error: .claude/settings.json has the key 'model' twice"),
         ("[]", "error: cannot add hooks to .claude/settings.json: it is not a JSON object"),
         ('{"hooks": []}', "error: cannot add hooks to .claude/settings.json: 'hooks' is not an object"),
-        ('{"hooks": {"Stop": {}}}', "error: cannot add hooks to .claude/settings.json: 'hooks.Stop' is not a"),
+        ('{"hooks": {"Stop": {}}}', "error: cannot add hooks to .claude/settings.json: 'hooks.Stop' is not"),
         (b"{\"model\": \"\xff\"}", "error: .claude/settings.json is not UTF-8 text"),
     ],
 )
