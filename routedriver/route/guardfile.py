@@ -173,8 +173,13 @@ def _written_item(item: dict[Any, Any], text: str) -> str | None:
         return None
     for line in text.splitlines():
         stripped = line.strip()
-        if stripped.startswith(f"- {key}:"):
+        if stripped.startswith(f"- {key}:"):  # a block item: the rest of its line
             return stripped[2:].split(" #", 1)[0].rstrip()
+        start = line.find(f"{key}:")
+        if start > 0 and line[:start].rstrip().endswith(("[", ",")):  # an item of a flow list
+            rest = line[start + len(key) + 1 :]
+            ends = [index for index in (rest.find(","), rest.find("]")) if index >= 0]
+            return (line[start : start + len(key) + 1] + rest[: min(ends, default=len(rest))]).strip()
     return f"{key}:" if value is None else f"{key}: {value}"
 
 
