@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
 
 @click.command("route.init", cls=Command)
-@click.argument("directory", metavar="DIR", required=False)
+@click.argument("directory", metavar="[DIR]", required=False)
 @click.option(
     "--template",
     "-t",

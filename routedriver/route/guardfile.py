@@ -144,7 +144,7 @@ def _yaml_load(text: str, shown: str) -> Any:
 
 _COLON_FIX = (
     "a ': ' inside an unquoted command makes YAML read a mapping; quote the whole command "
-    """(- 'echo blockers: 0') or write it as a block (- |, then the command on the next line, indented)"""
+    "(- 'echo blockers: 0') or write it as a block (- |, then the command on the next line, indented)"
 )
 
 
