@@ -10,7 +10,7 @@ It makes a fresh git repository in a temporary directory, copies `examples/demo/
   single review, and catches an artifact changed after its approval.
 
 Every step checks the exit code it expects, so the demo also fails loudly if the driver regresses.
-Usage: python examples/demo.py [--keep DIR]
+Usage: python3 examples/demo.py [--keep DIR]   (the route.* commands on PATH, or this checkout's .venv)
 """
 
 from __future__ import annotations
@@ -209,29 +209,80 @@ class Demo:
         self.run("ci", verify, 0, show=3)
 
 
+COMMANDS = ("route.stone.get", "route.stone.set", "route.verify", "bhrain", "behaviorci")
+UNFINISHED = ".demo-unfinished"  # in the --keep directory while a demo is being built there
+
+
+def command_path() -> str | None:
+    """A PATH on which the route.* commands are found: the current one, else the current one with this
+    checkout's .venv/bin first (so `python3 examples/demo.py` works outside the venv), else None."""
+    current = os.environ.get("PATH", "")
+    if all(shutil.which(command, path=current) for command in COMMANDS):
+        return current
+    own = HERE.parent / ".venv" / "bin"
+    with_own = f"{own}{os.pathsep}{current}"
+    if all(shutil.which(command, path=with_own) for command in COMMANDS):
+        return with_own
+    return None
+
+
+def prepare(base: Path) -> str | None:
+    """Make ``base`` ready for a kept demo; a problem as one line, or None. A repository left unfinished
+    by an earlier run (it failed or was interrupted) is the demo's own and is replaced; a finished one is
+    kept, and the run refused."""
+    repo = base / "repo"
+    if base.exists() and not base.is_dir():
+        return f"{base} exists and is not a directory; pick another --keep directory"
+    if repo.exists() or (base / "gitconfig").exists():
+        if not (base / UNFINISHED).exists():
+            return f"{repo} holds a finished demo; pick another --keep directory or remove it"
+        print(f"notice: replacing the unfinished demo in {base} left by an earlier run", file=sys.stderr)
+        shutil.rmtree(repo, ignore_errors=True)
+        (base / "gitconfig").unlink(missing_ok=True)
+    base.mkdir(parents=True, exist_ok=True)
+    (base / UNFINISHED).write_text("a demo is being built here; the next run replaces it\n", encoding="utf-8")
+    return None
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--keep", metavar="DIR", help="build the demo repository in DIR and keep it")
+    parser.add_argument("--keep", metavar="DIR", help="build the demo repository in DIR/repo and keep it")
     args = parser.parse_args(argv)
-    base = Path(args.keep).resolve() if args.keep else Path(tempfile.mkdtemp(prefix="routedriver-demo-"))
-    if args.keep and (base / "repo").exists():
-        print(f"error: {base / 'repo'} exists; pick another --keep directory or remove it", file=sys.stderr)
+    path = command_path()
+    if path is None:  # before anything is written
+        print(
+            f"error: the route.* commands are not installed; run make demo in {HERE.parent} (it installs "
+            "them into .venv), or pip install it and run this again",
+            file=sys.stderr,
+        )
         return 2
-    base.mkdir(parents=True, exist_ok=True)
+    base = Path(args.keep).resolve() if args.keep else Path(tempfile.mkdtemp(prefix="routedriver-demo-"))
+    problem = prepare(base) if args.keep else None
+    if problem is not None:
+        print(f"error: {problem}", file=sys.stderr)
+        return 2
     demo = Demo(base / "repo")
+    demo.env["PATH"] = path
     try:
         demo.setup()
         demo.vision()
         demo.parallel()
         demo.prompt()
         demo.ci()
-    except DemoFailed as exc:
+    except (DemoFailed, OSError) as exc:
         print(paint(f"\ndemo failed: {exc}", "1;31"), file=sys.stderr)
-        print(f"the repository is kept for a look: {demo.repo}", file=sys.stderr)
+        print(f"the repository is kept for a look: {demo.repo} (a rerun replaces it)", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:
+        print("\ndemo interrupted" + (f"; a rerun with --keep {args.keep} replaces it" if args.keep else ""),
+              file=sys.stderr)
+        if not args.keep:
+            shutil.rmtree(base, ignore_errors=True)
+        return 130
     print()
     print(paint("━━ Done: every stone passed, a human approved the gated one, CI verified it all.", "1;32"))
     if args.keep:
+        (base / UNFINISHED).unlink(missing_ok=True)
         print(f"   The repository is at {demo.repo}; look in {ROUTE}/.route/ for the review and judge files.")
     else:
         shutil.rmtree(base, ignore_errors=True)

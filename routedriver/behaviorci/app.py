@@ -48,6 +48,8 @@ def execute(request: RunRequest, status: Status, environ: Mapping[str, str] | No
     """Load and run a bundle. Configuration problems raise ``Refused`` subclasses before any call is made."""
     env = os.environ if environ is None else environ
     bundle = load_bundle(request.bundle)
+    for warning in bundle.warnings:
+        status.warn(f"behaviorci: warning: {warning}")
     config = bundle.config
     cancel = Cancellation()
 

@@ -33,6 +33,7 @@ class Bundle:
     schema: ContractSchema | None
     invariants: tuple[Invariant, ...]
     dataset_shown: str
+    warnings: tuple[str, ...] = ()  # worth a look, not a reason to refuse (keys the dataset has but not read)
 
     @property
     def dir(self) -> Path:
@@ -195,7 +196,8 @@ def load_bundle(argument: str) -> Bundle:
 
     dataset_path = resolve(config.dataset_path)
     dataset_shown = shown_path(dataset_path)
-    cases = load_dataset(dataset_path, dataset_shown, default_min_pass_rate=config.min_pass_rate)
+    dataset = load_dataset(dataset_path, dataset_shown, default_min_pass_rate=config.min_pass_rate)
+    cases = dataset.cases
     _check_mock_case_ids(config, cases, shown, dataset_shown)
     prompts = _render_prompts(resolve(config.prompt_path), base, cases, dataset_shown)
     contract = config.output_contract
@@ -204,7 +206,9 @@ def load_bundle(argument: str) -> Bundle:
         schema_path = resolve(contract.schema_path)
         schema = load_schema(schema_path, shown_path(schema_path))
     invariants = _compile_invariants(contract.invariants if contract else [], shown)
-    return Bundle(path, shown, config, tuple(cases), prompts, schema, invariants, dataset_shown)
+    return Bundle(
+        path, shown, config, tuple(cases), prompts, schema, invariants, dataset_shown, dataset.warnings
+    )
 
 
 def _check_mock_case_ids(config: BundleConfig, cases: list[Case], shown: str, dataset_shown: str) -> None:
@@ -233,6 +237,8 @@ def _render_prompts(path: Path, bundle_dir: Path, cases: list[Case], dataset_sho
     from jinja2.sandbox import SandboxedEnvironment
 
     shown = shown_path(path)
+    if path.is_dir():
+        raise BundleError(f"prompt {shown} is a directory", "point prompt_path in bundle.yaml at a template")
     if not path.is_file():
         raise BundleError(f"prompt {shown} not found", "check prompt_path in bundle.yaml")
     env = SandboxedEnvironment(

@@ -3,8 +3,10 @@
 Keys: ``input`` (object, required: the prompt's variables), ``id`` (string or integer; default
 ``line-<n>``, so ids stay the same across runs, unlike 0.1.0's per-process ``hash()``), ``expected_output``,
 ``metadata`` (object), and ours: ``mock_output`` (what the mock provider answers for this case) and
-``min_pass_rate`` (share of ``repeat`` runs that must pass). Unknown keys are refused with the line number;
-extra data belongs under ``metadata``.
+``min_pass_rate`` (share of ``repeat`` runs that must pass). Any other key (``tags``, a misspelled
+``expected_ouput``) is not read, as BehaviorCI 0.1.0 did not read it, so 0.1.0 datasets load unchanged; but
+not silently: each such key is one warning naming its lines (and the key it may be a typo of). Extra data
+that invariants should see belongs under ``metadata``.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from routedriver.behaviorci.errors import BundleError
 from routedriver.behaviorci.text import lone_surrogate_at
@@ -36,12 +38,21 @@ class Case:
         return self.mock_output is not _MISSING
 
 
-def load_dataset(path: Path, shown: str, *, default_min_pass_rate: float = 1.0) -> list[Case]:
-    """Parse the JSONL file at ``path`` (``shown`` is how errors name it)."""
+class Dataset(NamedTuple):
+    cases: list[Case]
+    warnings: tuple[str, ...]  # one per key the dataset has that is not read
+
+
+def load_dataset(path: Path, shown: str, *, default_min_pass_rate: float = 1.0) -> Dataset:
+    """Parse the JSONL file at ``path`` (``shown`` is how errors and warnings name it)."""
     try:
         text = path.read_text(encoding="utf-8-sig")
     except FileNotFoundError:
         raise BundleError(f"dataset {shown} not found", "check dataset_path in bundle.yaml") from None
+    except IsADirectoryError:
+        raise BundleError(
+            f"dataset {shown} is a directory", "point dataset_path in bundle.yaml at a JSONL file"
+        ) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise BundleError(
             f"cannot read dataset {shown}: {_reason(exc)}", "make it a readable UTF-8 file"
@@ -49,13 +60,14 @@ def load_dataset(path: Path, shown: str, *, default_min_pass_rate: float = 1.0) 
 
     cases: list[Case] = []
     seen: dict[str, int] = {}
+    ignored: dict[str, list[int]] = {}  # key not read → the lines that have it
     # "\n" only, not str.splitlines(): that also splits at U+2028, U+2029 and U+0085, which JSON writers
     # (json.dumps(ensure_ascii=False)) leave raw inside strings.
     for number, raw in enumerate(text.split("\n"), start=1):
         raw = raw.removesuffix("\r")
         if not raw.strip():
             continue
-        case = _parse_line(raw, number, shown, default_min_pass_rate)
+        case = _parse_line(raw, number, shown, default_min_pass_rate, ignored)
         if case.id in seen:
             raise BundleError(
                 f"{shown} line {number}: case id '{case.id}' is already used on line {seen[case.id]}",
@@ -67,10 +79,25 @@ def load_dataset(path: Path, shown: str, *, default_min_pass_rate: float = 1.0) 
         raise BundleError(
             f"dataset {shown} has no cases", 'add one JSON object per line, e.g. {"input": {...}}'
         )
-    return cases
+    return Dataset(cases, tuple(_ignored_warning(shown, key, lines) for key, lines in ignored.items()))
 
 
-def _parse_line(raw: str, number: int, shown: str, default_min_pass_rate: float) -> Case:
+def _ignored_warning(shown: str, key: str, lines: list[int]) -> str:
+    import difflib
+
+    more = f" and {len(lines) - 5} more" if len(lines) > 5 else ""
+    listed = ", ".join(str(line) for line in lines[:5]) + more
+    close = difflib.get_close_matches(key, CASE_KEYS, n=1)
+    typo = f" (did you mean '{close[0]}'?)" if close else ""
+    return (
+        f"{shown} line{'s' if len(lines) > 1 else ''} {listed}: key '{key}' is not read{typo}; "
+        'put data that invariants should see under "metadata"'
+    )
+
+
+def _parse_line(
+    raw: str, number: int, shown: str, default_min_pass_rate: float, ignored: dict[str, list[int]]
+) -> Case:
     where = f"{shown} line {number}"
     try:
         data = json.loads(raw)
@@ -86,12 +113,9 @@ def _parse_line(raw: str, number: int, shown: str, default_min_pass_rate: float)
             f"{where}: {surrogate} holds a lone surrogate (a \\ud800-\\udfff escape without its pair)",
             "write the character itself or both halves of its surrogate pair",
         )
-    unknown = [key for key in data if key not in CASE_KEYS]
-    if unknown:
-        raise BundleError(
-            f"{where}: unknown key '{unknown[0]}'",
-            f'use {", ".join(CASE_KEYS)}; put extra data under "metadata"',
-        )
+    for key in data:
+        if key not in CASE_KEYS:
+            ignored.setdefault(key, []).append(number)
     if "input" not in data:
         raise BundleError(
             f"{where}: missing required key 'input'", 'add "input": {...} with the prompt variables'

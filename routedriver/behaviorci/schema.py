@@ -54,6 +54,10 @@ def _read(path: Path, shown: str) -> Any:
         raise BundleError(
             f"schema {shown} not found", "check output_contract.schema_path in bundle.yaml"
         ) from None
+    except IsADirectoryError:
+        raise BundleError(
+            f"schema {shown} is a directory", "point output_contract.schema_path at a JSON schema file"
+        ) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise BundleError(f"cannot read schema {shown}: {exc}", "make it a readable UTF-8 file") from None
     except json.JSONDecodeError as exc:

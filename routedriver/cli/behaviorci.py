@@ -34,7 +34,7 @@ def behaviorci_group() -> None:
     """Check LLM behavior in CI: a prompt, a dataset and an output contract, all in files."""
 
 
-@behaviorci_group.command("init")
+@behaviorci_group.command("init", short_help="Create an example bundle that passes under the mock provider.")
 @click.argument("path", default="bundles/example", type=click.Path(file_okay=False))
 @click.option("--force", "-f", is_flag=True, help="Overwrite the bundle's files if they exist.")
 def init_command(path: str, force: bool) -> int:
@@ -53,19 +53,38 @@ def init_command(path: str, force: bool) -> int:
     return 0
 
 
-@behaviorci_group.command("validate")
+@behaviorci_group.command("validate", short_help="Check a bundle without calling any model.")
 @click.argument("bundle_path", metavar="BUNDLE")
-def validate_command(bundle_path: str) -> int:
+@click.option(
+    "--json", "as_json", is_flag=True, help="Print one JSON object (also for an invalid bundle: valid false)."
+)
+def validate_command(bundle_path: str, as_json: bool) -> int:
     """Check BUNDLE (a bundle.yaml or its directory) without calling any model."""
     from routedriver.behaviorci.bundle import load_bundle
-    from routedriver.behaviorci.describe import describe
+    from routedriver.behaviorci.describe import describe, summary
 
-    bundle = load_bundle(bundle_path)
-    click.echo(describe(bundle), nl=False)
+    try:
+        bundle = load_bundle(bundle_path)
+    except UserError as exc:
+        if as_json:  # the verdict on stdout for a program; the one-line error on stderr as always
+            _echo_json({"valid": False, "bundle": bundle_path, "error": exc.line().removeprefix("error: ")})
+        raise
+    for warning in bundle.warnings:
+        click.echo(f"behaviorci: warning: {warning}", err=True)
+    if as_json:
+        _echo_json(summary(bundle))
+    else:
+        click.echo(describe(bundle), nl=False)
     return 0
 
 
-@behaviorci_group.command("run")
+def _echo_json(payload: object) -> None:
+    import json
+
+    click.echo(json.dumps(payload, ensure_ascii=False, indent=2))
+
+
+@behaviorci_group.command("run", short_help="Run a bundle against a model and apply its thresholds.")
 @click.argument("bundle_path", metavar="BUNDLE")
 @click.option(
     "--provider",
@@ -148,13 +167,14 @@ def run_command(
         for line in github.annotation_lines(result):
             click.echo(line, err=True)
         github.append_step_summary(result)
+    if output is None:
+        # Also when every case errored: `-f junit > report.xml` must hold the report exactly when CI needs it.
+        click.echo(report, nl=False)
     if result.all_errored:
         error = app.all_errored_error(result)
         if in_actions:
             click.echo(github.error_annotation(error.what), err=True)
         raise error
-    if output is None:
-        click.echo(report, nl=False)
     _skip_shutdown_collection()
     return 0 if result.passed else 1
 

@@ -139,6 +139,24 @@ def bound_route(cwd: Path | None = None) -> str:
     return _display(bindings[0].route_dir, here)
 
 
+def check_bindable(where: Path, display: str) -> tuple[gitops.Repo, str]:
+    """The repository and branch a route at ``where`` (an existing directory: the route, or for a route
+    about to be written, the nearest directory above it) would be bound to; refuses, as ``bind_set`` does,
+    outside git, on a detached HEAD, on a protected branch, or from another repository's directory."""
+    repo, branch = _where(where, "bind a route")
+    if branch in PROTECTED_BRANCHES:
+        name = os.path.basename(os.path.abspath(display))
+        raise Refused(
+            f"refusing to bind a route to {branch}",
+            f"bind on a work branch: git switch -c route/{name}, then route.bind --set "
+            + shlex.quote(display),
+        )
+    cwd_repo = gitops.find_repo(Path.cwd())
+    if cwd_repo is None or cwd_repo.toplevel != repo.toplevel:
+        raise Refused(f"route {display} is not in this git repository", "cd into its repository first")
+    return repo, branch
+
+
 def bind_set(route: Route) -> BindResult:
     """Bind ``route`` to the current branch (replacing any other route bound to it)."""
     from routedriver.route import store
@@ -148,16 +166,7 @@ def bind_set(route: Route) -> BindResult:
             f"route not found: {route.display} (no <name>.stone files in it)",
             "check the path (a directory holding <name>.stone files)",
         )
-    repo, branch = _where(route.path, "bind a route")
-    if branch in PROTECTED_BRANCHES:
-        raise Refused(
-            f"refusing to bind a route to {branch}",
-            f"bind on a work branch: git switch -c route/{route.path.name}, then route.bind --set "
-            + shlex.quote(route.display),
-        )
-    cwd_repo = gitops.find_repo(Path.cwd())
-    if cwd_repo is None or cwd_repo.toplevel != repo.toplevel:
-        raise Refused(f"route {route.display} is not in this git repository", "cd into its repository first")
+    repo, branch = check_bindable(route.path, route.display)
     store.ensure_state_dir(route)
     _unignore_flags(route)
     found = _flags(repo, branch)

@@ -4,6 +4,7 @@ commands refuse with a guard's first one, ``route.lint`` lists them all (``check
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -131,11 +132,55 @@ def _yaml_load(text: str, shown: str) -> Any:
         if "?" in bad_line and "[" in bad_line:
             # PyYAML cannot read a bare "approved?" inside [ ]: say how to write it instead.
             fix = "quote entries that end in '?' inside [ ] (['approved?']) or write a '- approved?' list"
+        elif bad_line.lstrip().startswith("- ") and ": " in bad_line:
+            # `- echo a: b: c`: the colon trap with a second ': ', which YAML cannot even read as a mapping.
+            fix = _COLON_FIX
         raise Refused(f"{shown}: {where}malformed YAML ({problem})", fix) from None
     except yaml.YAMLError as exc:
         raise Refused(
             f"{shown}: malformed YAML ({' '.join(str(exc).split())})", "fix the YAML syntax"
         ) from None
+
+
+_COLON_FIX = (
+    "a ': ' inside an unquoted command makes YAML read a mapping; quote the whole command "
+    "(- 'echo blockers: 0') or write it as a block (- |, then the command on the next line, indented)"
+)
+
+
+def _colon_trap(where: str, item: dict[Any, Any], text: str) -> Refused:
+    """The list item YAML read as a mapping, nearly always a command with ': ' in it (``- echo blockers:
+    0`` is ``{'echo blockers': 0}``): say why, and show the item quoted the way that works."""
+    written = _written_item(item, text)
+    if written is None:
+        return Refused(f"{where}: expected a string, got a mapping", _COLON_FIX)
+    quoted = f"'{written}'" if "'" not in written else json.dumps(written, ensure_ascii=False)
+    return Refused(
+        f"{where}: a ': ' inside an unquoted command makes YAML read a mapping instead of the command "
+        f"({written})",
+        f"quote the whole command (- {quoted}) or write it as a block (- |, then the command on the next "
+        "line, indented)",
+    )
+
+
+def _written_item(item: dict[Any, Any], text: str) -> str | None:
+    """The command as it was written, for a one-key mapping item: its line in the guard when found, else
+    rebuilt from the key and the value."""
+    if len(item) != 1:
+        return None
+    key, value = next(iter(item.items()))
+    if not isinstance(key, str):
+        return None
+    for line in text.splitlines():
+        stripped = line.strip()
+        if stripped.startswith(f"- {key}:"):  # a block item: the rest of its line
+            return stripped[2:].split(" #", 1)[0].rstrip()
+        start = line.find(f"{key}:")
+        if start > 0 and line[:start].rstrip().endswith(("[", ",")):  # an item of a flow list
+            rest = line[start + len(key) + 1 :]
+            ends = [index for index in (rest.find(","), rest.find("]")) if index >= 0]
+            return (line[start : start + len(key) + 1] + rest[: min(ends, default=len(rest))]).strip()
+    return f"{key}:" if value is None else f"{key}: {value}"
 
 
 def _guard_from(
@@ -172,7 +217,9 @@ def _guard_from(
             continue
         items = []
         for index, item in enumerate(value, start=1):
-            if not isinstance(item, str):
+            if isinstance(item, dict):
+                problems.append(_colon_trap(f"{shown}: {key}[{index}]", item, text))
+            elif not isinstance(item, str):
                 problems.append(
                     Refused(f"{shown}: {key}[{index}]: expected a string, got {_type_name(item)}", "quote it")
                 )

@@ -6,14 +6,16 @@ ignoring letter case: ``1.a`` and ``01.a``, ``2.Plan`` and ``2.plan``), each pro
 parse, or has unknown keys, wrong types, empty commands, unknown judge mechanisms: every one, by the same
 rules every command applies, ``guardfile.check_guard``), and a guard without its stone.
 
-Warnings (exit 0): a review or judge command whose program cannot be found (it would fail at run time), and
-a stone whose default artifact glob also matches another stone's files (``1.a`` → ``$route/1.a*.md`` also
-matches ``1.ab.md``).
+Warnings (exit 0): a review or judge command whose program cannot be found (it would fail at run time), a
+judge that runs a bare ``pytest`` (failing tests exit 1, a malfunction; ``pytest -q || exit 2`` makes them a
+rejection), and a stone whose default artifact glob also matches another stone's files (``1.a`` →
+``$route/1.a*.md`` also matches ``1.ab.md``).
 """
 
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import shutil
 import unicodedata
@@ -178,7 +180,30 @@ def _guard(route: Route, stone: Stone, add: Add) -> Guard | None:
             missing = _missing_program(command, route, stone)
             if missing:
                 add(filename, "warning", f"{kind}[{index}]: {missing}")
+    for index, command in enumerate(guard.judges, start=1):
+        if _bare_pytest(command):
+            add(
+                filename,
+                "warning",
+                f"judges[{index}]: pytest exits 1 on failing tests, which the driver reads as a malfunction, "
+                "not a rejection; write it as 'pytest -q || exit 2'",
+            )
     return guard
+
+
+# pytest where a command starts (also after ; && || | or '(', VAR=value prefixes, a path, `python -m`, or a
+# runner such as `uv run`): the judge a newcomer writes first.
+_PYTEST = re.compile(
+    r"(?:^|[;&|(\n])\s*(?:\w+=\S*\s+)*"
+    r"(?:(?:\S*/)?python[\d.]*\s+-m\s+|(?:uv|poetry|pipenv|hatch|pdm|rye)\s+run\s+)?"
+    r"(?:\S*/)?(?:pytest|py\.test)(?=\s|$|[;&|)])"
+)
+
+
+def _bare_pytest(command: str) -> bool:
+    """A judge that runs pytest and leaves its exit code as it is: failing tests exit 1, a malfunction to
+    the driver. Mapping it (``|| exit 2``) or printing a verdict (``passed: false``) is the fix."""
+    return bool(_PYTEST.search(command)) and not re.search(r"\bexit\s+2\b|passed:", command)
 
 
 def _missing_program(command: str, route: Route, stone: Stone) -> str:

@@ -2,19 +2,34 @@
 
 from __future__ import annotations
 
+import os
+import shutil
+import signal
+import subprocess
 import sys
 from pathlib import Path
 
-from tests.conftest import run_cli
+from tests.conftest import BIN_DIR, run_cli
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
+DEMO = REPO_ROOT / "examples" / "demo.py"
+
+
+def outside_the_venv() -> dict[str, str]:
+    """PATH without this checkout's .venv/bin, as in a shell where the venv is not activated (when the tests
+    run from another environment, its PATH is kept: the demo must find the commands either way)."""
+    if BIN_DIR != REPO_ROOT / ".venv" / "bin":
+        return {}
+    kept = [entry for entry in os.environ["PATH"].split(os.pathsep) if Path(entry) != BIN_DIR]
+    return {"PATH": os.pathsep.join(kept)}
 
 
 def test_the_demo_drives_the_example_route_end_to_end(tmp_path: Path) -> None:
+    env = outside_the_venv()
+    if env:
+        assert shutil.which("route.stone.get", path=env["PATH"]) is None  # really outside the venv
     ran = run_cli(
-        [sys.executable, str(REPO_ROOT / "examples" / "demo.py"), "--keep", str(tmp_path / "demo")],
-        REPO_ROOT,
-        timeout=300,
+        ["python3", str(DEMO), "--keep", str(tmp_path / "demo")], REPO_ROOT, env=env, timeout=300
     )
     assert ran.code == 0, ran.out[-3000:] + ran.err
     out = ran.out
@@ -35,3 +50,54 @@ def test_the_demo_drives_the_example_route_end_to_end(tmp_path: Path) -> None:
     route = tmp_path / "demo" / "repo" / "routes" / "launch"
     passed = sorted(p.name.rsplit(".passed.", 1)[0] for p in route.glob(".route/*.passed.*"))
     assert passed == ["1.vision", "2.1.api", "2.1.cli", "3.prompt"]
+
+    again = run_cli(["python3", str(DEMO), "--keep", str(tmp_path / "demo")], REPO_ROOT, timeout=60)
+    finished = tmp_path / "demo" / "repo"
+    assert again.code == 2 and again.err == (
+        f"error: {finished} holds a finished demo; pick another --keep directory or remove it\n"
+    )
+
+
+def test_an_interrupted_demo_does_not_block_the_next_run(tmp_path: Path) -> None:
+    keep = tmp_path / "demo"
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    with subprocess.Popen(
+        [sys.executable, str(DEMO), "--keep", str(keep)],
+        cwd=REPO_ROOT,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    ) as demo:
+        assert demo.stdout is not None and demo.stderr is not None
+        for line in demo.stdout:
+            if "The robot asks what to do next" in line:
+                break
+        demo.send_signal(signal.SIGINT)
+        demo.stdout.read()
+        err = demo.stderr.read()
+        code = demo.wait(timeout=60)
+    assert code == 130 and "Traceback" not in err
+    assert f"demo interrupted; a rerun with --keep {keep} replaces it" in err
+    assert (keep / "repo").is_dir()  # half-built
+
+    ran = run_cli([sys.executable, str(DEMO), "--keep", str(keep)], REPO_ROOT, timeout=300)
+    assert ran.code == 0, ran.out[-3000:] + ran.err
+    assert f"notice: replacing the unfinished demo in {keep} left by an earlier run" in ran.err
+    assert "all stones passed" in ran.out
+
+
+def test_without_the_commands_it_says_what_to_run_and_writes_nothing(tmp_path: Path) -> None:
+    alone = tmp_path / "elsewhere"
+    alone.mkdir()
+    shutil.copy(DEMO, alone / "demo.py")  # no .venv next to it, and none on PATH
+    ran = run_cli(
+        ["python3", str(alone / "demo.py"), "--keep", str(tmp_path / "kept")],
+        tmp_path,
+        env={"PATH": os.pathsep.join(p for p in ("/usr/bin", "/bin") if Path(p).is_dir())},
+    )
+    assert ran.code == 2 and ran.out == ""
+    assert ran.err.startswith("error: the route.* commands are not installed; run make demo in ")
+    assert ran.err.count("\n") == 1 and "Traceback" not in ran.err
+    assert not (tmp_path / "kept").exists()

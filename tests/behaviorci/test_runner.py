@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from tests.behaviorci.helpers import answer, invoke, one_error_line, write_bundle
-from tests.conftest import BIN_DIR
+from tests.conftest import BIN_DIR, run_cli
 from tests.fakes.llm_servers import OpenAIServer, Recorded, Reply
 
 GOOD, BAD = answer("yes"), "I am not JSON"
@@ -144,9 +144,27 @@ def test_every_case_errored_is_a_configuration_error_not_a_threshold_failure(tmp
         assert line.startswith(
             "error: every case errored (3 cases), so nothing was tested; first error: mock:"
         )
-        assert result.stdout == ""
+        if "--output" in args:
+            assert result.stdout == ""
+        elif "json" in args:  # the report still reaches stdout, in the chosen format
+            report = json.loads(result.stdout)
+            assert [case["error"] is not None for case in report["cases"]] == [True] * 3
+        else:
+            assert result.stdout.splitlines()[-2:][0] == "passed: false"
     report = json.loads(output.read_text())  # the report is still kept for diagnosis when asked for
     assert report["thresholds"]["metrics"]["error_rate"] == 1.0
+
+
+def test_when_every_case_errors_a_redirected_junit_report_is_not_empty(tmp_path: Path) -> None:
+    """`-f junit > report.xml` in CI: the report must be there exactly when every case broke."""
+    import xml.etree.ElementTree as ElementTree
+
+    bundle = write_bundle(tmp_path / "b", {"retries": 0, "provider": {"name": "mock", "failure_rate": 1.0}})
+    ran = run_cli(["bash", "-c", f"behaviorci run {bundle} -f junit > report.xml"], tmp_path)
+    assert ran.code == 2
+    assert ran.err.startswith("error: every case errored (3 cases)") and ran.err.count("\n") == 1
+    root = ElementTree.parse(tmp_path / "report.xml").getroot()  # a whole XML document
+    assert root.get("errors") == "3" and len(list(root.iter("testcase"))) == 3
 
 
 def test_auth_failure_stops_the_run_with_exit_2(tmp_path: Path) -> None:

@@ -1,0 +1,161 @@
+"""The route hooks in a repository's Claude Code settings (``.claude/settings.json``), merged, not clobbered.
+
+``route.init --claude-code`` adds three hooks (the table ``HOOKS``, the same as
+``examples/claude-code/.claude/settings.json``): ``SessionStart`` and ``Stop`` run ``route.drive``, and
+``PreToolUse`` on file edits runs ``route.bounce``. Merging rules:
+
+- every other key, event, matcher group and hook in the file stays as it is (and in its order);
+- a hook is added only when no hook of that event already runs the same program for the same moment (a
+  full path such as ``.venv/bin/route.drive --when hook.onStop`` counts), so running it twice adds nothing;
+- a file that is not UTF-8, not valid JSON, not an object, repeats a key, or has ``hooks`` (or one of our
+  events under it) of another shape than Claude Code reads is refused in one line and left untouched.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from routedriver.errors import Refused
+
+SETTINGS = Path(".claude") / "settings.json"
+
+
+class Hook(NamedTuple):
+    event: str  # Claude Code's hook event
+    matcher: str | None  # which tools or session sources; None: the event has no matcher
+    program: str  # the console script it runs
+    when: str | None  # its --when argument, if any
+    timeout_s: int
+
+    @property
+    def command(self) -> str:
+        return self.program if self.when is None else f"{self.program} --when {self.when}"
+
+
+HOOKS = (
+    Hook("SessionStart", "startup|resume|clear|compact", "route.drive", "hook.onBoot", 60),
+    Hook("Stop", None, "route.drive", "hook.onStop", 60),
+    Hook("PreToolUse", "Write|Edit|MultiEdit|NotebookEdit", "route.bounce", None, 30),
+)
+
+
+class SettingsPlan(NamedTuple):
+    path: Path  # absolute
+    text: str | None  # the new file, or None when every hook is there already
+    added: tuple[Hook, ...]
+
+
+def plan_settings(toplevel: Path) -> SettingsPlan:
+    """The merged settings for the repository at ``toplevel``; refuses (nothing written) a file it cannot
+    merge into."""
+    path = toplevel / SETTINGS
+    shown = os.path.relpath(path)
+    settings = _read(path, shown)
+    hooks = settings.setdefault("hooks", {})
+    if not isinstance(hooks, dict):
+        raise _shape(shown, "'hooks' is not an object")
+    added = []
+    for hook in HOOKS:
+        groups = hooks.setdefault(hook.event, [])
+        if not isinstance(groups, list):
+            raise _shape(shown, f"'hooks.{hook.event}' is not a list")
+        if any(_runs(command, hook) for command in _commands(groups)):
+            continue
+        entry: dict[str, Any] = {} if hook.matcher is None else {"matcher": hook.matcher}
+        entry["hooks"] = [{"type": "command", "command": hook.command, "timeout": hook.timeout_s}]
+        groups.append(entry)
+        added.append(hook)
+    if not added:
+        return SettingsPlan(path, None, ())
+    return SettingsPlan(path, json.dumps(settings, indent=2, ensure_ascii=False) + "\n", tuple(added))
+
+
+def write_settings(plan: SettingsPlan) -> None:
+    from routedriver.fsutil import atomic_write
+
+    if plan.text is None:
+        return
+    try:
+        atomic_write(plan.path, plan.text)
+    except OSError as exc:
+        raise Refused(
+            f"cannot write {os.path.relpath(plan.path)}: {exc.strerror or exc}", "check its permissions"
+        ) from None
+
+
+def _read(path: Path, shown: str) -> dict[str, Any]:
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return {}
+    except OSError as exc:
+        raise Refused(f"cannot read {shown}: {exc.strerror}", "make it a readable file") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise Refused(f"{shown} is not UTF-8 text", "fix it by hand (it was left as it is)") from None
+    if not text.strip():
+        return {}  # an empty file: nothing to keep
+    try:
+        data = json.loads(text, object_pairs_hook=_no_duplicates)
+    except json.JSONDecodeError as exc:
+        raise Refused(
+            f"{shown} is not valid JSON (line {exc.lineno} column {exc.colno}: {exc.msg})",
+            "fix it by hand (it was left as it is), then run route.init --claude-code again",
+        ) from None
+    except _Duplicate as exc:
+        raise Refused(
+            f"{shown} has the key {exc.key!r} twice",
+            "keep one (Claude Code would read only the last), then run route.init --claude-code again",
+        ) from None
+    if not isinstance(data, dict):
+        raise _shape(shown, "it is not a JSON object")
+    return data
+
+
+class _Duplicate(Exception):
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    result: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in result:
+            raise _Duplicate(key)  # rewriting the file would silently drop the first one
+        result[key] = value
+    return result
+
+
+def _shape(shown: str, what: str) -> Refused:
+    return Refused(
+        f"cannot add hooks to {shown}: {what}",
+        "fix it by hand (it was left as it is), then run route.init --claude-code again",
+    )
+
+
+def _commands(groups: list[Any]) -> list[str]:
+    """Every command string of an event's matcher groups (entries of other shapes are kept, not read)."""
+    found = []
+    for group in groups:
+        inner = group.get("hooks") if isinstance(group, dict) else None
+        for hook in inner if isinstance(inner, list) else ():
+            if isinstance(hook, dict) and isinstance(hook.get("command"), str):
+                found.append(hook["command"])
+    return found
+
+
+def _runs(command: str, hook: Hook) -> bool:
+    """Whether ``command`` already runs ``hook``'s program (by any path) for the same ``--when``."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        words = command.split()
+    if not any(os.path.basename(word) == hook.program for word in words):
+        return False
+    return hook.when is None or hook.when in words or f"--when={hook.when}" in words

@@ -1,0 +1,192 @@
+"""``route.init``: a starter route written from a template shipped with routedriver.
+
+A template is a directory ``templates/routes/<name>/`` (the package ``routedriver.templates``): its
+``.stone`` and ``.guard`` files are the route, and ``template.txt`` holds the one line ``route.init --list``
+shows. In a stone, ``{{route}}`` becomes the new route's path (shell-quoted, relative to the repository's top
+level, where guard commands and robots run), so every stone names the exact commands to run: a stone is a
+self-contained guide (what, why, how, watch out).
+
+Nothing is written unless everything can be: a file the template would replace, a directory that already
+holds another route, a ``--bind`` that would be refused and a ``.claude/settings.json`` that cannot be merged
+are all refused (exit 2) before the first write. ``--force`` replaces the template's own files (regular files
+only: a directory, symlink or FIFO in the way is always refused) and leaves every other file alone.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shlex
+from importlib import resources
+from importlib.abc import Traversable
+from pathlib import Path
+from typing import NamedTuple
+
+from routedriver.errors import Refused
+from routedriver.route.load import GUARD_SUFFIX, STONE_SUFFIX
+
+DEFAULT_TEMPLATE = "feature"
+SUMMARY_FILE = "template.txt"
+ROUTE_PLACEHOLDER = "{{route}}"
+_ROUTE_FILES = (STONE_SUFFIX, GUARD_SUFFIX)
+
+
+class Template(NamedTuple):
+    name: str
+    summary: str  # the first line of template.txt
+
+
+class RouteFile(NamedTuple):
+    target: Path  # absolute
+    text: str
+    replaces: bool  # the file exists (only with --force)
+
+
+class RoutePlan(NamedTuple):
+    """What ``write_route`` will write, every refusal already made."""
+
+    directory: Path  # absolute
+    template: str
+    files: tuple[RouteFile, ...]
+
+
+def _templates_root() -> Traversable:
+    return resources.files("routedriver.templates") / "routes"
+
+
+def templates() -> tuple[Template, ...]:
+    """Every shipped template, by name."""
+    found = []
+    for entry in _templates_root().iterdir():
+        summary_file = entry / SUMMARY_FILE
+        if entry.is_dir() and summary_file.is_file():
+            summary = summary_file.read_text(encoding="utf-8").strip().splitlines()
+            found.append(Template(entry.name, summary[0] if summary else ""))
+    return tuple(sorted(found))
+
+
+def _template_dir(name: str) -> Traversable:
+    known = [template.name for template in templates()]
+    if name not in known:  # only listed names: "../x" or "feature/" never reach the file system
+        raise Refused(
+            f"unknown template {name!r}; templates: {', '.join(known)}", "see route.init --list"
+        )
+    return _templates_root() / name
+
+
+def plan_route(directory: str, template: str, *, force: bool) -> RoutePlan:
+    """Everything ``route.init DIR`` will write; refuses (nothing written) when it would replace a file
+    without ``force``, or write into a directory that already holds another route."""
+    from routedriver.route.hashing import refuse_undecodable
+
+    refuse_undecodable("route", [directory])
+    source = _template_dir(template)
+    root = Path(os.path.abspath(directory))
+    if os.path.lexists(root) and not root.is_dir():
+        raise Refused(f"{directory} exists and is not a directory", "choose another path for the route")
+    route_arg = shlex.quote(_route_argument(root))
+    names = sorted(entry.name for entry in source.iterdir() if entry.name.endswith(_ROUTE_FILES))
+    files = []
+    for name in names:
+        target = root / name
+        exists = os.path.lexists(target)
+        if exists and (target.is_symlink() or not target.is_file()):
+            raise Refused(
+                f"{_shown(target)} exists and is not a regular file",
+                "remove it or choose another directory",
+            )
+        text = (source / name).read_text(encoding="utf-8")
+        if name.endswith(STONE_SUFFIX):
+            text = text.replace(ROUTE_PLACEHOLDER, route_arg)
+        files.append(RouteFile(target, text, exists))
+    if not force:
+        _refuse_replacing([file.target for file in files if file.replaces])
+        _refuse_other_route(root, set(names), directory)
+    return RoutePlan(root, template, tuple(files))
+
+
+def _route_argument(root: Path) -> str:
+    """The route as commands name it: relative to the git top level (where guards and robots run), or to
+    the current directory outside git."""
+    from routedriver.gitops import find_repo
+
+    repo = find_repo(_existing_parent(root))
+    base = repo.toplevel if repo is not None else Path.cwd()
+    return Path(os.path.relpath(root, base)).as_posix()
+
+
+def _existing_parent(path: Path) -> Path:
+    """``path`` or the nearest directory above it that exists (a route about to be written has none yet)."""
+    while not path.is_dir() and path != path.parent:
+        path = path.parent
+    return path
+
+
+def _shown(path: Path) -> str:
+    return os.path.relpath(path)
+
+
+def _refuse_replacing(existing: list[Path]) -> None:
+    if not existing:
+        return
+    more = f" (and {len(existing) - 1} more of the template's files)" if len(existing) > 1 else ""
+    raise Refused(
+        f"{_shown(existing[0])} exists{more}",
+        "choose another directory, or pass --force to overwrite the template's files",
+    )
+
+
+def _refuse_other_route(root: Path, template_names: set[str], directory: str) -> None:
+    """A directory that already holds other stones is another route: mixing a template into it would give
+    two first stones."""
+    try:
+        present = sorted(
+            entry.name
+            for entry in os.scandir(root)
+            if entry.name.endswith(_ROUTE_FILES)
+            and not entry.name.startswith(".")
+            and entry.name not in template_names
+        )
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise Refused(f"cannot read {directory}: {exc.strerror}", "check its permissions") from None
+    if present:
+        listed = ", ".join(present[:3]) + (" …" if len(present) > 3 else "")
+        raise Refused(
+            f"{directory} already holds a route ({listed})",
+            "choose a new directory, or pass --force to add the template's files to it",
+        )
+
+
+def check_bind(plan: RoutePlan) -> str:
+    """The branch ``--bind`` will bind the new route to; refuses, before anything is written, as
+    ``route.bind --set`` would (outside git, detached HEAD, main/master)."""
+    from routedriver.route.bind import check_bindable
+
+    return check_bindable(_existing_parent(plan.directory), _shown(plan.directory))[1]
+
+
+def write_route(plan: RoutePlan) -> tuple[Path, ...]:
+    """Write the planned files (each atomically). If one cannot be written, the files this call created are
+    removed again, so a failed run leaves the directory as it found it (files it replaced stay replaced)."""
+    from routedriver.fsutil import atomic_write
+
+    created: list[Path] = []
+    made_directory = not plan.directory.exists()
+    try:
+        for file in plan.files:
+            atomic_write(file.target, file.text)
+            if not file.replaces:
+                created.append(file.target)
+    except OSError as exc:
+        for path in created:
+            path.unlink(missing_ok=True)
+        if made_directory:
+            with contextlib.suppress(OSError):  # only if empty: nothing of anyone else's is removed
+                plan.directory.rmdir()
+        raise Refused(
+            f"cannot write the route in {_shown(plan.directory)}: {exc.strerror or exc}",
+            "check the directory's permissions and free space, then run route.init again",
+        ) from None
+    return tuple(file.target for file in plan.files)
