@@ -103,17 +103,21 @@ def _is_route(directory: Path) -> bool:
 
 
 def driver_file(target: Path) -> str | None:
-    """Why ``target`` is a file robots never write, or None."""
-    name, parent = target.name, target.parent
+    """Why ``target`` is a file robots never write, or None.
+
+    Names are compared without letter case: on a case-insensitive file system (macOS, Windows) a write to
+    ``1.Vision.STONE`` or ``.ROUTE/`` lands in the stone or the driver's directory."""
+    name, parent = target.name.casefold(), target.parent
     if name.endswith(".stone") and not name.startswith("."):
         return "stones (*.stone) are read-only templates: a human writes them, route.stone.del removes them"
     # os.path.exists, not Path.exists: a name too long for the file system is "no such stone", not a crash.
-    if name.endswith(".guard") and (os.path.exists(parent / f"{name[:-6]}.stone") or _is_route(parent)):
+    stone = parent / f"{target.name[:-6]}.stone"
+    if name.endswith(".guard") and (os.path.exists(stone) or _is_route(parent)):
         return "guards (*.guard) are read-only templates: only a human changes what checks a stone"
     if name == ".route-approvers":
         return "the approvers file says who may approve; only a human changes it"
     for ancestor in target.parents:
-        if ancestor.name == STATE_DIR and _is_route(ancestor.parent):
+        if ancestor.name.casefold() == STATE_DIR and _is_route(ancestor.parent):
             return (
                 "files under a route's .route/ are written by the driver only (reviews, judges, markers, "
                 "bindings, approvers); run route.stone.set and let it record the result"

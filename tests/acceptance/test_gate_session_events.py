@@ -285,6 +285,26 @@ BOUNCE_EVENTS: list[tuple[str, Build, int, str]] = [
         2,
         "stones (*.stone) are read-only",
     ),
+    # names in another letter case are the same file on a case-insensitive file system (macOS, Windows)
+    (
+        "Write a stone in capitals",
+        lambda cwd: write_event(cwd, "route/1.Vision.STONE"),
+        2,
+        "stones (*.stone)",
+    ),
+    (
+        "Edit a guard in capitals",
+        lambda cwd: write_event(cwd, "route/2.plan.Guard", "Edit"),
+        2,
+        "guards (*.guard)",
+    ),
+    (
+        "Write under .ROUTE/",
+        lambda cwd: write_event(cwd, "route/.ROUTE/1.vision.passed"),
+        2,
+        "under a route's .route/",
+    ),
+    ("Write .Route-Approvers", lambda cwd: write_event(cwd, ".Route-Approvers"), 2, "the approvers file"),
     # wired to another event: a mistake in settings.json, shown to the user; exit 2 there would trap the robot
     (
         "a Stop event",
