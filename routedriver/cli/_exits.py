@@ -123,12 +123,18 @@ def _run(prog: str, body: Callable[[], int | None]) -> int:
         say("error: interrupted")
         return 130
     except Exception as exc:  # noqa: BLE001 - the last line of defence: no traceback for users
-        if os.environ.get("ROUTEDRIVER_DEBUG"):
-            import traceback
-
-            traceback.print_exception(exc, file=sys.stderr)
-        where = _write_crash_log(prog, exc)
-        detail = f"; details in {where}" if where else ""
-        say(f"error: internal error: {type(exc).__name__}: {' '.join(str(exc).split())}{detail}")
+        say(f"error: {internal_error(prog, exc)}")
         return int(ExitCode.MALFUNCTION)
     return int(code) if isinstance(code, int) else int(ExitCode.OK)
+
+
+def internal_error(prog: str, exc: Exception) -> str:
+    """``internal error: <type>: <message>; details in <crash log>``, after writing the crash log (and the
+    traceback on stderr with ``ROUTEDRIVER_DEBUG=1``). A hook that fails closed puts it in its reason."""
+    if os.environ.get("ROUTEDRIVER_DEBUG"):
+        import traceback
+
+        traceback.print_exception(exc, file=sys.stderr)
+    where = _write_crash_log(prog, exc)
+    detail = f"; details in {where}" if where else ""
+    return f"internal error: {type(exc).__name__}: {' '.join(str(exc).split())}{detail}"

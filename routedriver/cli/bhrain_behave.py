@@ -5,8 +5,10 @@ examples/claude-code-behavior/). It reads one hook event as JSON on stdin and an
 contract: exit 2 + stderr blocks a tool call; JSON ``hookSpecificOutput.additionalContext`` on stdout gives
 the model a warning, reminder or directive; exit 0 with no output lets everything through.
 
-Every failure of the hook itself (bad stdin, broken config, unknown flag) exits 1, which Claude Code
-treats as a non-blocking error: a broken behavior config shows an error but never stops the session.
+An event it cannot read blocks (exit 2) unless ``--hook`` says it is not a tool call about to run: a gate
+that cannot read its input fails closed. Every failure of the hook itself (a broken config, an unknown flag,
+an unwritable state directory) exits 1, which Claude Code treats as a non-blocking error: a broken behavior
+config shows an error but never stops the session.
 This runs on every tool call, so it imports only json/re/os here; pydantic and yaml load only when the
 config changed since the last call.
 """
@@ -31,7 +33,7 @@ HOOK_CHOICES = ("pre_tool", "post_tool", "user_prompt", "session_end")  # claude
 @click.option(
     "--hook",
     type=click.Choice(HOOK_CHOICES),
-    help="Which event this is (default: from the input's hook_event_name).",
+    help="Which event this is, when the event does not name itself (its hook_event_name wins).",
 )
 @click.option(
     "--state-dir",
@@ -55,21 +57,30 @@ def behave_command(
     if not config_path:
         raise Malfunction("--config FILE is required", "point it at a config with a security.behavior block")
     ttl_s = ttl_days * 86400
-    if sys.stdin is None or sys.stdin.isatty():
-        raise Malfunction("no hook input on stdin", "Claude Code passes the event JSON on stdin")
     _log_to_stderr(verbose)
 
-    from routedriver.brain.behavior.claude_code import default_state_dir, parse_payload, run_hook
+    from routedriver.brain.behavior.claude_code import (
+        HookAnswer,
+        JudgingFailed,
+        answer_event,
+        default_state_dir,
+    )
+    from routedriver.hookevent import read_stdin
 
     try:
-        payload = parse_payload(sys.stdin.read())
-        answer = run_hook(
-            payload,
+        answer = answer_event(
+            read_stdin,
             config_path=Path(config_path),
             hook=hook,
             state_dir=Path(state_dir) if state_dir else default_state_dir(),
             ttl_s=ttl_s,
         )
+    except JudgingFailed as exc:
+        from routedriver.cli._exits import internal_error
+
+        assert isinstance(exc.__cause__, Exception)
+        why = internal_error("bhrain behave", exc.__cause__)
+        answer = HookAnswer(2, stderr=f"[BEHAVIOR BLOCKED] checking this call failed ({why})\n")
     except UserError as exc:
         raise Malfunction(exc.what, exc.fix) from None  # even a config error must not block the session
     if answer.stdout:

@@ -7,7 +7,6 @@ line must NOT exit 2: their flag errors exit 1, which Claude Code reports withou
 
 from __future__ import annotations
 
-import sys
 from typing import Any
 
 import click
@@ -18,14 +17,18 @@ from routedriver.errors import Malfunction, Refused
 ROUTE_HELP = "The route directory (default: the route bound to this branch)."
 
 
-def _read_stdin() -> str:
-    stream = sys.stdin
-    if stream is None or stream.isatty():
-        return ""  # run by hand at a terminal: no event
+def _event() -> tuple[dict[str, Any] | None, str]:
+    """route.drive's hook event: (the event, "") or, when there is none (a terminal, empty stdin) or it
+    cannot be read, (None, why; "" when there simply is none)."""
+    from routedriver import hookevent
+
     try:
-        return stream.read()
-    except (OSError, UnicodeDecodeError):
-        return ""
+        data = hookevent.read_stdin()
+        if data is None or not data.strip():
+            return None, ""
+        return hookevent.parse_event(data), ""
+    except hookevent.UnreadableEvent as exc:
+        return None, exc.what
 
 
 def _emit(answer: Any) -> int:
@@ -102,19 +105,35 @@ def bind_command(set_route: str | None, get_: bool, del_: bool) -> int:
     show_default=True,
     help="hook.onStop: let the robot stop after this many blocks in a row with nothing changed.",
 )
-def drive_command(route_option: str | None, when: str | None, max_blocks: int) -> int:
+@click.option(
+    "--json",
+    "json_output",
+    is_flag=True,
+    help="Print one JSON document: route, passed, total, complete, and each next stone's state and commands.",
+)
+def drive_command(route_option: str | None, when: str | None, max_blocks: int, json_output: bool) -> int:
     """Where the robot is on its route: the next stone(s), their instructions and the exact commands."""
     from routedriver.route import session
 
     if when is None:
-        from routedriver.route.drive import guidance, render
+        import json
 
-        click.echo(render(guidance(route_option)), nl=False)
+        from routedriver.route.drive import guidance, render, to_json
+
+        guide = guidance(route_option)
+        if json_output:
+            click.echo(json.dumps(to_json(guide), ensure_ascii=False, indent=2))
+        else:
+            click.echo(render(guide), nl=False)
         return 0
-    try:
-        payload = session.parse_payload(_read_stdin())
-    except Refused as exc:
-        raise Malfunction(exc.what, exc.fix) from None  # a bad event must not block (nor loop) the robot
+    if json_output:
+        raise Malfunction(
+            "--json is for route.drive without --when", "a hook answers as Claude Code expects; drop --json"
+        )
+    payload, unread = _event()
+    if unread:
+        # Not a reason to fail: what the hook says comes from the route's files, not from the event.
+        click.echo(f"warning: {unread}; route.drive answers from the route alone", err=True)
     if when == session.ON_BOOT:
         return _emit(session.on_boot(route_option))
     return _emit(session.on_stop(route_option, payload, max_blocks))
@@ -126,16 +145,26 @@ def drive_command(route_option: str | None, when: str | None, max_blocks: int) -
 @click.command("route.bounce", cls=HookCommand)
 @click.option("--route", "route_option", metavar="DIR", help=ROUTE_HELP)
 def bounce_command(route_option: str | None) -> int:
-    """A Claude Code PreToolUse hook: blocks robot edits of route templates, driver files and protected paths
-    (reads the event JSON on stdin; exit 2 = blocked, the reason on stderr)."""
-    from routedriver.route import session
-    from routedriver.route.bounce import decide
+    """A Claude Code PreToolUse hook: blocks robot edits of route templates, driver files and protected paths,
+    and any file edit whose event it cannot read (reads the event JSON on stdin; exit 2 = blocked, the reason
+    on stderr)."""
+    from routedriver import hookevent
+    from routedriver.route.bounce import Bounce, blocked_unread, decide
 
     try:
-        payload = session.parse_payload(_read_stdin())
-    except Refused as exc:
-        raise Malfunction(exc.what, exc.fix) from None
-    decision = decide(payload, route_option)
+        data = hookevent.read_stdin()
+        if data is None:
+            raise hookevent.UnreadableEvent("there is no hook event (stdin is a terminal)", hookevent.FIX)
+        payload = hookevent.parse_event(data)
+    except hookevent.UnreadableEvent as exc:
+        decision = blocked_unread(exc.what)  # a PreToolUse gate that cannot read its event fails closed
+    else:
+        try:
+            decision = decide(payload, route_option)
+        except Exception as exc:  # noqa: BLE001 - a gate that cannot judge a file edit blocks it
+            decision = Bounce(
+                True, f"route.bounce: blocked this tool call: checking it failed ({_why(exc)})."
+            )
     for warning in decision.warnings:
         click.echo(f"warning: {warning}", err=True)
     if decision.blocked:
@@ -147,3 +176,14 @@ def bounce_command(route_option: str | None) -> int:
         click.echo(f"error: {decision.problem}", err=True)
         return 1
     return 0
+
+
+def _why(exc: Exception) -> str:
+    from routedriver.cli._exits import internal_error
+    from routedriver.errors import UserError
+
+    return (
+        exc.line().removeprefix("error: ")
+        if isinstance(exc, UserError)
+        else internal_error("route.bounce", exc)
+    )

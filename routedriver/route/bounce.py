@@ -8,8 +8,11 @@ It blocks (the CLI exits 2, the reason on stderr) a ``Write``, ``Edit``, ``Multi
 - a path a guard's ``protect:`` globs name, while that guard's stone has not passed (its own artifacts
   excepted, or the robot could never write them).
 
-Everything else passes silently. It runs before every tool call, so it answers from paths and markers alone
-and parses a guard only when the guard's text mentions ``protect``.
+Everything else passes silently. It fails closed: an event it cannot read, or a file-editing call whose
+target it cannot tell (``tool_input`` not an object, a path that is not one string), is blocked; a call of a
+tool it does not police (``Bash``, ``Read`` …) passes whatever else the event holds. It runs before every tool
+call, so it answers from paths and markers alone and parses a guard only when the guard's text mentions
+``protect``.
 """
 
 from __future__ import annotations
@@ -21,12 +24,20 @@ from pathlib import Path
 from typing import Any
 
 from routedriver.errors import Refused
+from routedriver.hookevent import MISSING, path_problem, text_problem, wrong
 from routedriver.route import store
 from routedriver.route.model import STATE_DIR, Route, Stone
 from routedriver.route.pathglob import matches
 
-WRITE_TOOLS = ("Write", "Edit", "MultiEdit", "NotebookEdit")
+# The file-editing tools bounce polices, and the key that names the file each one writes.
+WRITE_TOOLS = {
+    "Write": "file_path",
+    "Edit": "file_path",
+    "MultiEdit": "file_path",
+    "NotebookEdit": "notebook_path",
+}
 _PATH_KEYS = ("file_path", "notebook_path")
+EVENT = "PreToolUse"
 
 
 @dataclass(frozen=True)
@@ -37,20 +48,50 @@ class Bounce:
     problem: str = ""  # a misconfiguration that disables protect: rules (the hook exits 1: shown to the user)
 
 
-def target_of(payload: dict[str, Any]) -> Path | None:
-    """The absolute path a file-writing tool call would write, or None for any other call."""
-    if payload.get("tool_name") not in WRITE_TOOLS:
-        return None
-    tool_input = payload.get("tool_input")
+class Unclear(Exception):
+    """The call is (or may be) a file edit, but the event does not say what it would write."""
+
+
+def blocked_unread(why: str) -> Bounce:
+    """The answer to an event bounce cannot read: a PreToolUse gate fails closed."""
+    return Bounce(
+        True,
+        f"route.bounce: blocked this tool call: {why}, so it cannot tell what the call would write; it "
+        "blocks what it cannot read (if this repeats, a human checks the route.bounce hook).",
+    )
+
+
+def targets_of(payload: dict[str, Any]) -> tuple[Path, ...]:
+    """The absolute paths a file-editing tool call would write (empty for any other tool).
+
+    Raises ``Unclear`` when the call may edit a file but the event does not say which: no ``tool_name``
+    (or not a string), a file-editing tool whose ``tool_input`` is not an object or whose path is missing,
+    not a string, empty or holds a NUL, or a ``cwd`` that is not a path. Every path key present is checked,
+    not only the tool's own, so a second key cannot smuggle a target past it."""
+    tool = payload.get("tool_name", MISSING)
+    if problem := text_problem("tool_name", tool, "a tool's name"):
+        raise Unclear(problem)
+    if tool not in WRITE_TOOLS:
+        return ()
+    tool_input = payload.get("tool_input", MISSING)
     if not isinstance(tool_input, dict):
-        return None
-    raw = next((tool_input[key] for key in _PATH_KEYS if isinstance(tool_input.get(key), str)), None)
-    if not raw:
-        return None
-    cwd = payload.get("cwd")
-    base = cwd if isinstance(cwd, str) and cwd else os.getcwd()
+        raise Unclear(f"{wrong('tool_input', tool_input, 'an object')} (a {tool} call)")
+    own = WRITE_TOOLS[str(tool)]
+    raw = [
+        _path(f"tool_input.{key}", tool_input.get(key, MISSING))
+        for key in _PATH_KEYS
+        if key == own or key in tool_input
+    ]
+    cwd = payload.get("cwd", MISSING)
+    base = os.getcwd() if cwd is MISSING else _path("cwd", cwd)
     # realpath: a symlink must not be a way around the rules.
-    return Path(os.path.realpath(os.path.join(base, os.path.expanduser(raw))))
+    return tuple(Path(os.path.realpath(os.path.join(base, os.path.expanduser(path)))) for path in raw)
+
+
+def _path(name: str, value: object) -> str:
+    if problem := path_problem(name, value):
+        raise Unclear(problem)
+    return str(value)
 
 
 def _is_route(directory: Path) -> bool:
@@ -62,16 +103,21 @@ def _is_route(directory: Path) -> bool:
 
 
 def driver_file(target: Path) -> str | None:
-    """Why ``target`` is a file robots never write, or None."""
-    name, parent = target.name, target.parent
+    """Why ``target`` is a file robots never write, or None.
+
+    Names are compared without letter case: on a case-insensitive file system (macOS, Windows) a write to
+    ``1.Vision.STONE`` or ``.ROUTE/`` lands in the stone or the driver's directory."""
+    name, parent = target.name.casefold(), target.parent
     if name.endswith(".stone") and not name.startswith("."):
         return "stones (*.stone) are read-only templates: a human writes them, route.stone.del removes them"
-    if name.endswith(".guard") and ((parent / f"{name[:-6]}.stone").exists() or _is_route(parent)):
+    # os.path.exists, not Path.exists: a name too long for the file system is "no such stone", not a crash.
+    stone = parent / f"{target.name[:-6]}.stone"
+    if name.endswith(".guard") and (os.path.exists(stone) or _is_route(parent)):
         return "guards (*.guard) are read-only templates: only a human changes what checks a stone"
     if name == ".route-approvers":
         return "the approvers file says who may approve; only a human changes it"
     for ancestor in target.parents:
-        if ancestor.name == STATE_DIR and _is_route(ancestor.parent):
+        if ancestor.name.casefold() == STATE_DIR and _is_route(ancestor.parent):
             return (
                 "files under a route's .route/ are written by the driver only (reviews, judges, markers, "
                 "bindings, approvers); run route.stone.set and let it record the result"
@@ -87,13 +133,32 @@ def _shown(target: Path, payload: dict[str, Any]) -> str:
 
 
 def decide(payload: dict[str, Any], route_option: str | None) -> Bounce:
-    target = target_of(payload)
-    if target is None:
-        return Bounce(False)
-    why = driver_file(target)
-    if why is not None:
-        return Bounce(True, f"route.bounce: blocked {_shown(target, payload)}: {why}.")
-    return _protected(target, route_option)
+    """Block, allow, or report a misconfiguration, for one PreToolUse event (already parsed JSON)."""
+    event = payload.get("hook_event_name", EVENT)
+    if isinstance(event, str) and event != EVENT:
+        # Wired to another event (Stop, UserPromptSubmit …), exit 2 would trap the robot or eat the prompt.
+        return Bounce(
+            False,
+            problem=f"route.bounce judges {EVENT} events, and this is a {event} event (nothing blocked); "
+            f"wire route.bounce to {EVENT} in .claude/settings.json",
+        )
+    try:
+        if not isinstance(event, str):
+            raise Unclear(wrong("hook_event_name", event, "an event's name"))
+        targets = targets_of(payload)
+    except Unclear as exc:
+        return blocked_unread(str(exc))
+    warnings: list[str] = []
+    for target in targets:
+        why = driver_file(target)
+        if why is not None:
+            return Bounce(True, f"route.bounce: blocked {_shown(target, payload)}: {why}.")
+    for target in targets:
+        decision = _protected(target, route_option)
+        if decision.blocked or decision.problem:
+            return decision
+        warnings += decision.warnings
+    return Bounce(False, warnings=tuple(dict.fromkeys(warnings)))
 
 
 def _protected(target: Path, route_option: str | None) -> Bounce:

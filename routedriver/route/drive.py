@@ -340,3 +340,32 @@ def _read(path: Path) -> str:
         return path.read_text(encoding="utf-8", errors="replace")
     except OSError as exc:
         raise Refused(f"cannot read {path}: {exc.strerror}", "check the file's permissions") from None
+
+
+def to_json(guide: Guidance) -> dict[str, object]:
+    """``route.drive --json``: the guidance as one document with stable keys (docs/route-gate.md)."""
+    route = guide.route
+    return {
+        "route": route.display,
+        "passed": guide.passed,
+        "total": guide.total,
+        "complete": guide.complete,
+        "robot_can_act": guide.robot_can_act,
+        "next": [_stone_json(route, state) for state in guide.stones],
+    }
+
+
+def _stone_json(route: Route, state: StoneState) -> dict[str, object]:
+    get, set_passed, set_approved = commands(route, state.stone)
+    return {
+        "name": state.stone.name,
+        "state": state.state,
+        "detail": state.detail,
+        "file": route.show(state.stone.path),
+        "who": "robot" if state.state in ROBOT_CAN_ACT else "human",
+        "commands": {
+            "read": get,
+            "pass": set_passed,
+            "approve": set_approved if _gated(load_guard(route, state.stone)) else None,
+        },
+    }

@@ -7,6 +7,10 @@ and for ``Stop`` that means "do not stop": stderr is fed to the model as the rea
 ``SessionStart`` hook's plain stdout is added to the session's context. Any other exit code is a
 non-blocking error. ``stop_hook_active`` is true when the model is already continuing because of a Stop
 hook: that is where a hook must avoid keeping a robot in a loop it cannot leave.
+
+Neither hook trusts its event for what matters: the guidance comes from the route's files. ``SessionStart``
+does not look at its event at all; ``Stop`` reads only ``stop_hook_active`` (see ``stop_hook_active``), so an
+event that cannot be read never lets a robot off an unfinished route.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from routedriver.errors import Refused, UserError
+from routedriver.errors import UserError
 from routedriver.route import store
 from routedriver.route.model import Route
 
@@ -36,19 +40,12 @@ class HookAnswer:
     stderr: str = ""
 
 
-def parse_payload(text: str) -> dict[str, Any]:
-    """The hook's JSON event; empty input is an empty event (the hook was run by hand)."""
-    if not text.strip():
-        return {}
-    try:
-        payload = json.loads(text)
-    except ValueError as exc:
-        raise Refused(
-            f"hook input is not JSON ({exc})", "Claude Code passes the event as JSON on stdin"
-        ) from None
-    if not isinstance(payload, dict):
-        raise Refused("hook input is not a JSON object", "Claude Code passes the event as a JSON object")
-    return payload
+def stop_hook_active(payload: dict[str, Any] | None) -> bool:
+    """Whether this stop may repeat one the hook already sent back. Only an event that says
+    ``stop_hook_active: false`` (a new prompt from the user) starts counting afresh; an event that cannot be
+    read (None) or does not say counts as a repeat, so a malformed event neither releases the robot from
+    an unfinished route nor keeps it in a loop the ``--max-blocks`` guard would end."""
+    return payload is None or payload.get("stop_hook_active") is not False
 
 
 def _system_message(text: str) -> str:
@@ -70,9 +67,10 @@ def on_boot(route_option: str | None) -> HookAnswer:
 
 
 def on_stop(
-    route_option: str | None, payload: dict[str, Any], max_blocks: int = DEFAULT_MAX_BLOCKS
+    route_option: str | None, payload: dict[str, Any] | None, max_blocks: int = DEFAULT_MAX_BLOCKS
 ) -> HookAnswer:
-    """Stop: exit 2 with guidance while the robot can act; exit 0 (saying why) otherwise."""
+    """Stop: exit 2 with guidance while the robot can act; exit 0 (saying why) otherwise. ``payload`` is
+    None when the event could not be read: the answer comes from the route alone."""
     from routedriver.route.bind import NotBound
     from routedriver.route.drive import guidance, render
 
@@ -97,7 +95,7 @@ def on_stop(
         _forget(guide.route)
         return HookAnswer(0, _system_message(_needs_human(guide)))
     fingerprint = guide.fingerprint()
-    blocks = _blocks_so_far(guide.route, fingerprint) if payload.get("stop_hook_active") is True else 0
+    blocks = _blocks_so_far(guide.route, fingerprint) if stop_hook_active(payload) else 0
     if blocks >= max_blocks:
         return HookAnswer(
             0,

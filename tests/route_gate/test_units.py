@@ -1,11 +1,11 @@
-"""Pure parts of the gate: path globs, approvers files, manifests, report escaping, hook events."""
+"""Pure parts of the gate: path globs, approvers files, manifests, report escaping."""
 
 from __future__ import annotations
 
 import pytest
 
 from routedriver.errors import Refused
-from routedriver.route import frontmatter, manifest, session, verify_report
+from routedriver.route import frontmatter, manifest, verify_report
 from routedriver.route.pathglob import matches
 from routedriver.route.provenance import emails_in, parse_approvers, principal_covers
 from routedriver.route.verify import StoneCheck, VerifyReport
@@ -99,15 +99,6 @@ def test_incomplete_is_ok_only_when_allowed() -> None:
     allowed = VerifyReport((check,), True, False)
     assert allowed.ok and "| ⏳ | r | 1.a | incomplete |" in verify_report.step_summary(allowed)
     assert "<skipped " in verify_report.junit(allowed)
-
-
-def test_hook_events_parse_or_refuse_in_one_line() -> None:
-    assert session.parse_payload("") == {}
-    assert session.parse_payload(' {"stop_hook_active": true} ') == {"stop_hook_active": True}
-    for bad in ("{", "[]", "3"):
-        with pytest.raises(Refused) as caught:
-            session.parse_payload(bad)
-        assert "\n" not in caught.value.line()
 
 
 def test_a_guard_with_a_list_as_a_key_is_a_one_line_refusal() -> None:

@@ -14,8 +14,12 @@ Answers follow Claude Code's hook contract:
 - remind/warn (PostToolUse)  → exit 0, the same shape with ``"hookEventName": "PostToolUse"``
 - directive (UserPromptSubmit) → exit 0, ``hookSpecificOutput.additionalContext`` for UserPromptSubmit
 - nothing to say             → exit 0, no output
-Bad input or a broken config is reported by the caller with exit 1: a NON-blocking error in Claude Code,
-so a mistake in the behavior config never stops every tool call of the user's session.
+- an event behave has no rules for (SessionStart, Stop, Notification …) → exit 0, no output
+- a PreToolUse event it cannot read (not one JSON object, no ``tool_name``, a ``tool_input`` that is not an
+  object, a path that is not one string …), or one whose judging crashed → exit 2 (a gate fails closed)
+A broken config, and bad input that is NOT a tool call about to run (``--hook post_tool`` …), are reported
+by the caller with exit 1: a NON-blocking error in Claude Code, so a mistake in the behavior config never
+stops every tool call of the user's session.
 """
 
 from __future__ import annotations
@@ -25,16 +29,25 @@ import logging
 import os
 import re
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from routedriver.brain.behavior.cache import load_resolved
-from routedriver.brain.behavior.engine import BehaviorEngine
+from routedriver.brain.behavior.engine import BehaviorEngine, Decision
 from routedriver.brain.behavior.state import SessionState
 from routedriver.errors import Malfunction
 from routedriver.fsutil import FileLock, LockTimeout, atomic_write, is_temp
+from routedriver.hookevent import (
+    FIX,
+    MISSING,
+    UnreadableEvent,
+    parse_event,
+    path_problem,
+    text_problem,
+    wrong,
+)
 
 log = logging.getLogger("routedriver.brain.behavior")
 EVENTS = {
@@ -45,13 +58,26 @@ EVENTS = {
     "SessionEnd": "session_end",
 }
 HOOKS = ("pre_tool", "post_tool", "user_prompt", "session_end")
-EVENT_NAMES = {"pre_tool": "PreToolUse", "post_tool": "PostToolUse", "user_prompt": "UserPromptSubmit"}
+NO_RULES = "none"  # an event behave has no rules for (SessionStart, Stop, Notification …): exit 0, silent
+# The parameter each Claude Code tool cannot do without, as the built-in rules and path conditions read it.
+TOOL_PARAMS = {
+    "Bash": "command",
+    "Read": "file_path",
+    "Write": "file_path",
+    "Edit": "file_path",
+    "MultiEdit": "file_path",
+    "NotebookEdit": "notebook_path",
+}
 LOCK_TIMEOUT_S = 10.0
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
 
 
 class HookInputError(Malfunction):
-    """The hook's stdin is not a Claude Code hook payload."""
+    """The hook's stdin is not a Claude Code hook payload, and it is not a tool call to gate (exit 1)."""
+
+
+class JudgingFailed(Exception):
+    """Judging a PreToolUse event raised (``__cause__``): the CLI blocks the call and writes a crash log."""
 
 
 @dataclass(frozen=True)
@@ -59,6 +85,15 @@ class HookAnswer:
     exit_code: int = 0
     stdout: str = ""
     stderr: str = ""
+
+
+def blocked_unread(why: str) -> HookAnswer:
+    """A PreToolUse event behave cannot read is blocked: a gate that cannot read its input fails closed."""
+    return HookAnswer(
+        2,
+        stderr=f"[BEHAVIOR BLOCKED] unreadable event: {why}; bhrain behave blocks a tool call it cannot "
+        "read (if this repeats, a human checks the bhrain behave hook)\n",
+    )
 
 
 def default_state_dir(environ: Mapping[str, str] | None = None) -> Path:
@@ -77,28 +112,61 @@ def session_file_stem(session_id: str) -> str:
     return safe
 
 
-def parse_payload(text: str) -> dict[str, Any]:
+def answer_event(
+    read: Callable[[], bytes | None],
+    *,
+    config_path: Path,
+    hook: str | None,
+    state_dir: Path,
+    ttl_s: float = 7 * 86400,
+) -> HookAnswer:
+    """The hook's answer to the one event ``read`` returns (``hookevent.read_stdin``: its bytes, or None
+    when stdin is a terminal and there is none)."""
     try:
-        payload = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise HookInputError(
-            f"hook input is not JSON ({exc.msg} at line {exc.lineno} column {exc.colno})",
-            "run bhrain behave as a Claude Code command hook (it reads the event JSON on stdin)",
-        ) from None
-    if not isinstance(payload, dict):
-        raise HookInputError("hook input is not a JSON object", "pass Claude Code's hook event JSON on stdin")
-    return payload
+        data = read()
+        if data is None:
+            raise UnreadableEvent("there is no hook event (stdin is a terminal)", FIX)
+        payload = parse_event(data)
+    except UnreadableEvent as exc:
+        if hook not in (None, "pre_tool"):
+            # --hook says it is not a tool call about to run: nothing to gate, a non-blocking error.
+            raise HookInputError(exc.what, exc.fix) from None
+        return blocked_unread(exc.what)  # it may be a PreToolUse (nothing says otherwise)
+    return run_hook(payload, config_path=config_path, hook=hook, state_dir=state_dir, ttl_s=ttl_s)
 
 
 def hook_kind(payload: Mapping[str, Any], hook: str | None) -> str:
-    if hook:
-        return hook
-    event = payload.get("hook_event_name")
-    if event in EVENTS:
-        return EVENTS[event]
-    raise HookInputError(
-        f"cannot tell which hook this is (hook_event_name: {event!r})", f"pass --hook {'|'.join(HOOKS)}"
-    )
+    """Which hook to run. An event that names itself is what it says (Claude Code cannot be wrong about
+    that; ``--hook`` pre_tool wired to a Stop hook must not trap the robot); a name behave has no rules for
+    is ``NO_RULES``. ``--hook`` decides only for an event without a name (typed by hand), and without either
+    it is judged as a tool call: it may be one."""
+    event = payload.get("hook_event_name", MISSING)
+    if isinstance(event, str):
+        return EVENTS.get(event, NO_RULES)
+    return hook or "pre_tool"
+
+
+def unreadable_call(payload: Mapping[str, Any]) -> str:
+    """Why a PreToolUse event does not say which call is about to run ('' when it does)."""
+    event = payload.get("hook_event_name", MISSING)
+    if event is not MISSING and not isinstance(event, str):
+        return wrong("hook_event_name", event, "an event's name")
+    tool = payload.get("tool_name", MISSING)
+    if problem := text_problem("tool_name", tool, "a tool's name"):
+        return problem
+    tool_input = payload.get("tool_input", MISSING)
+    if not isinstance(tool_input, dict):
+        return f"{wrong('tool_input', tool_input, 'an object')} (a {tool} call)"
+    cwd = payload.get("cwd", MISSING)
+    if cwd is not MISSING and (problem := path_problem("cwd", cwd)):
+        return problem
+    key = TOOL_PARAMS.get(tool)
+    if key is None:
+        return ""
+    value = tool_input.get(key, MISSING)
+    if key == "command":
+        return "" if isinstance(value, str) else wrong(f"tool_input.{key}", value, "a command line")
+    return path_problem(f"tool_input.{key}", value)
 
 
 def run_hook(
@@ -110,6 +178,10 @@ def run_hook(
     ttl_s: float = 7 * 86400,
 ) -> HookAnswer:
     kind = hook_kind(payload, hook)
+    if kind == NO_RULES:
+        return HookAnswer()
+    if kind == "pre_tool" and (problem := unreadable_call(payload)):
+        return blocked_unread(problem)
     session_id = str(payload.get("session_id") or "default")
     stem = session_file_stem(session_id)
     state_path, lock_path = state_dir / f"{stem}.json", state_dir / f"{stem}.lock"
@@ -125,16 +197,16 @@ def run_hook(
     tool_input = payload.get("tool_input")
     params: dict[str, Any] = tool_input if isinstance(tool_input, dict) else {}
     call_id = str(payload.get("tool_use_id") or "")
-    if kind in ("pre_tool", "post_tool") and not tool:
-        raise HookInputError(
-            f"{EVENT_NAMES[kind]} input has no tool_name", "pass Claude Code's hook event JSON"
-        )
+    if kind == "post_tool" and not tool:  # after the tool ran: nothing to gate, a non-blocking error
+        raise HookInputError("PostToolUse input has no tool_name", "pass Claude Code's hook event JSON")
     classify: tuple[Any, str, str, list[list[str]]] | None = None
     try:
         with FileLock(lock_path, timeout=LOCK_TIMEOUT_S):
             state = _load_state(state_path, engine, session_id)
             if kind == "pre_tool":
-                decision = engine.pre_tool(state, call_id=call_id, tool=tool, params=params, cwd=cwd)
+                state, decision = _pre_tool(
+                    engine, state, state_path, session_id, call_id=call_id, tool=tool, params=params, cwd=cwd
+                )
                 answer = (
                     HookAnswer(2, stderr=decision.reason + "\n")
                     if decision.block
@@ -150,7 +222,13 @@ def run_hook(
                 answer = HookAnswer()
                 classify = _plan_classification(resolved, engine, state, prompt, cwd)
             state.updated_at = time.time()
-            atomic_write(state_path, json.dumps(state.to_json(), separators=(",", ":")), fsync=False)
+            try:
+                atomic_write(state_path, json.dumps(state.to_json(), separators=(",", ":")), fsync=False)
+            except OSError as exc:
+                if answer.exit_code != 2:
+                    raise
+                # The decision was made: a state that cannot be saved must not turn a block into an allow.
+                log.warning("behavior: cannot save the session's state (%s); the block stands", exc)
     except LockTimeout:
         raise Malfunction(
             f"behavior state of session {session_id} stayed locked for {LOCK_TIMEOUT_S:g} s",
@@ -171,6 +249,28 @@ def run_hook(
             if directive:
                 answer = _context("UserPromptSubmit", (directive,))
     return answer
+
+
+def _pre_tool(
+    engine: BehaviorEngine, state: SessionState, state_path: Path, session_id: str, **call: Any
+) -> tuple[SessionState, Decision]:
+    """Judge one call. A saved state that makes the engine fail (a wrongly typed value in a state file that
+    parsed) is a corrupt state: judged again with a fresh one, as an unreadable state file is. If that
+    fails too, ``JudgingFailed``: the caller blocks the call, since a gate that cannot judge fails closed."""
+    try:
+        return state, engine.pre_tool(state, **call)
+    except Exception as exc:  # noqa: BLE001 - any failure here is a corrupt state or a bug; both are handled
+        log.warning(
+            "behavior: state file %s is unusable (%s: %s); starting the session's state afresh",
+            state_path,
+            type(exc).__name__,
+            exc,
+        )
+    fresh = engine.new_state(session_id)
+    try:
+        return fresh, engine.pre_tool(fresh, **call)
+    except Exception as exc:  # noqa: BLE001 - a gate that cannot judge a call blocks it
+        raise JudgingFailed() from exc
 
 
 def _post_tool(

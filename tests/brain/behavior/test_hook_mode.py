@@ -331,21 +331,7 @@ def test_concurrent_hooks_for_one_session_lose_no_update(hook: Hook) -> None:
     assert state["total_tool_calls"] == 17
 
 
-@pytest.mark.parametrize(
-    ("stdin", "expected"),
-    [
-        ("not json", "error: hook input is not JSON"),
-        ("[1, 2]", "error: hook input is not a JSON object"),
-        (
-            json.dumps({"session_id": "s", "hook_event_name": "Notification"}),
-            "error: cannot tell which hook this is",
-        ),
-    ],
-)
-def test_malformed_input_is_a_non_blocking_error(hook: Hook, stdin: str, expected: str) -> None:
-    ran = hook.run(stdin)
-    assert ran.code == 1 and ran.out == ""
-    assert ran.err.startswith(expected) and ran.err.count("\n") == 1
+# Malformed and rule-less events: tests/brain/behavior/test_hook_events.py.
 
 
 def test_a_broken_config_is_a_non_blocking_error_naming_the_key(hook: Hook) -> None:
