@@ -86,14 +86,14 @@ def guidance(route_option: str | None) -> Guidance:
     for stone in route.stones:
         found = done.get(stone.name)
         if stone.name in nexts:
-            states.append(_state(survey, stone, found))
+            states.append(state_of(survey, stone, found))
         elif found is not None and not found.passed:
-            states.append(_not_done(stone, found))
+            states.append(not_done(stone, found))
     passed = sum(1 for found in done.values() if found.passed)
     return Guidance(route, passed, len(route.stones), tuple(states))
 
 
-def _not_done(stone: Stone, done: Done) -> StoneState:
+def not_done(stone: Stone, done: Done) -> StoneState:
     """A stone with a pass record that does not hold now (``Survey.check`` said why)."""
     key = done.inputs.review_input_hash if done.inputs is not None else ""
     if done.state == "unapproved":
@@ -107,15 +107,15 @@ def _gated(guard: Guard | None) -> bool:
     return guard is not None and any(judges.first_word(judge) == "approved?" for judge in guard.judges)
 
 
-def _state(survey: Survey, stone: Stone, done: Done | None) -> StoneState:
+def state_of(survey: Survey, stone: Stone, done: Done | None) -> StoneState:
     """What the robot should do about a stone of the active tier (``done``: its state, when it has a pass
     record to check). A stale stone whose guard already judged its current content is in the state that
     judging left it (waiting for a human, rejected, …); otherwise it is stale: run the guard again."""
     if done is not None and done.state not in ("incomplete", "stale"):
-        return _not_done(stone, done)
+        return not_done(stone, done)
     found = _judged_state(survey, stone)
     if done is not None and done.state == "stale" and found.state == READY:
-        return _not_done(stone, done)  # run the guard again, and why: what changed since the pass
+        return not_done(stone, done)  # run the guard again, and why: what changed since the pass
     return found
 
 

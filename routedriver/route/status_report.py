@@ -1,0 +1,178 @@
+"""How the board is shown: rows of cells (the plain table and the coloured one share them), one JSON document
+with stable keys, and Markdown (a table and a Mermaid flowchart of the tiers) for a pull request comment or
+``$GITHUB_STEP_SUMMARY``. Pure functions of ``status.RouteBoard``; nothing here reads a file."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from routedriver.route.status import RouteBoard, Row
+
+COLUMNS = ("tier", "stone", "state", "detail", "review", "approved")
+# Mermaid classes and the colours the terminal uses, by state (a stone is one of these).
+STYLES = {
+    "passed": ("#d1fadf", "#12805c", "green"),
+    "stale": ("#fff4cc", "#b58100", "yellow"),
+    "ready": ("#dbeafe", "#1d4ed8", "cyan"),
+    "needs-artifact": ("#dbeafe", "#1d4ed8", "cyan"),
+    "rejected": ("#fde2e1", "#b42318", "red"),
+    "waiting-for-approval": ("#ede9fe", "#6d28d9", "magenta"),
+    "unapproved": ("#ede9fe", "#6d28d9", "magenta"),
+    "malfunction": ("#fde2e1", "#b42318", "bold red"),
+    "broken": ("#fde2e1", "#b42318", "bold red"),
+    "blocked": ("#f2f4f7", "#667085", "dim"),
+}
+
+
+def progress(board: RouteBoard) -> str:
+    """``route routes/demo: 2 of 5 stones passed`` (or ``all 5 stones passed``)."""
+    total = board.total
+    noun = "stone" if total == 1 else "stones"
+    if board.passed == total:
+        done = "its one stone passed" if total == 1 else f"all {total} stones passed"
+        return f"route {board.route.display}: {done}"
+    return f"route {board.route.display}: {board.passed} of {total} {noun} passed"
+
+
+def _review(row: Row) -> str:
+    if row.review is None:
+        return ""
+    parts = []
+    if row.review.blockers is not None:
+        parts.append(f"{row.review.blockers} blocker{'s' if row.review.blockers != 1 else ''}")
+    if row.review.nitpicks is not None:
+        parts.append(f"{row.review.nitpicks} nitpick{'s' if row.review.nitpicks != 1 else ''}")
+    return ", ".join(parts) or "no counts"
+
+
+def _approved(row: Row) -> str:
+    if row.approval is None:
+        return ""
+    who = row.approval.email or row.approval.name or "someone"
+    older = "" if row.approval.current else " (older content)"
+    return f"{who} {row.approval.at}{older}"
+
+
+def cells(row: Row) -> tuple[str, ...]:
+    """A row as the table's cells, in ``COLUMNS`` order."""
+    detail = " ".join(row.detail.split())
+    return (row.tier, row.stone.name, row.state, detail, _review(row), _approved(row))
+
+
+def plain(boards: Sequence[RouteBoard], width: int = 200) -> str:
+    """The table as text without colour: columns padded to their widest cell, a long detail cut to fit."""
+    out: list[str] = []
+    for board in boards:
+        table = [COLUMNS, *(cells(row) for row in board.rows)]
+        widths = [max(len(line[index]) for line in table) for index in range(len(COLUMNS))]
+        fixed = sum(widths) - widths[3] + 2 * (len(COLUMNS) - 1)
+        widths[3] = max(len("detail"), min(widths[3], width - fixed))
+        for line in table:
+            padded = [
+                (cell if len(cell) <= widths[index] else cell[: widths[index] - 1] + "…").ljust(widths[index])
+                for index, cell in enumerate(line)
+            ]
+            out.append("  ".join(padded).rstrip())
+        out.append(progress(board))
+        out.append("")
+    return "\n".join(out).rstrip("\n") + "\n"
+
+
+def to_json(boards: Sequence[RouteBoard]) -> dict[str, object]:
+    """The documented document (docs/route.md, route.status): stable keys, every stone of every route."""
+    return {
+        "routes": [
+            {
+                "route": board.route.display,
+                "passed": board.passed,
+                "total": board.total,
+                "complete": board.passed == board.total,
+                "stones": [_row_json(board, row) for row in board.rows],
+            }
+            for board in boards
+        ]
+    }
+
+
+def _row_json(board: RouteBoard, row: Row) -> dict[str, object]:
+    return {
+        "name": row.stone.name,
+        "tier": row.tier,
+        "state": row.state,
+        "detail": row.detail,
+        "blocked_by": row.blocked_by,
+        "file": board.route.show(row.stone.path),
+        "review": (
+            None
+            if row.review is None
+            else {"blockers": row.review.blockers, "nitpicks": row.review.nitpicks, "file": row.review.file}
+        ),
+        "approval": (
+            None
+            if row.approval is None
+            else {
+                "name": row.approval.name,
+                "email": row.approval.email,
+                "at": row.approval.at,
+                "current": row.approval.current,
+            }
+        ),
+    }
+
+
+# ---------------------------------------------------------------- Markdown
+
+
+def _md_cell(text: str) -> str:
+    """A table cell: pipes escaped, lines joined (GitHub's Markdown tables hold one line per row)."""
+    return " ".join(text.split()).replace("\\", "\\\\").replace("|", "\\|")
+
+
+def _mermaid_label(text: str) -> str:
+    """Text inside a quoted Mermaid label: the characters Mermaid's own escapes exist for, as entities."""
+    swaps = {'"': "#quot;", "#": "#35;", "<": "#lt;", ">": "#gt;", "`": "#96;", "&": "#amp;"}
+    return "".join(swaps.get(char, char) for char in text)
+
+
+def mermaid(board: RouteBoard) -> str:
+    """A flowchart of the route's tiers, left to right: a subgraph per tier, a node per stone (coloured by
+    its state), an arrow from each tier to the next."""
+    lines = ["flowchart LR"]
+    tiers: list[str] = []
+    by_tier: dict[str, list[tuple[int, Row]]] = {}
+    for index, row in enumerate(board.rows):
+        if row.tier not in by_tier:
+            tiers.append(row.tier)
+        by_tier.setdefault(row.tier, []).append((index, row))
+    for number, tier in enumerate(tiers):
+        lines.append(f'  subgraph t{number}["tier {_mermaid_label(tier)}"]')
+        for index, row in by_tier[tier]:
+            label = _mermaid_label(f"{row.stone.name}: {row.state}")
+            lines.append(f'    s{index}["{label}"]')
+        lines.append("  end")
+    for number in range(len(tiers) - 1):
+        lines.append(f"  t{number} --> t{number + 1}")
+    used = sorted({row.state for row in board.rows})
+    for state in used:
+        fill, stroke, _colour = STYLES[state]
+        lines.append(f"  classDef {_class_name(state)} fill:{fill},stroke:{stroke},color:#101828")
+    for state in used:
+        members = ",".join(f"s{index}" for index, row in enumerate(board.rows) if row.state == state)
+        lines.append(f"  class {members} {_class_name(state)}")
+    return "\n".join(lines) + "\n"
+
+
+def _class_name(state: str) -> str:
+    return "st_" + state.replace("-", "_")
+
+
+def markdown(boards: Sequence[RouteBoard]) -> str:
+    out: list[str] = []
+    for board in boards:
+        out += [f"### {progress(board)}", ""]
+        out.append("| " + " | ".join(COLUMNS) + " |")
+        out.append("|" + "---|" * len(COLUMNS))
+        for row in board.rows:
+            out.append("| " + " | ".join(_md_cell(cell) for cell in cells(row)) + " |")
+        out += ["", "```mermaid", mermaid(board).rstrip("\n"), "```", ""]
+    return "\n".join(out)
