@@ -45,6 +45,13 @@ OPTIONS = (
     ),
     Option("--all", "all_routes", "Verify every route in the repository."),
     Option(
+        "--base",
+        "base",
+        "Compare every route's definitions (stones, guards, approvers) with this commit, the pull request's "
+        "base: a change fails unless a human approved it with route.policy.approve.",
+        "REF",
+    ),
+    Option(
         "--approvers",
         "approvers",
         "Emails allowed to approve (default: $route/.route/approvers, else .route-approvers at the top).",
@@ -162,6 +169,7 @@ def _finish() -> None:
 def run_verify(
     routes: tuple[str, ...],
     all_routes: bool,
+    base: str | None,
     approvers: Path | None,
     require_signed: bool,
     allowed_signers: Path | None,
@@ -184,9 +192,12 @@ def run_verify(
         require_signed=require_signed,
         allow_incomplete=allow_incomplete,
         allowed_signers=allowed_signers.resolve() if allowed_signers else None,
+        base_ref=base,
     )
     if junit_path is not None:  # first: a path it cannot write is refused before any report is shown
         _write_junit(junit_path, verify_report.junit(report))
+    for notice in verify_report.notices(report):
+        sys.stderr.write(notice + "\n")
     out = sys.stdout
     if as_json:
         import json

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import re
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Container, Iterable, Mapping, Sequence
 from itertools import filterfalse
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -195,6 +195,12 @@ def manifest_in(text: str) -> tuple[tuple[str, str], ...]:
 
 def _manifest_fields(manifest: Mapping[str, str]) -> list[tuple[str, fm.Value]]:
     return [("artifact", f"{content_id} {path}") for path, content_id in sorted(manifest.items())]
+
+
+def has_marker(names: Container[str], stone: str) -> bool:
+    """Does the ``.route/`` listing ``names`` hold a marker of ``stone`` (its pass record or its approval)?
+    route.verify --base asks it of the base's listing: a removed stone with a marker there was not pruned."""
+    return f"{stone}.passed" in names or f"{stone}.approved" in names
 
 
 def is_passed(route: Route, stone: str, names: frozenset[str] | None = None) -> bool:
