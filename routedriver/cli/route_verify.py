@@ -196,8 +196,6 @@ def run_verify(
     )
     if junit_path is not None:  # first: a path it cannot write is refused before any report is shown
         _write_junit(junit_path, verify_report.junit(report))
-    for notice in verify_report.notices(report):
-        sys.stderr.write(notice + "\n")
     out = sys.stdout
     if as_json:
         import json
@@ -209,6 +207,8 @@ def run_verify(
         # The runner reads workflow commands on both streams; with --json, stdout holds the JSON alone.
         _github(report, sys.stderr if as_json else out)
     out.flush()
+    for notice in verify_report.notices(report):  # before the verdict's error line, which stays the last
+        sys.stderr.write(notice + "\n")
     if report.ok:
         return 0
     failing = report.failing

@@ -12,14 +12,16 @@ removed side decides.
 A policy change passes only with a **policy approval**: ``$route/.route/policy.approved``, written by
 ``route.policy.approve`` (a human at a terminal) and committed alone, whose definitions hash equals the
 current definitions, and which git's history vouches for exactly as for a stone approval
-(``provenance.Provenance``). When the route's own approvers file is among the changes, who may approve comes
-from REF: a pull request cannot list its own author. A removed route has no approval path (nothing is left to
-hold a marker): humans remove routes on the base branch.
+(``provenance.Provenance``). Who may approve it comes from REF (the route's approvers file there, else the
+repository's ``.route-approvers`` there) unless ``--approvers`` names a file: a pull request cannot list its
+own author for its own change. A removed route has no approval path (nothing is left to hold a marker):
+humans remove routes on the base branch.
 
-Git is asked three times per run, however many routes: the commit REF names, ONE ``git ls-tree -r`` (of the
-routes, or with ``--all`` of the whole tree) and the one ``git log`` provenance already runs over every
-``*.approved`` marker (``policy.approved`` is one). The current definitions are hashed from disk, never taken
-from git's index, as git would store them.
+Git is asked twice per run, however many routes: the commit REF names and ONE ``git ls-tree -r`` (of the
+routes and the top-level approvers file, or with ``--all`` of the whole tree); plus, for a route whose
+policy approval must be vouched for, the base's approvers file (``git cat-file``). The one ``git log``
+provenance runs over every ``*.approved`` marker covers ``policy.approved`` too. The current definitions are
+hashed from disk as git would store them, never taken from git's index.
 """
 
 from __future__ import annotations
@@ -189,6 +191,18 @@ class _BaseDir(NamedTuple):
         }
 
 
+class _Base(NamedTuple):
+    """REF as one run compares with it."""
+
+    repo: gitops.Repo
+    short: str  # REF's commit, as messages show it
+    directories: dict[str, _BaseDir]  # REF's files by directory (``.`` for the top-level)
+    provenance: Provenance
+
+    def directory(self, path: str) -> _BaseDir:
+        return self.directories.get(path, _BaseDir({}))
+
+
 def compare(
     repo: gitops.Repo | None,
     ref: str,
@@ -216,17 +230,18 @@ def compare(
         resolved = path.resolve()
         if resolved == top or top in resolved.parents:
             wanted.add(hashing.relative_posix(resolved, top))
-    whole = all_routes or "." in wanted
+    # The routes and the repository's approvers file (who may approve a policy change), or everything.
+    listed = () if all_routes or "." in wanted else (*sorted(wanted), REPO_APPROVERS)
     try:
-        tree = gitops.tree_files(repo, commit, () if whole else sorted(wanted))
+        tree = gitops.tree_files(repo, commit, listed)
     except gitops.GitError as exc:
         raise Refused(f"cannot list {ref} ({commit[:12]}): {exc}", "check --base") from None
-    base = _directories(tree)
-    names = (wanted | {name for name, found in base.items() if found.stones}) if all_routes else wanted
-    short = commit[:12]
+    base = _Base(repo, commit[:12], _directories(tree), provenance)
+    if all_routes:
+        wanted |= {name for name, found in base.directories.items() if found.stones}
     found: list[RoutePolicy] = []
-    for name in sorted(names):
-        at_base = base.get(name, _BaseDir({}))
+    for name in sorted(wanted):
+        at_base = base.directory(name)
         route = loaded.get(name)
         if route is None:
             if at_base.stones and not _has_stones(top / name):  # unloadable routes are already reported
@@ -235,8 +250,7 @@ def compare(
         if not at_base.stones:
             found.append(RoutePolicy(name, "added", added=tuple(stone.name for stone in route.stones)))
             continue
-        state = base.get(_join(name, STATE_DIR), _BaseDir({}))
-        found.append(_compare_route(repo, route, name, at_base, state, provenance, short))
+        found.append(_compare_route(base, route, name))
     return PolicyReport(ref, commit, tuple(found))
 
 
@@ -266,19 +280,12 @@ def _difference(before: str | None, after: str | None) -> ChangeKind | None:
     return "added" if before is None else "removed" if after is None else "changed"
 
 
-def _compare_route(
-    repo: gitops.Repo,
-    route: Route,
-    name: str,
-    at_base: _BaseDir,
-    state: _BaseDir,
-    provenance: Provenance,
-    short: str,
-) -> RoutePolicy:
+def _compare_route(base: _Base, route: Route, name: str) -> RoutePolicy:
     try:
-        current = definitions(route, repo)
+        current = definitions(route, base.repo)
     except Refused as exc:  # a definition that cannot be read cannot be shown to be the base's: fail closed
         return RoutePolicy(name, problem=exc.line().removeprefix("error: "))
+    at_base, state = base.directory(name), base.directory(_join(name, STATE_DIR))
     base_stones = at_base.stones
     now = {stone.name for stone in route.stones}
     changes: list[Change] = []
@@ -295,17 +302,12 @@ def _compare_route(
             pruned.append(stone)
         else:
             changes.append(Change(_join(name, stone + STONE_SUFFIX), "removed", ROUTE_WIDE))
-    approvers_path = _join(name, ROUTE_APPROVERS)
-    base_approvers = state.files.get(os.path.basename(ROUTE_APPROVERS))
-    before = base_approvers.blob if base_approvers is not None else None
-    approvers_change = _difference(before, current.get(approvers_path))
-    if approvers_change is not None:
-        changes.append(Change(approvers_path, approvers_change, ROUTE_WIDE))
-    approval = None
-    if changes:
-        changed = approvers_change is not None
-        who = _base_approvers(repo, route, name, base_approvers, changed, provenance, short)
-        approval = _approval(route, name, current, who, provenance)
+    approvers = _join(name, ROUTE_APPROVERS)
+    own = state.files.get(os.path.basename(ROUTE_APPROVERS))
+    kind = _difference(own.blob if own is not None else None, current.get(approvers))
+    if kind is not None:
+        changes.append(Change(approvers, kind, ROUTE_WIDE))
+    approval = _approval(base, route, name, current) if changes else None
     added = tuple(stone.name for stone in route.stones if stone.name not in base_stones)
     return RoutePolicy(name, "compared", added, tuple(pruned), tuple(changes), approval)
 
@@ -327,43 +329,7 @@ def _default_match(stone: str, filename: str) -> bool:
     return filename.startswith(stone) and filename.endswith(".md") and len(filename) >= len(stone) + 3
 
 
-def _base_approvers(
-    repo: gitops.Repo,
-    route: Route,
-    name: str,
-    at_base: gitops.TreeEntry | None,
-    changed: bool,
-    provenance: Provenance,
-    short: str,
-) -> Approvers | None:
-    """Who may approve a policy change: the usual approvers (None), unless the change touches the route's own
-    approvers file and no ``--approvers`` overrides it; then the file as REF has it."""
-    if not changed or provenance.override is not None:
-        return None
-    shown = f"{_join(name, ROUTE_APPROVERS)} at {short}"
-    if at_base is None:
-        # Added by this very change: it cannot vouch for its own addition. The repository's file can.
-        top = repo.toplevel / REPO_APPROVERS
-        if top.is_file():
-            return Provenance(repo, top).approvers(route)
-        why = (
-            f"the route's approvers file is new since {short} and cannot approve itself: list the approvers "
-            f"in {REPO_APPROVERS} on the base branch, or pass --approvers"
-        )
-        return Approvers(None, frozenset(), why)
-    raw = gitops.blob_bytes(repo, at_base.blob)
-    if raw is None:
-        return Approvers(None, frozenset(), f"cannot read {shown} from git; fetch the base's history")
-    try:
-        emails = parse_approvers(raw.decode("utf-8-sig"))
-    except UnicodeDecodeError:
-        return Approvers(None, frozenset(), f"{shown} is not UTF-8 text, so it approves nobody")
-    return Approvers(route.path / ROUTE_APPROVERS, emails)
-
-
-def _approval(
-    route: Route, name: str, current: Mapping[str, str], who: Approvers | None, provenance: Provenance
-) -> ApprovalCheck | None:
+def _approval(base: _Base, route: Route, name: str, current: Mapping[str, str]) -> ApprovalCheck | None:
     """The policy approval's verdict on the current definitions; None when there is no policy approval."""
     path = marker_path(route)
     if not os.path.lexists(path):
@@ -373,7 +339,36 @@ def _approval(
         what = manifest.describe(marker.files, current) or "the same files, other content"
         why = f"it approves other definitions (since then: {what})"
         return ApprovalCheck(False, STATUS, why)
-    return provenance.check(route, marker, path, approve_hint(name), approvers=who)
+    who = None if base.provenance.override is not None else _base_approvers(base, route, name)
+    return base.provenance.check(route, marker, path, approve_hint(name), approvers=who)
+
+
+def _base_approvers(base: _Base, route: Route, name: str) -> Approvers:
+    """Who may approve a policy change (without ``--approvers``): the approvers file as REF has it, the
+    route's own, else the repository's. A pull request cannot list its own author for its own change."""
+    own = base.directory(_join(name, STATE_DIR)).files.get(os.path.basename(ROUTE_APPROVERS))
+    if own is not None:
+        return _approvers_at_base(base, own, route.path / ROUTE_APPROVERS)
+    shared = base.directory(".").files.get(REPO_APPROVERS)
+    if shared is not None:
+        return _approvers_at_base(base, shared, base.repo.toplevel / REPO_APPROVERS)
+    why = (
+        f"no approvers file at {base.short} (who may approve a policy change comes from the base): add "
+        f"{_join(name, ROUTE_APPROVERS)} or {REPO_APPROVERS} on the base branch, or pass --approvers"
+    )
+    return Approvers(None, frozenset(), why)
+
+
+def _approvers_at_base(base: _Base, entry: gitops.TreeEntry, path: Path) -> Approvers:
+    shown = f"{hashing.relative_posix(path, base.repo.toplevel)} at {base.short}"
+    raw = gitops.blob_bytes(base.repo, entry.blob)
+    if raw is None:
+        return Approvers(path, frozenset(), f"cannot read {shown} from git; fetch the base's history")
+    try:
+        # utf-8-sig: an editor's byte-order mark must not hide the first email (as provenance reads it).
+        return Approvers(path, parse_approvers(raw.decode("utf-8-sig")))
+    except UnicodeDecodeError:
+        return Approvers(path, frozenset(), f"the approvers file {shown} is not UTF-8 text; save it as UTF-8")
 
 
 # ---------------------------------------------------------------- the verdict as stone checks

@@ -113,16 +113,16 @@ def robot_set(up: Upstream, *stones: str) -> None:
 
 
 def ci(
-    up: Upstream, *extra: str, base: str = "origin/main", checkout: str = "origin/robot", name: str = "ci"
+    up: Upstream, *extra: str, base: str = "origin/main", checkout: str = "origin/robot", signed: bool = True
 ) -> Ran:
     """A fresh clone of upstream, the robot's branch checked out detached (as CI does), route.verify."""
-    clone = up.tmp / name
+    clone = up.tmp / "ci"
     if clone.exists():
         shutil.rmtree(clone)
     git(up.tmp, "clone", "-q", str(up.repo), str(clone))
     git(clone, "checkout", "-q", "--detach", checkout)
-    signed = ["--require-signed", "--allowed-signers", str(up.allowed)]
-    return run_route(["route.verify", "--all", "--base", base, *signed, *extra], clone)
+    signatures = ["--require-signed", "--allowed-signers", str(up.allowed)] if signed else []
+    return run_route(["route.verify", "--all", "--base", base, *signatures, *extra], clone)
 
 
 def changed(up: Upstream, files: str, hits: str = "route") -> str:
@@ -155,6 +155,12 @@ def rejected(done: Ran) -> dict[str, str]:
     assert done.code == 2, done.out
     assert "error: " in done.err and "policy-changed" in done.err
     return lines_of(done)
+
+
+def weaken(up: Upstream) -> None:
+    edit(up.route / "2.plan.guard", "  - reviewed?\n", "")
+    robot_set(up, "2.plan")
+    robot_commit(up.repo, "weaken 2.plan")
 
 
 # ---------------------------------------------------------------- the robot weakens the policy
@@ -310,6 +316,20 @@ def test_a_changed_route_approvers_file_fails_the_route_and_cannot_approve_itsel
     )
 
 
+def test_the_top_level_approvers_file_cannot_approve_a_change_made_with_it(
+    upstream: Upstream,
+) -> None:
+    up = upstream
+    weaken(up)
+    edit(up.repo / ".route-approvers", f"{TEST_EMAIL}\n", f"{TEST_EMAIL}\n{ROBOT_EMAIL}\n")
+    robot_commit(up.repo, "me too")
+    assert run_route(["route.policy.approve", "--route", "route"], up.repo, human=True, env=ROBOT).code == 0
+    # Even without signatures: a policy approval is vouched for by the approvers as the base has them.
+    line = rejected(ci(up, signed=False))["route/2.plan"]
+    assert f"its approval was committed by {ROBOT_EMAIL} (commit " in line
+    assert line.endswith("who is not in .route-approvers; a human runs route.policy.approve --route route")
+
+
 def test_an_edited_route_approvers_file_is_judged_by_the_base_version(
     template: Template, tmp_path: Path
 ) -> None:
@@ -332,15 +352,9 @@ def test_an_edited_route_approvers_file_is_judged_by_the_base_version(
 # ---------------------------------------------------------------- policy approvals the robot made
 
 
-def _weaken(up: Upstream) -> None:
-    edit(up.route / "2.plan.guard", "  - reviewed?\n", "")
-    robot_set(up, "2.plan")
-    robot_commit(up.repo, "weaken 2.plan")
-
-
 def test_a_policy_approval_written_by_the_robot_is_rejected(upstream: Upstream) -> None:
     up = upstream
-    _weaken(up)
+    weaken(up)
     # Written by the robot in the driver's own format, naming the human, committed under the human's name.
     done = run_route(
         ["route.policy.approve", "--route", "route", "--no-commit"],
@@ -367,7 +381,7 @@ def test_a_policy_approval_written_by_the_robot_is_rejected(upstream: Upstream) 
 
 def test_a_policy_approval_committed_by_the_robot_is_rejected(upstream: Upstream) -> None:
     up = upstream
-    _weaken(up)
+    weaken(up)
     done = run_route(["route.policy.approve", "--route", "route"], up.repo, human=True, env=ROBOT)
     assert done.code == 0, done.err
     assert "policy approved: route by Robot <robot@example.com>" in done.out
@@ -378,7 +392,7 @@ def test_a_policy_approval_committed_by_the_robot_is_rejected(upstream: Upstream
 
 def test_a_policy_approval_edited_after_the_human_approved_is_rejected(upstream: Upstream) -> None:
     up = upstream
-    _weaken(up)
+    weaken(up)
     human_approves_policy(up)
     assert ci(up).code == 0
     # The robot weakens further and rewrites the approval to cover it, keeping the human's name.
@@ -421,7 +435,7 @@ marker.write_text("\\n".join(lines[:at] + new + lines[at:]) + "\\n")
 
 def test_a_policy_approval_for_older_definitions_is_rejected(upstream: Upstream) -> None:
     up = upstream
-    _weaken(up)
+    weaken(up)
     human_approves_policy(up)
     edit(up.route / "2.plan.stone", "Write the plan.", "Write any plan.")
     robot_commit(up.repo, "one more change after the approval")
@@ -437,7 +451,7 @@ def test_a_policy_approval_for_older_definitions_is_rejected(upstream: Upstream)
 
 def test_a_humans_signed_policy_approval_at_a_terminal_is_accepted(upstream: Upstream) -> None:
     up = upstream
-    _weaken(up)
+    weaken(up)
     write(up.repo / "staged.txt", "someone's staged work\n")
     git(up.repo, "add", "staged.txt")
     done = human_approves_policy(up)
@@ -472,7 +486,7 @@ def test_a_humans_signed_policy_approval_at_a_terminal_is_accepted(upstream: Ups
 
 def test_policy_approval_with_no_commit_then_the_humans_signed_commit(upstream: Upstream) -> None:
     up = upstream
-    _weaken(up)
+    weaken(up)
     done = human_approves_policy(up, "--no-commit")
     assert "  not committed (--no-commit); commit route/.route/policy.approved yourself" in done.out
     assert rejected(ci(up))["route/2.plan"].endswith("a human runs route.policy.approve --route route")
@@ -483,7 +497,7 @@ def test_policy_approval_with_no_commit_then_the_humans_signed_commit(upstream: 
 
 def test_a_robot_cannot_run_policy_approve(upstream: Upstream) -> None:
     up = upstream
-    _weaken(up)
+    weaken(up)
     head = git(up.repo, "rev-parse", "HEAD")
     done = run_route(["route.policy.approve", "--route", "route"], up.repo)
     assert done.code == 2
@@ -624,7 +638,7 @@ def test_base_is_refused_when_git_cannot_find_it(upstream: Upstream) -> None:
 
 def test_reports_name_the_policy_change_everywhere(upstream: Upstream, tmp_path: Path) -> None:
     up = upstream
-    _weaken(up)
+    weaken(up)
     summary = tmp_path / "summary.md"
     junit = tmp_path / "verify.xml"
     assert ci(up).code == 2
@@ -646,3 +660,23 @@ def test_reports_name_the_policy_change_everywhere(upstream: Upstream, tmp_path:
     assert '<failure message="policy changed: route/2.plan.guard changed since' in junit.read_text()
     assert 'type="policy-changed"' in junit.read_text()
     assert "| ❌ | route | 2.plan | policy-changed |" in summary.read_text()
+
+
+def test_a_sha256_repository_is_compared_in_its_own_object_format(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q", "--object-format=sha256")
+    write(repo / "route" / "1.a.stone", "Do it.\n")
+    write(repo / "route" / "1.a.guard", "judges:\n  - approved?\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "base")
+    same = run_route(["route.verify", "--all", "--base", "HEAD", "--allow-incomplete"], repo)
+    assert same.code == 0, same.out + same.err
+    write(repo / "route" / "1.a.guard", "judges: []\n")
+    done = run_route(["route.verify", "--all", "--base", "HEAD", "--allow-incomplete"], repo)
+    head = git(repo, "rev-parse", "HEAD").strip()
+    assert len(head) == 64
+    assert lines_of(done)["route/1.a"] == (
+        f"policy-changed: policy changed: route/1.a.guard changed since {head[:12]}; a human runs "
+        "route.policy.approve --route route"
+    )
