@@ -680,3 +680,70 @@ def test_a_sha256_repository_is_compared_in_its_own_object_format(tmp_path: Path
         f"policy-changed: policy changed: route/1.a.guard changed since {head[:12]}; a human runs "
         "route.policy.approve --route route"
     )
+
+
+def test_policy_approve_json_a_failed_commit_and_outside_git(git_repo: Path, tmp_path: Path) -> None:
+    route = gated_route(git_repo)
+    git(git_repo, "add", "-A")
+    git(git_repo, "commit", "-q", "-m", "route")
+    lock = git_repo / ".git" / "index.lock"
+    lock.write_text("")
+    failed = run_route(["route.policy.approve", "--route", "route"], git_repo, human=True)
+    assert failed.code == 2
+    assert failed.err.startswith(
+        "error: approval recorded in route/.route/policy.approved but not committed: fatal: Unable to create "
+    )
+    assert failed.err.endswith(
+        "; fix that, then run the same command again (it commits the recorded approval)\n"
+    )
+    lock.unlink()
+    done = run_route(["route.policy.approve", "--route", "route", "--json"], git_repo, human=True)
+    assert done.code == 0, done.err
+    payload = json.loads(done.out)
+    head = git(git_repo, "rev-parse", "HEAD").strip()
+    assert payload["outcome"] == "already-approved" and payload["commit"] == head  # the rerun committed it
+    assert payload["marker"] == "route/.route/policy.approved" and payload["committed"] is True
+    assert [entry["path"] for entry in payload["files"]] == [
+        "route/1.vision.guard",
+        "route/1.vision.stone",
+        "route/2.plan.guard",
+        "route/2.plan.stone",
+        "route/3.ship.stone",
+    ]
+    assert policy_of(route / ".route" / "policy.approved").definitions_hash == payload["definitions_hash"]
+    # Outside git there is no commit to make: refused, nothing written.
+    plain = tmp_path / "plain"
+    write(plain / "r" / "1.a.stone", "Do it.\n")
+    outside = run_route(["route.policy.approve", "--route", "r"], plain, human=True)
+    assert outside.code == 2
+    assert outside.err == (
+        "error: r is not in a git repository; a policy approval is a commit: run it in the routes' git work "
+        "tree\n"
+    )
+    assert not (plain / "r" / ".route").exists()
+
+
+def test_a_policy_approval_binds_the_bytes_on_disk_not_what_the_robot_staged(upstream: Upstream) -> None:
+    up = upstream
+    guard = up.route / "1.vision.guard"
+    # The robot stages a weaker guard, puts the old bytes back on disk with the staged size and times, and
+    # tells git to trust the index (so git itself would say the work tree matches what is staged).
+    long_ago = (1_600_000_000, 1_600_000_000)  # well before the index is written: not "racily clean"
+    edit(guard, "--allow-blockers 0", "--allow-blockers 9")
+    os.utime(guard, long_ago)
+    robot_git(up.repo, "add", "route/1.vision.guard")
+    edit(guard, "--allow-blockers 9", "--allow-blockers 0")
+    os.utime(guard, long_ago)
+    robot_git(up.repo, "config", "core.checkStat", "minimal")
+    robot_git(up.repo, "config", "core.trustctime", "false")
+    assert robot_git(up.repo, "diff-files", "--name-only") == ""  # git no longer sees the difference
+    human_approves_policy(up)  # the human reviewed the guard on disk: the strict one
+    marker = policy_of(up.route / ".route" / "policy.approved")
+    strict = git(up.repo, "rev-parse", f"{up.base}:route/1.vision.guard").strip()
+    assert marker.files["route/1.vision.guard"] == strict
+    robot_git(up.repo, "commit", "-q", "-m", "what was staged")  # the weaker guard reaches the branch
+    assert "--allow-blockers 9" in git(up.repo, "show", "HEAD:route/1.vision.guard")
+    assert rejected(ci(up))["route/1.vision"].startswith(
+        f"policy-changed: policy changed: route/1.vision.guard changed since {up.base[:12]}; its policy "
+        "approval does not count: it approves other definitions (since then: changed route/1.vision.guard)"
+    )
