@@ -526,3 +526,47 @@ def commit_paths(repo: Repo, paths: Sequence[str], message: str) -> str:
         raise GitError(_problem_line(_unwrap(str(exc.stderr or ""))) or f"git exited {exc.status}") from None
     except git.GitCommandNotFound:
         raise GitError("git is not installed") from None
+
+
+# ---------------------------------------------------------------- a base commit's tree (route.verify --base)
+
+
+class TreeEntry(NamedTuple):
+    """One file of a commit's tree, as ``git ls-tree`` lists it."""
+
+    mode: str  # 100644, 100755 (files), 120000 (a symlink: the blob holds its target)
+    blob: str
+
+
+def resolve_commit(repo: Repo, ref: str) -> str | None:
+    """The commit ``ref`` (any commit-ish: a sha, a branch, ``origin/main``, ``HEAD~2``) names, or None when
+    git cannot resolve it here (not fetched, misspelled, not a commit)."""
+    if not ref or ref.startswith("-"):
+        return None  # an option, not a name: no ref starts with a dash
+    done = _git(["rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"], repo.toplevel)
+    sha = done.stdout.strip()
+    return sha if done.returncode == 0 and sha else None
+
+
+def tree_files(repo: Repo, commit: str, paths: Sequence[str] = ()) -> dict[str, TreeEntry]:
+    """Every file (blob) of ``commit`` under ``paths`` (relative to the top-level; none: the whole tree),
+    ``{path: TreeEntry}``: ONE ``git ls-tree -r``. Submodules are left out (they are not files)."""
+    done = _git(["ls-tree", "-r", "-z", "--full-tree", commit, "--", *paths], repo.toplevel)
+    if done.returncode != 0:
+        raise GitError(_problem_line(done.stderr) or f"git ls-tree exited {done.returncode}")
+    found: dict[str, TreeEntry] = {}
+    for record in done.stdout.split("\0"):
+        meta, tab, path = record.partition("\t")
+        parts = meta.split(" ")
+        if tab and len(parts) == 3 and parts[1] == "blob":
+            found[path] = TreeEntry(parts[0], parts[2])
+    return found
+
+
+def blob_bytes(repo: Repo, blob: str) -> bytes | None:
+    """The bytes of the blob ``blob`` (``git cat-file blob``), or None when git cannot give them."""
+    # latin-1 maps every byte to one character, so the text decodes back to exactly git's bytes.
+    done = proc.run(
+        ["git", "cat-file", "blob", blob], cwd=repo.toplevel, extra_env=_READ_ONLY_ENV, encoding="latin-1"
+    )
+    return done.stdout.encode("latin-1") if done.returncode == 0 else None

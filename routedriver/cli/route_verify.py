@@ -45,6 +45,13 @@ OPTIONS = (
     ),
     Option("--all", "all_routes", "Verify every route in the repository."),
     Option(
+        "--base",
+        "base",
+        "Compare every route's definitions (stones, guards, approvers) with this commit, the pull request's "
+        "base: a change fails unless a human approved it with route.policy.approve.",
+        "REF",
+    ),
+    Option(
         "--approvers",
         "approvers",
         "Emails allowed to approve (default: $route/.route/approvers, else .route-approvers at the top).",
@@ -162,6 +169,7 @@ def _finish() -> None:
 def run_verify(
     routes: tuple[str, ...],
     all_routes: bool,
+    base: str | None,
     approvers: Path | None,
     require_signed: bool,
     allowed_signers: Path | None,
@@ -184,6 +192,7 @@ def run_verify(
         require_signed=require_signed,
         allow_incomplete=allow_incomplete,
         allowed_signers=allowed_signers.resolve() if allowed_signers else None,
+        base_ref=base,
     )
     if junit_path is not None:  # first: a path it cannot write is refused before any report is shown
         _write_junit(junit_path, verify_report.junit(report))
@@ -198,6 +207,8 @@ def run_verify(
         # The runner reads workflow commands on both streams; with --json, stdout holds the JSON alone.
         _github(report, sys.stderr if as_json else out)
     out.flush()
+    for notice in verify_report.notices(report):  # before the verdict's error line, which stays the last
+        sys.stderr.write(notice + "\n")
     if report.ok:
         return 0
     failing = report.failing

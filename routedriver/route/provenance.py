@@ -24,12 +24,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import NamedTuple
+from typing import NamedTuple, Protocol
 
 from routedriver import gitops
 from routedriver.later import Later
 from routedriver.route import hashing
-from routedriver.route.model import STATE_DIR, Marker, Route
+from routedriver.route.model import STATE_DIR, Route
 
 ROUTE_APPROVERS = f"{STATE_DIR}/approvers"
 REPO_APPROVERS = ".route-approvers"
@@ -40,6 +40,17 @@ class Approvers(NamedTuple):
     path: Path | None  # None: no approvers file anywhere
     emails: frozenset[str]  # lower-case
     problem: str = ""  # the file exists but cannot be used (unreadable, not UTF-8): why, and what to do
+
+
+class ApprovalRecord(Protocol):
+    """What vouching needs of an approval marker: its exact text and who it names. A stone's ``Marker`` and
+    the route's policy approval (``routedriver.route.policy``) both are one."""
+
+    @property
+    def raw(self) -> str: ...
+
+    @property
+    def approver_email(self) -> str: ...
 
 
 class ApprovalCheck(NamedTuple):
@@ -144,8 +155,16 @@ class Provenance:
             self._boundary = Later(lambda: gitops.shallow_boundary(repo))
         return self._boundary.get()
 
-    def check(self, route: Route, marker: Marker | None, path: Path, approve_hint: str) -> ApprovalCheck:
-        """Is the approval marker at ``path`` (it exists) one a listed human committed?"""
+    def check(
+        self,
+        route: Route,
+        marker: ApprovalRecord | None,
+        path: Path,
+        approve_hint: str,
+        approvers: Approvers | None = None,
+    ) -> ApprovalCheck:
+        """Is the approval marker at ``path`` (it exists) one a listed human committed? ``approvers``: who
+        may approve, when not the route's usual approvers file (a policy approval: the base's)."""
         if marker is None:
             if _conflicted(path):
                 return ApprovalCheck(
@@ -159,7 +178,7 @@ class Provenance:
             )
         if self.repo is None:
             return ApprovalCheck(False, "unapproved", "cannot check who approved: not in a git repository")
-        approvers = self.approvers(route)
+        approvers = approvers if approvers is not None else self.approvers(route)
         if approvers.problem:
             return ApprovalCheck(False, "unapproved", approvers.problem)
         if approvers.path is None:
@@ -187,7 +206,7 @@ class Provenance:
         return vouched._replace(why=vouched.why + SHALLOW_HINT)
 
     def _vouch(
-        self, approvers: Approvers, marker: Marker, path: Path, approve_hint: str
+        self, approvers: Approvers, marker: ApprovalRecord, path: Path, approve_hint: str
     ) -> tuple[ApprovalCheck, bool]:
         """The history's verdict on the marker, and whether a shallow clone could be what made it fail."""
         assert self.repo is not None and approvers.path is not None

@@ -23,7 +23,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from routedriver import gitops
 from routedriver.errors import Refused
@@ -36,7 +36,10 @@ from routedriver.route.model import JudgeRecord, ReviewRecord, Route, Stone
 from routedriver.route.provenance import Approvers, Provenance, marker_paths
 from routedriver.route.state import Done, Survey
 
-STATUSES = ("passed", "incomplete", "stale", "unproven", "unapproved", "forged", "broken")
+if TYPE_CHECKING:
+    from routedriver.route.policy import PolicyReport
+
+STATUSES = ("passed", "incomplete", "stale", "unproven", "unapproved", "policy-changed", "forged", "broken")
 
 
 class StoneCheck(NamedTuple):
@@ -54,6 +57,7 @@ class VerifyReport(NamedTuple):
     checks: tuple[StoneCheck, ...]
     allow_incomplete: bool
     require_signed: bool
+    policy: PolicyReport | None = None  # with --base: the routes' definitions compared with it
 
     @property
     def ok(self) -> bool:
@@ -107,6 +111,7 @@ def verify(
     allow_incomplete: bool = False,
     allowed_signers: Path | None = None,
     cwd: Path | None = None,
+    base_ref: str | None = None,
 ) -> VerifyReport:
     here = Path.cwd() if cwd is None else cwd
     repo = gitops.find_repo(here)
@@ -154,7 +159,16 @@ def verify(
             claims.append(_check_claim(run, survey, route_rel, stone))
     # Approvals last: the one git log they need has been running while the claims were checked.
     checks.extend(_vouch(run, claim) for claim in claims)
-    return VerifyReport(tuple(checks), allow_incomplete, require_signed)
+    # --base: the definitions themselves are policy; they must be the base's or carry a human's approval.
+    policy_report = None
+    if base_ref is not None:
+        from routedriver.route import policy
+
+        policy_report = policy.compare(
+            repo, base_ref, routes, paths, all_routes=all_routes, provenance=provenance
+        )
+        checks = policy.apply(policy_report, checks)
+    return VerifyReport(tuple(checks), allow_incomplete, require_signed, policy_report)
 
 
 def _read_index(repo: gitops.Repo | None) -> Later[gitops.IndexSnapshot | None]:

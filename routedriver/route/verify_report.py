@@ -5,9 +5,12 @@ Pure functions from a ``VerifyReport`` to strings; the CLI decides where they go
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from routedriver.route.verify import StoneCheck, VerifyReport
+
+if TYPE_CHECKING:
+    from routedriver.route.policy import PolicyReport
 
 _WIDTH = max(len("unapproved"), len("incomplete"))
 
@@ -42,6 +45,7 @@ def as_json(report: VerifyReport) -> dict[str, Any]:
         "ok": report.ok,
         "allow_incomplete": report.allow_incomplete,
         "require_signed": report.require_signed,
+        "policy": _policy_json(report.policy),
         "counts": report.counts(),
         "stones": [
             {
@@ -55,6 +59,66 @@ def as_json(report: VerifyReport) -> dict[str, Any]:
             for check in report.checks
         ],
     }
+
+
+def _policy_json(policy: PolicyReport | None) -> dict[str, Any] | None:
+    """With --base: what each route's definitions came to against it (None without --base)."""
+    if policy is None:
+        return None
+    return {
+        "base": policy.ref,
+        "commit": policy.commit,
+        "routes": [
+            {
+                "route": route.route,
+                "state": route.state,
+                "accepted": route.accepted,
+                "added": list(route.added),
+                "pruned": list(route.pruned),
+                "changes": [
+                    {"file": change.path, "change": change.kind, "stone": change.stone}
+                    for change in route.changes
+                ],
+                "approval": None
+                if route.approval is None
+                else {"ok": route.approval.ok, "status": route.approval.status, "why": route.approval.why},
+                "problem": route.problem or None,
+            }
+            for route in policy.routes
+        ],
+    }
+
+
+TRUSTED_CHECKOUT = (
+    "notice: the route definitions (*.stone, *.guard, approvers) were trusted from the checkout; give "
+    "--base REF (the pull request's base) to check that they are the base's or approved by a human"
+)
+
+
+def notices(report: VerifyReport) -> list[str]:
+    """The ``notice:`` lines for stderr: where the definitions were trusted from, and what --base let pass
+    without a human (stones and routes added, stones pruned) or with one (an approved policy change)."""
+    policy = report.policy
+    if policy is None:
+        return [TRUSTED_CHECKOUT]
+    since = f"since {policy.short}"
+    lines = []
+    for route in policy.routes:
+        if route.state == "added":
+            lines.append(f"notice: policy: route {route.route} added {since} (a new route needs no approval)")
+            continue
+        named = "" if route.route in ("", ".") else route.route + "/"
+        lines += [
+            f"notice: policy: {named}{stone} added {since} (a new stone needs no approval)"
+            for stone in route.added
+        ]
+        lines += [
+            f"notice: policy: {named}{stone} pruned {since} (it had no guard, artifact or marker there)"
+            for stone in route.pruned
+        ]
+        if route.changes and route.accepted and route.approval is not None:
+            lines.append(f"notice: policy: {route.route} changed {since}; {route.approval.why}")
+    return lines
 
 
 def junit(report: VerifyReport) -> str:

@@ -43,8 +43,11 @@ def test_a_human_approval_records_who_and_what_and_commits_only_the_marker(git_r
     subject, author = git(git_repo, "log", "-1", "--format=%s%n%an <%ae>").splitlines()
     assert subject == "route(route): approve 1.vision"
     assert author == f"{TEST_NAME} <{TEST_EMAIL}>"
+    # Only the marker (and, the first time, the driver's .route/.gitignore, so a branch switch does not
+    # trip over it: an approval commit may hold that file).
     assert git(git_repo, "show", "--name-only", "--format=", "HEAD").split() == [
-        "route/.route/1.vision.approved"
+        "route/.route/.gitignore",
+        "route/.route/1.vision.approved",
     ]
     # The human's other work is exactly as it was: staged stays staged, unstaged stays unstaged.
     assert git(git_repo, "diff", "--cached", "--name-only").split() == ["staged.txt"]
@@ -97,8 +100,11 @@ def test_no_commit_and_a_rerun_commits_the_recorded_approval(git_repo: Path) -> 
     payload = json.loads(rerun.out)
     assert payload["outcome"] == "already-approved" and payload["commit"]  # the recorded approval, committed
     assert (route / ".route" / "1.vision.approved").read_bytes() == marker
+    # Only the marker (and, the first time, the driver's .route/.gitignore, so a branch switch does not
+    # trip over it: an approval commit may hold that file).
     assert git(git_repo, "show", "--name-only", "--format=", "HEAD").split() == [
-        "route/.route/1.vision.approved"
+        "route/.route/.gitignore",
+        "route/.route/1.vision.approved",
     ]
 
 

@@ -8,6 +8,7 @@ import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+from routedriver.route.verify_report import TRUSTED_CHECKOUT
 from tests.conftest import TEST_EMAIL, git, run_cli
 from tests.route.routes import runs, steer, write
 from tests.route_gate.gate import (
@@ -45,7 +46,7 @@ def test_a_passed_route_verifies_and_verify_runs_nothing_and_writes_nothing(git_
         "route/2.plan": "passed: passed and fresh (2 judges re-checked)",
         "route/3.ship": "passed: passed; its artifacts are unchanged",
     }
-    assert done.out.endswith("route.verify ok: 3 stones (3 passed)\n") and done.err == ""
+    assert done.out.endswith("route.verify ok: 3 stones (3 passed)\n") and done.err == TRUSTED_CHECKOUT + "\n"
     # No review or judge ran, nothing under .route/ changed, and the index was not rewritten.
     assert (state_digest(route), runs(git_repo, "r1"), runs(git_repo, "r2")) == before
     assert (git_repo / ".ctl" / "judge.count").read_text() == judged
@@ -81,7 +82,7 @@ def test_the_console_script_does_not_import_click_for_a_plain_command_line(git_r
 
     plain = run_cli([sys.executable, "-c", probe, "--route", "route", "--json"], git_repo)
     assert plain.code == 0 and json.loads(plain.out)["ok"] is True, plain.err
-    assert plain.err == "click loaded: False\n"
+    assert plain.err == f"{TRUSTED_CHECKOUT}\nclick loaded: False\n"
     helped = run_cli([sys.executable, "-c", probe, "--help"], git_repo)
     assert helped.code == 0 and "Usage: route.verify" in helped.out
     assert helped.err == "click loaded: True\n"
@@ -98,7 +99,7 @@ def test_an_edited_artifact_makes_the_pass_stale_and_names_the_artifact(git_repo
         "stale: artifacts changed since the pass: changed route/2.plan.md, added route/2.plan.extra.md"
     )
     assert lines_of(done)["route/1.vision"].startswith("passed")
-    assert done.err.startswith("error: 1 of 3 stones failed route.verify (stale); ")
+    assert done.err.splitlines()[-1].startswith("error: 1 of 3 stones failed route.verify (stale); ")
 
 
 def test_an_artifact_git_is_told_not_to_look_at_is_still_read(git_repo: Path) -> None:

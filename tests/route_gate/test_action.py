@@ -45,6 +45,10 @@ def _run_verify_step(tmp_path: Path, inputs: dict[str, str]) -> list[str]:
     return done.stdout.splitlines()
 
 
+def _literal(default: str) -> str:
+    return "" if "${{" in default else default
+
+
 def _verify_step(tmp_path: Path, inputs: dict[str, str]) -> subprocess.CompletedProcess[str]:
     step = next(step for step in _steps() if step.get("name") == "route.verify")
     env_names = {name: value for name, value in step["env"].items()}
@@ -54,7 +58,8 @@ def _verify_step(tmp_path: Path, inputs: dict[str, str]) -> subprocess.Completed
     stub.write_text('#!/bin/sh\nfor arg in "$@"; do printf "%s\\n" "$arg"; done\n')
     stub.chmod(0o755)
     env = {"PATH": f"{fake}{os.pathsep}{os.environ['PATH']}", "HOME": str(tmp_path)}
-    defaults = {name: spec.get("default", "") for name, spec in ACTION["inputs"].items()}
+    # A default that is an expression (base: the pull request's base) is empty outside a pull request.
+    defaults = {name: _literal(spec.get("default", "")) for name, spec in ACTION["inputs"].items()}
     for variable, expression in env_names.items():
         match = re.fullmatch(r"\$\{\{ inputs\.([a-z-]+) \}\}", expression)
         assert match, expression
@@ -99,6 +104,16 @@ def test_inputs_become_flags_quoted_and_never_run(tmp_path: Path) -> None:
     assert _run_verify_step(tmp_path, {"all": "true"}) == ["--all"]
 
 
+def test_base_defaults_to_the_pull_requests_base_and_becomes_one_flag(tmp_path: Path) -> None:
+    assert ACTION["inputs"]["base"]["default"] == "${{ github.event.pull_request.base.sha }}"
+    base = "0123456789abcdef0123456789abcdef01234567"
+    assert _run_verify_step(tmp_path, {"all": "true", "base": base}) == ["--all", "--base", base]
+    hostile = "main; touch pwned $(touch pwned2)"
+    assert _run_verify_step(tmp_path, {"base": hostile}) == ["--base", hostile]
+    assert not list(tmp_path.glob("pwned*"))
+    assert _run_verify_step(tmp_path, {"base": ""}) == []  # a push: no base, and route.verify says so
+
+
 def test_true_false_inputs_read_in_any_case_and_anything_else_is_refused(tmp_path: Path) -> None:
     assert _run_verify_step(
         tmp_path, {"all": "True", "require-signed": "TRUE", "allow-incomplete": "False"}
@@ -123,5 +138,6 @@ def test_the_example_workflow_gates_pull_requests_with_full_history() -> None:
     gate = next(step for step in steps if step.get("name") == "route.verify")
     assert gate["uses"].endswith("/routedriver@v1")
     assert set(gate["with"]) <= set(ACTION["inputs"])  # only inputs the action declares
+    assert gate["with"]["base"] == "${{ github.event.pull_request.base.sha }}"
     for step in steps:  # expressions reach scripts only through env
         assert "${{" not in step.get("run", ""), step.get("name")
