@@ -56,9 +56,6 @@ ROUTE_WIDE = "*"  # the stone a change to the route as a whole is reported on
 ChangeKind = Literal["changed", "added", "removed"]
 RouteState = Literal["compared", "added", "removed"]
 
-# An index that knows no file: content_ids then reads every definition from disk (hashed as git would store
-# it), so what is compared and approved are the bytes in the work tree, whatever git's index claims.
-_NOTHING_KNOWN = gitops.IndexSnapshot({}, frozenset())
 
 
 class Change(NamedTuple):
@@ -125,7 +122,9 @@ def definitions(route: Route, repo: gitops.Repo) -> dict[str, str]:
     own = route.path / ROUTE_APPROVERS
     if os.path.lexists(own):
         paths.append(own)
-    return hashing.content_ids(paths, repo.toplevel, repo, _NOTHING_KNOWN).ids
+    # From disk (hashed as git would store it): what is compared and approved are the bytes in the work
+    # tree, whatever git's index claims.
+    return hashing.content_ids(paths, repo.toplevel, repo, from_disk=True).ids
 
 
 def definitions_hash(ids: Mapping[str, str]) -> str:

@@ -312,7 +312,8 @@ def test_a_changed_route_approvers_file_fails_the_route_and_cannot_approve_itsel
         f"approval does not count: its approval was committed by {ROBOT_EMAIL} (commit "
     )
     assert lines["route/*"].endswith(
-        "who is not in .route-approvers; a human runs route.policy.approve --route route"
+        "who is not in .route-approvers; a listed approver runs, in a terminal: "
+        "route.policy.approve --route route"
     )
 
 
@@ -327,7 +328,10 @@ def test_the_top_level_approvers_file_cannot_approve_a_change_made_with_it(
     # Even without signatures: a policy approval is vouched for by the approvers as the base has them.
     line = rejected(ci(up, signed=False))["route/2.plan"]
     assert f"its approval was committed by {ROBOT_EMAIL} (commit " in line
-    assert line.endswith("who is not in .route-approvers; a human runs route.policy.approve --route route")
+    assert line.endswith(
+        "who is not in .route-approvers; a listed approver runs, in a terminal: "
+        "route.policy.approve --route route"
+    )
 
 
 def test_an_edited_route_approvers_file_is_judged_by_the_base_version(
@@ -387,7 +391,10 @@ def test_a_policy_approval_committed_by_the_robot_is_rejected(upstream: Upstream
     assert "policy approved: route by Robot <robot@example.com>" in done.out
     line = rejected(ci(up))["route/2.plan"]
     assert f"its approval was committed by {ROBOT_EMAIL}" in line
-    assert line.endswith("who is not in .route-approvers; a human runs route.policy.approve --route route")
+    assert line.endswith(
+        "who is not in .route-approvers; a listed approver runs, in a terminal: "
+        "route.policy.approve --route route"
+    )
 
 
 def test_a_policy_approval_edited_after_the_human_approved_is_rejected(upstream: Upstream) -> None:
@@ -411,8 +418,9 @@ def test_a_policy_approval_edited_after_the_human_approved_is_rejected(upstream:
     assert local["route/1.vision"].endswith("(edited since); a human runs route.policy.approve --route route")
     robot_commit(up.repo, "keep the approval current", f"--author=Test Human <{TEST_EMAIL}>")
     lines = rejected(ci(up))
-    assert "has no signature" in lines["route/1.vision"]
-    assert "has no signature" in lines["route/2.plan"]
+    # Committed with everything else under the human's name: not an approval commit of its own (and unsigned).
+    assert "its approval marker arrived in commit " in lines["route/1.vision"]
+    assert "together with other changes" in lines["route/2.plan"]
 
 
 # Rewrites a policy.approved for the definitions on disk, as a careful robot would (not with the driver).
