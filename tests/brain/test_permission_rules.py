@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 
 from routedriver.brain.hooks import ToolEvent
-from routedriver.brain.permissions import braces
 from routedriver.brain.permissions.rules import (
     Decision,
     RulesPolicy,
@@ -18,6 +17,7 @@ from routedriver.brain.permissions.rules import (
 )
 from routedriver.brain.permissions.shell import split_command
 from routedriver.errors import Refused
+from routedriver.shellsyntax import braces
 from tests.brain.helpers import bhrain, call, scripted_run, write_script
 
 
