@@ -237,7 +237,7 @@ def _first_program(command: str, route: str, stone: Stone) -> tuple[str, str]:
     first = _FirstCommand()
     words.read(text, first)
     found = first.command.words if first.command is not None else []
-    program = next((word for word in found if not words.ASSIGNMENT.match(word.text)), None)
+    program = next((word for word in found if not words.is_assignment(word)), None)
     if program is None or program.expanded:
         return "", first.problem
     return program.text, first.problem

@@ -209,7 +209,23 @@ class _Lexer:
         return outer not in ("double", "heredoc")
 
     def _at_word_start(self) -> bool:
-        return self.index == self.start or self.text[self.index - 1] in _WORD_BOUNDARY
+        """Is ``index`` the start of a word: after a boundary no backslash quotes, line continuations (which
+        bash removes first) skipped?"""
+        text, position = self.text, self.index
+        while position - 2 >= self.start and text.startswith("\\\n", position - 2):
+            if self._escaped(position - 2):
+                break
+            position -= 2
+        if position == self.start:
+            return True
+        return text[position - 1] in _WORD_BOUNDARY and not self._escaped(position - 1)
+
+    def _escaped(self, position: int) -> bool:
+        """Is the character at ``position`` quoted by an odd run of backslashes before it?"""
+        count = 0
+        while position - count - 1 >= self.start and self.text[position - count - 1] == "\\":
+            count += 1
+        return count % 2 == 1
 
     def _expansion(self, context: Context) -> bool:
         """A backslash, ``$…`` or a backtick, which mean the same in every context but single quotes."""
@@ -447,8 +463,9 @@ def decode_ansi_c(token_text: str) -> Decoded:
     """The word bash makes of ``$'…'`` (the token's text, with ``$'`` and, if present, the closing ``'``).
 
     As bash does it: ``\\n \\t \\e \\a …``, ``\\NNN`` octal (one to three digits), ``\\xHH`` (one or two hex
-    digits, or ``\\x{H…}``), ``\\uHHHH``, ``\\UHHHHHHHH`` (as UTF-8), ``\\cX`` (control-X); an unknown escape
-    keeps its backslash; the bytes are cut at the first NUL, as bash's C strings are.
+    digits, or ``\\x{H…}``), ``\\uHHHH`` and ``\\UHHHHHHHH`` (ASCII only: beyond it what bash makes depends on
+    the locale), ``\\cX`` (control-X); an unknown escape keeps its backslash; the bytes are cut at the first
+    NUL, as bash's C strings are. ``certain`` is False where the result is not known text.
     """
     body = token_text[2:-1] if token_text.endswith("'") and len(token_text) > 2 else token_text[2:]
     out = bytearray()
@@ -493,9 +510,9 @@ def _escape(body: str, index: int) -> tuple[bytes, int, bool]:
         if not digits:
             return ("\\" + letter).encode(), index + 1, True
         number = int(digits, 16)
-        if number > 0x10FFFF or 0xD800 <= number <= 0xDFFF:
-            return b"?", index + 1 + len(digits), False  # bash writes bytes that are no UTF-8 text
-        return chr(number).encode("utf-8"), index + 1 + len(digits), True
+        if number >= 0x80:  # bash writes it in the locale's encoding, or as \uXXXX where it has none
+            return b"?", index + 1 + len(digits), False
+        return bytes([number]), index + 1 + len(digits), True
     if letter == "c" and index + 1 < len(body):
         control = body[index + 1]
         after = index + 2

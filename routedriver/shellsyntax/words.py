@@ -21,8 +21,6 @@ from routedriver.shellsyntax import braces
 from routedriver.shellsyntax.lexer import REDIRECTIONS, SUBSTITUTIONS, Token, decode_ansi_c, lex
 
 ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\[[^]]*\])?\+?=")
-_TEST_WORDS = frozenset({"[", "[[", "]", "]]"})  # not globs, whatever they hold
-_GLOB = frozenset("*?[")
 _PLACEHOLDER = {"$(": "$(…)", "`": "`…`", "<(": "/dev/fd/63", ">(": "/dev/fd/63"}  # a substitution's text
 _UNBALANCED = {
     '"': "unterminated double quote",
@@ -44,6 +42,27 @@ class Word:
     started: bool = False
     braced: bool = False  # made by brace expansion: known, but a command name made so is suspicious
     chars: list[tuple[str, bool]] = field(default_factory=list)  # each character, and whether typed bare
+    first_quote: int = -1  # where the first quote or escape stands in text ("" counts too); -1: none
+
+
+def is_assignment(word: Word) -> bool:
+    """``NAME=value`` (``NAME[i]=``, ``NAME+=``) with its name typed bare: ``"x"=1`` is a command name."""
+    match = ASSIGNMENT.match(word.text)
+    return match is not None and not word.braced and not 0 <= word.first_quote < match.end()
+
+
+def _globs(chars: list[tuple[str, bool]]) -> bool:
+    """Does bash expand this word as a file name pattern (a bare ``*``, ``?`` or ``[…]``)?"""
+    last_bracket = max((index for index, (char, _) in enumerate(chars) if char == "]"), default=-1)
+    return any(
+        bare and (char in "*?" or (char == "[" and index < last_bracket))
+        for index, (char, bare) in enumerate(chars)
+    )
+
+
+def is_bare(word: Word) -> bool:
+    """Typed without quotes, escapes or expansions: only then can it be a reserved word (``if``, ``{``)."""
+    return bool(word.text) and not (word.expanded or word.braced) and word.first_quote < 0
 
 
 @dataclass
@@ -51,6 +70,7 @@ class SimpleCommand:
     words: list[Word]
     feed: list[str]  # here-strings and here-document bodies given to it on stdin
     piped_from: list[Word] | None  # the words of the command whose output it reads (after `|`)
+    keywords: bool = True  # its first word may be a reserved word (no redirection stands before it)
 
 
 class Sink(Protocol):
@@ -89,6 +109,7 @@ class _Reader:
         self.skip_next_word = False  # the word after a redirection is a file name, not an argument
         self.here_string = False  # the next word is fed on stdin (<<<)
         self.heredocs: list[list[str]] = []  # the feeds waiting for a here-document's body, in order
+        self.keywords = True  # no redirection before the command's first word
         self.line: list[SimpleCommand] = []  # commands are handed over at the end of each line
         self.line_ended = False
         self.piped = False
@@ -109,9 +130,7 @@ class _Reader:
         """Take in one token at the top level; returns the index of the next one."""
         kind = token.kind
         if kind == "literal":
-            text = self.text[token.start : token.end]
-            self.word.expanded = self.word.expanded or any(char in _GLOB for char in text)
-            self.add(text, bare=True)
+            self.add(self.text[token.start : token.end], bare=True)
         elif kind == "escape":
             self.add(token.value)
         elif kind in ("single", "ansi"):
@@ -139,6 +158,8 @@ class _Reader:
     # -- words --------------------------------------------------------------------------------------------
     def add(self, text: str, *, bare: bool = False) -> None:
         """Append to the current word; ``bare`` text was typed unquoted, so braces in it expand."""
+        if not bare and self.word.first_quote < 0:
+            self.word.first_quote = len(self.word.text)
         self.word.text += text
         self.word.chars.extend((char, bare) for char in text)
         self.word.started = True
@@ -147,8 +168,7 @@ class _Reader:
         if not self.word.started:
             return
         word, self.word = self.word, Word()
-        if word.text in _TEST_WORDS:
-            word.expanded = False
+        word.expanded = word.expanded or _globs(word.chars)
         if self.skip_next_word:
             self.skip_next_word = False
         elif self.here_string:
@@ -182,7 +202,7 @@ class _Reader:
             return
         decoded = decode_ansi_c(raw if token.partner >= 0 else raw + "'")
         if not decoded.certain:
-            self.sink.unsure(f"{raw[:40]} makes bytes that are not text")
+            self.sink.unsure(f"{raw[:40]} decodes to what the locale makes of it, or to no text")
             self.word.expanded = True
         self.add(decoded.text)
 
@@ -259,9 +279,10 @@ class _Reader:
     def operator(self, index: int, token: Token) -> None:
         op = token.value
         if op in REDIRECTIONS or op in ("<<", "<<-", "<<<"):
-            if self.word.started and self.word.text.isdigit() and not self.word.expanded:
+            if self.word.started and self.word.text.isdigit() and is_bare(self.word):
                 self.word = Word()  # in "2>" the fd number belongs to the redirection
             self.end_word()
+            self.keywords = self.keywords and bool(self.words)
             if op == "<<<":
                 self.here_string = True
             elif op in ("<<", "<<-"):
@@ -280,7 +301,8 @@ class _Reader:
         feed, self.feed = self.feed, []
         previous = self.line[-1].words if self.piped and self.line else None
         if words or feed:
-            self.line.append(SimpleCommand(words, feed, previous))
+            self.line.append(SimpleCommand(words, feed, previous, self.keywords))
+        self.keywords = True
 
     def body(self, index: int, token: Token) -> int:
         doc = token.heredoc

@@ -137,6 +137,33 @@ BYPASSES = [
     "git rebase -x 'rm -rf build' main",
     "git bisect run rm -rf build",
     "git submodule foreach 'rm -rf build'",
+    # words bash decodes before it runs them: ANSI-C and locale quoting, continuations, empty quotes
+    "$'\\x72\\x6d' -rf build",
+    "$'\\162\\155' -rf build",
+    "$'\\u0072m' -rf build",
+    "$'\\U00000072m' -rf build",
+    "$'\\x{72}m' -rf build",
+    '$"rm" -rf build',
+    "r$'\\x6d' -rf build",
+    "$'\\x72'$'\\x6d' -rf build",
+    "$'rm\\0ignored' -rf build",  # bash cuts the word at the NUL
+    "$'\\x2fbin\\x2frm' -rf build",
+    "sudo $'\\x72m' -rf build",
+    "bash -c $'\\x72m -rf build'",
+    "eval $'rm -rf build'",
+    "x=1 $\"r\"m -rf build",
+    "$''rm -rf build",
+    "r\\\nm -rf build",
+    "\\\nrm -rf build",
+    "{$'\\x72m',-rf,build}",
+    ">out $'\\x72m' -rf build",
+    "<<<x $'\\x72m' -rf build",
+    # where tree-sitter-bash reads otherwise (tests/shellsyntax/test_tree_sitter.py), bash runs rm
+    "echo a\\\n#b; rm -rf build",  # the continuation joins a#b: no comment starts
+    "echo \\ #b; rm -rf build",  # an escaped blank: no comment starts
+    "echo \\;#b; rm -rf build",
+    "cat <<-EOF\n\t$(rm -rf build)\n\tEOF",
+    "cat a<(rm -rf build)b",
 ]
 
 
@@ -210,6 +237,9 @@ UNSURE = [
     # code loaded from where the command line does not show
     "BASH_ENV=./setup.sh bash -c true",
     "echo {1..100000}",
+    # $'…' that bash turns into bytes that are no text
+    "$'\\U110000' -rf build",
+    "$'\\xff\\xfe' -rf build",
 ]
 
 

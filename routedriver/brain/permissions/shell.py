@@ -36,8 +36,8 @@ from routedriver.brain.permissions.wrappers import (
     WRAPPERS,
     git_config_is_safe,
 )
-from routedriver.shellsyntax import words
-from routedriver.shellsyntax.words import ASSIGNMENT, SimpleCommand, Word
+from routedriver.shellsyntax import words as shell_words
+from routedriver.shellsyntax.words import ASSIGNMENT, SimpleCommand, Word, is_assignment, is_bare
 
 MAX_DEPTH = 6
 SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh", "mksh", "ash"})
@@ -75,7 +75,7 @@ class _Reader:
         self.out, self.depth = out, depth
 
     def read(self, script: str) -> None:
-        words.read(script, self)
+        shell_words.read(script, self)
 
     def nested(self, script: str) -> None:
         if self.depth >= MAX_DEPTH:
@@ -92,7 +92,7 @@ class _Reader:
 
     def substitutions_in(self, text: str) -> None:
         """The commands in ``$( … )`` and backticks of text bash expands later (a prompt string)."""
-        words.substitutions(text, self)
+        shell_words.substitutions(text, self)
 
 
 def _resolve(reader: _Reader, simple: SimpleCommand, words: list[Word], *, from_input: bool = False) -> None:
@@ -102,30 +102,35 @@ def _resolve(reader: _Reader, simple: SimpleCommand, words: list[Word], *, from_
     own runs one that is not written here.
     """
     out = reader.out
+    # Bash knows reserved words (if, {, for …) only when typed bare first (before any NAME=value or
+    # redirection), and NAME=value only when its name is typed bare; the words after a wrapper are its
+    # arguments (`sudo A=1 cmd`).
+    reserved, shell_level = simple.keywords, True
     while words:
         head = words[0]
-        if head.text in SKIP_WORDS:
+        keyword = head.text if reserved and is_bare(head) else ""
+        if keyword in SKIP_WORDS:
             words = words[1:]
             continue
-        if ASSIGNMENT.match(head.text):
+        if is_assignment(head) if shell_level else ASSIGNMENT.match(head.text):
             _assignment(reader, head)
-            words = words[1:]
+            words, reserved = words[1:], False
             continue
         if head.expanded:
-            out.unsure(f"the command name {head.text!r} is computed at run time")
+            out.unsure(f"the command name {head.text[:40]!r} is computed at run time")
             out.commands.append([w.text for w in words])
             return
         if head.braced:
-            out.unsure(f"the command name {head.text!r} comes from brace expansion")
-        name = os.path.basename(head.text) or head.text
-        if name == "function":  # `function NAME { …; }`: the body follows the name in the same command
+            out.unsure(f"the command name {head.text[:40]!r} comes from brace expansion")
+        if keyword == "function":  # `function NAME { …; }`: the body follows the name in the same command
             words = words[2:]
             continue
-        if name in NOT_RUN:
+        if keyword in NOT_RUN:
             return
-        if name in UNSURE:
-            out.unsure(f"{name} blocks are not analysed")
+        if keyword in UNSURE:
+            out.unsure(f"{keyword} blocks are not analysed")
             return
+        name = os.path.basename(head.text) or head.text
         spec = WRAPPERS.get(name)
         if name in SU_LIKE or (spec is not None and spec.privileged):
             out.commands.append([name, *(w.text for w in words[1:])])  # `Bash(sudo:*)` must see it
@@ -142,7 +147,7 @@ def _resolve(reader: _Reader, simple: SimpleCommand, words: list[Word], *, from_
             from_input = True
             options = words[1 : len(words) - len(unwrapped)]
             unwrapped = _computed_if(unwrapped, _xargs_placeholders(options))
-        words = unwrapped
+        words, reserved, shell_level = unwrapped, False, False
     if not words:
         return
     argv = [w.text for w in words]
@@ -352,7 +357,7 @@ def _git_subcommand(reader: _Reader, simple: SimpleCommand, rest: list[Word]) ->
             elif word.text.startswith("--exec="):
                 _script(reader, word.text[7:], word.expanded, "git rebase --exec")
     elif sub == "bisect" and args[:1] and args[0].text == "run":
-        _resolve(reader, SimpleCommand(args[1:], [], None), args[1:])
+        _resolve(reader, SimpleCommand(args[1:], [], None, keywords=False), args[1:])
     elif sub == "submodule" and any(w.text == "foreach" for w in args):
         after = args[[w.text for w in args].index("foreach") + 1 :]
         after = [w for w in after if w.text not in ("--recursive", "-q", "--quiet")]
@@ -475,4 +480,4 @@ def _find_exec(reader: _Reader, simple: SimpleCommand, words: list[Word]) -> Non
             index += 1
         inner = _computed_if(inner, ["{}", "{/}", "{//}", "{.}", "{/.}"])
         if inner:
-            _resolve(reader, SimpleCommand(inner, simple.feed, simple.piped_from), inner)
+            _resolve(reader, SimpleCommand(inner, simple.feed, simple.piped_from, keywords=False), inner)
