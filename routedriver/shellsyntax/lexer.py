@@ -79,6 +79,7 @@ _LITERAL_RUN: dict[Context, re.Pattern[str]] = {
     "param": re.compile(r"[^\\$`\"'{}]+"),
 }
 _BLANKS = re.compile(r"[ \t]+")
+_SPECIAL = frozenset(" \t\n;&|()<>\\'\"$`#")  # what a command's text may hold beside its words' characters
 
 
 class Heredoc(NamedTuple):
@@ -306,7 +307,9 @@ class _Lexer:
         """One step where words and operators are: the top level, ``$( … )``, ``<( … )`` and backticks."""
         text, index = self.text, self.index
         char = text[index]
-        if char in " \t":
+        if char not in _SPECIAL:  # most of a command: the characters of plain words
+            self._literal_run(context)
+        elif char in " \t":
             match = _BLANKS.match(text, index, self.end)
             self._emit("blank", match.end() - index if match else 1)
         elif self._expansion(context):

@@ -21,6 +21,7 @@ from routedriver.shellsyntax import braces
 from routedriver.shellsyntax.lexer import REDIRECTIONS, SUBSTITUTIONS, Token, decode_ansi_c, lex
 
 ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\[[^]]*\])?\+?=")
+_GLOB_CHARS = re.compile(r"[*?[]")
 _PLACEHOLDER = {"$(": "$(…)", "`": "`…`", "<(": "/dev/fd/63", ">(": "/dev/fd/63"}  # a substitution's text
 _UNBALANCED = {
     '"': "unterminated double quote",
@@ -168,7 +169,7 @@ class _Reader:
         if not self.word.started:
             return
         word, self.word = self.word, Word()
-        word.expanded = word.expanded or _globs(word.chars)
+        word.expanded = word.expanded or (_GLOB_CHARS.search(word.text) is not None and _globs(word.chars))
         if self.skip_next_word:
             self.skip_next_word = False
         elif self.here_string:
@@ -178,7 +179,7 @@ class _Reader:
             self.words.extend(self.brace_expanded(word))
 
     def brace_expanded(self, word: Word) -> list[Word]:
-        if not braces.has_braces(word.chars):
+        if "{" not in word.text or not braces.has_braces(word.chars):
             return [word]
         try:
             texts = braces.expand(word.chars)

@@ -18,6 +18,7 @@ then ask rather than allow.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import shlex
@@ -65,6 +66,13 @@ def split_command(command: str) -> ParsedCommand:
     parsed = ParsedCommand()
     _Reader(parsed, 0).read(command)
     return parsed
+
+
+@functools.lru_cache(maxsize=64)
+def simple_commands(command: str) -> tuple[str, ...]:
+    """Every simple command ``command`` would run, its words joined by single spaces (the behavior engine's
+    ``command_matches``; cached, as several rules look at one call)."""
+    return tuple(" ".join(argv) for argv in split_command(command).commands)
 
 
 class _Reader:
