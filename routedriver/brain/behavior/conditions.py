@@ -218,10 +218,14 @@ def _flag_is(arg: Any, path: str) -> Check:
     return lambda ctx: ctx.state.flags.get(name, False) is wanted
 
 
-def _param_matches(arg: Any, path: str) -> Check:
+def _param_pattern(arg: Any, path: str) -> tuple[str, re.Pattern[str]]:
+    """``{param, pattern}``: the parameter's name and the compiled pattern."""
     param, pattern = _fields(arg, path, "param", "pattern")
-    param = _name(param, f"{path}.param")
-    regex = _regex(pattern, f"{path}.pattern")
+    return _name(param, f"{path}.param"), _regex(pattern, f"{path}.pattern")
+
+
+def _param_matches(arg: Any, path: str) -> Check:
+    param, regex = _param_pattern(arg, path)
 
     def check(ctx: EvalContext) -> bool:
         value = ctx.params.get(param)
@@ -231,9 +235,7 @@ def _param_matches(arg: Any, path: str) -> Check:
 
 
 def _command_matches(arg: Any, path: str) -> Check:
-    param, pattern = _fields(arg, path, "param", "pattern")
-    param = _name(param, f"{path}.param")
-    regex = _regex(pattern, f"{path}.pattern")
+    param, regex = _param_pattern(arg, path)
 
     def check(ctx: EvalContext) -> bool:
         value = ctx.params.get(param)
