@@ -6,12 +6,14 @@
 ```
 
 A rule is ``Tool`` (every call of that tool) or ``Tool(specifier)``. Tool names match case-insensitively and
-across forms (``database.execute`` = ``database__execute``). Specifiers:
+across forms (``database.execute`` = ``database__execute``); a name that is neither bhrain's, Claude Code's
+nor namespaced (``box.tool``, ``mcp__server__tool``) is refused at load, as it would never match. Specifiers:
 
-- ``Bash(cmd)`` the exact command; ``Bash(prefix:*)`` a command starting with the prefix (in an allow rule
-  the prefix must end at a word: ``npm test:*`` allows ``npm test -k x``, not ``npm testx``; in deny/ask
-  rules any start counts, erring towards refusing); ``*`` elsewhere is a wildcard (``Bash(git * main)``).
-  A compound command
+- ``Bash(cmd)`` the exact command; ``*`` is a wildcard (``Bash(git * main)``) and a lone trailing `` *`` is
+  optional (``Bash(git push *)`` matches ``git push``; ``Bash(ls *)`` not ``lsof``), as in Claude Code;
+  ``Bash(prefix:*)`` a command starting with the prefix (in an allow rule the prefix must end at a word:
+  ``npm test:*`` allows ``npm test -k x``, not ``npm testx``; in deny/ask rules any start counts, erring
+  towards refusing). A compound command
   is split into every simple command it runs (see ``shell``): a deny or ask rule applies if ANY part matches,
   an allow rule only if EVERY part matches. A command that cannot be read with confidence is asked about
   whenever deny or ask rules for Bash exist.

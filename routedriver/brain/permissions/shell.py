@@ -10,8 +10,10 @@ wrappers (``VAR=x``, ``env``, ``sudo``, ``timeout``, ``xargs``, ``flock``, ``wat
 ``wrappers``), ``find -exec`` and git's global options (``git -C x -c k=v push`` is ``git push``) and its
 command-running subcommands.
 
-This is a conservative reader, not a shell. When it cannot be sure what would run (unbalanced quotes, a
-command name computed from ``$VAR``, a glob or brace expansion, ``curl … | sh``, ``source <( … )``, ``git -c
+The words come from the one bash reader (``shellsyntax.words``: quotes, ``$'…'`` and continuations decoded as
+bash decodes them); this module is the resolver that knows what programs do with them. It is conservative,
+not a shell: when it cannot be sure what would run (unbalanced quotes, a command name computed from ``$VAR``,
+a glob or brace expansion, a ``$'…'`` the locale decides, ``curl … | sh``, ``source <( … )``, ``git -c
 alias.x=…``, ``case`` blocks, nesting too deep) it says so with ``confident=False``, and the permission rules
 then ask rather than allow.
 """
