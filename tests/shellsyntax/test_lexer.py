@@ -146,7 +146,7 @@ def test_lexing_is_linear_on_long_hostile_lines() -> None:
         started = time.perf_counter()
         lex(text)
         read(text)
-        assert time.perf_counter() - started < 2.0, text[:20]
+        assert time.perf_counter() - started < 5.0, text[:20]  # quadratic would take minutes
 
 
 def test_every_token_keeps_its_span() -> None:
