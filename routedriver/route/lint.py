@@ -22,6 +22,7 @@ import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from routedriver.errors import Refused
 from routedriver.route.guard import search_path
@@ -31,6 +32,9 @@ from routedriver.route.judges import parse_builtin
 from routedriver.route.load import GUARD_SUFFIX, STONE_SUFFIX, numeric_prefix
 from routedriver.route.model import Guard, Route, Stone
 from routedriver.route.subst import VARIABLE
+
+if TYPE_CHECKING:
+    from routedriver.shellsyntax.words import SimpleCommand
 
 # Words that are not programs: shell keywords and builtins a command may start with.
 _SHELL_WORDS_TEXT = (
@@ -213,11 +217,10 @@ def _missing_program(command: str, route: Route, stone: Stone) -> str:
 
     repo = find_repo(route.path)
     base = repo.toplevel if repo is not None else Path.cwd()  # where commands run
-    try:
-        program = _first_program(command, relative_posix(route.path, base), stone)
-    except ValueError as exc:
-        return f"cannot read it as shell words ({exc}); check its quoting"
-    if not program or program in _SHELL_WORDS or program.startswith("$"):
+    program, problem = _first_program(command, relative_posix(route.path, base), stone)
+    if problem:
+        return f"cannot read it as shell words ({problem}); check its quoting"
+    if not program or program in _SHELL_WORDS:
         return ""
     if "/" in program:
         candidate = Path(os.path.expanduser(program))
@@ -230,19 +233,39 @@ def _missing_program(command: str, route: Route, stone: Stone) -> str:
     return ""
 
 
-def _first_program(command: str, route: str, stone: Stone) -> str:
-    """The program the command's first simple command runs ("" if none): its first word after any
-    ``VAR=value`` prefixes, with ``$route``/``$stone`` as their values. Words are read lazily up to that one,
-    so a comment or heredoc further on (an apostrophe in ``# don't``) is never read as quoting."""
+class _FirstCommand:
+    """What ``route.lint`` wants of the bash word reader: the first simple command and the first problem."""
+
+    def __init__(self) -> None:
+        self.command: SimpleCommand | None = None
+        self.problem = ""
+
+    def nested(self, script: str) -> None:
+        pass  # substitutions run programs too, but a missing one there is not the command's program
+
+    def unsure(self, reason: str) -> None:
+        self.problem = self.problem or reason
+
+    def line(self, commands: list[SimpleCommand]) -> None:
+        if self.command is None:
+            self.command = commands[0]
+
+
+def _first_program(command: str, route: str, stone: Stone) -> tuple[str, str]:
+    """The program the command's first simple command runs ("" if none, or if it is computed at run time):
+    its first word after any ``VAR=value`` prefixes, with ``$route``/``$stone`` as their values; and the
+    first problem the bash reader found in the command ("" if none)."""
+    from routedriver.shellsyntax import words
+
     values = {"route": route, "stone": stone.name, "hash": "0" * 64}
     text = VARIABLE.sub(lambda match: shlex.quote(values[match[1] or match[2]]), command)
-    lexer = shlex.shlex(text, posix=True, punctuation_chars=True)
-    lexer.whitespace_split = True
-    for word in iter(lexer.get_token, None):
-        if "=" in word and not word.startswith("="):
-            continue  # a VAR=value prefix
-        return "" if word[0] in "();&|<>" else word  # punctuation first: a subshell, a redirection
-    return ""
+    first = _FirstCommand()
+    words.read(text, first)
+    found = first.command.words if first.command is not None else []
+    program = next((word for word in found if not words.is_assignment(word)), None)
+    if program is None or program.expanded:
+        return "", first.problem
+    return program.text, first.problem
 
 
 def _overlapping_defaults(route: Route, guards: dict[str, Guard | None], add: Add) -> None:

@@ -244,3 +244,29 @@ def test_only_the_first_program_is_read_and_route_paths_are_checked_where_they_p
         f"(commands run from {git_repo})",
         "ok (1 warning)",
     ]
+
+
+def test_the_first_program_is_read_by_the_bash_reader(git_repo: Path) -> None:
+    # A redirection, a quoted assignment-like word or a subshell do not hide the program; a quote that is
+    # never closed is named; a program computed at run time is not guessed at.
+    reviews = [
+        ">review.log nope-redirected $stone",
+        "( nope-in-subshell )",
+        "X=1 'nope-quoted' --flag",
+        "echo 'never closed",
+        "$REVIEWER $stone",
+        "cat <<'EOF'\nit's fine\nEOF",
+    ]
+    make_route(git_repo, {"1.a": "A.\n"}, {"1.a": "reviews: " + json.dumps(reviews) + "\n"})
+    done = run_route(["route.lint", "--route", "route"], git_repo)
+    assert done.out.splitlines() == [
+        "route/1.a.guard: warning: reviews[1]: program 'nope-redirected' is not on PATH (the command would fail "
+        "when it runs)",
+        "route/1.a.guard: warning: reviews[2]: program 'nope-in-subshell' is not on PATH (the command would fail "
+        "when it runs)",
+        "route/1.a.guard: warning: reviews[3]: program 'nope-quoted' is not on PATH (the command would fail when "
+        "it runs)",
+        "route/1.a.guard: warning: reviews[4]: cannot read it as shell words (unterminated single quote); check "
+        "its quoting",
+        "ok (4 warnings)",
+    ]

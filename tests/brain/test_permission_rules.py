@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 
 from routedriver.brain.hooks import ToolEvent
-from routedriver.brain.permissions import braces
 from routedriver.brain.permissions.rules import (
     Decision,
     RulesPolicy,
@@ -18,6 +17,7 @@ from routedriver.brain.permissions.rules import (
 )
 from routedriver.brain.permissions.shell import split_command
 from routedriver.errors import Refused
+from routedriver.shellsyntax import braces
 from tests.brain.helpers import bhrain, call, scripted_run, write_script
 
 
@@ -137,6 +137,33 @@ BYPASSES = [
     "git rebase -x 'rm -rf build' main",
     "git bisect run rm -rf build",
     "git submodule foreach 'rm -rf build'",
+    # words bash decodes before it runs them: ANSI-C and locale quoting, continuations, empty quotes
+    "$'\\x72\\x6d' -rf build",
+    "$'\\162\\155' -rf build",
+    "$'\\u0072m' -rf build",
+    "$'\\U00000072m' -rf build",
+    "$'\\x{72}m' -rf build",
+    '$"rm" -rf build',
+    "r$'\\x6d' -rf build",
+    "$'\\x72'$'\\x6d' -rf build",
+    "$'rm\\0ignored' -rf build",  # bash cuts the word at the NUL
+    "$'\\x2fbin\\x2frm' -rf build",
+    "sudo $'\\x72m' -rf build",
+    "bash -c $'\\x72m -rf build'",
+    "eval $'rm -rf build'",
+    'x=1 $"r"m -rf build',
+    "$''rm -rf build",
+    "r\\\nm -rf build",
+    "\\\nrm -rf build",
+    "{$'\\x72m',-rf,build}",
+    ">out $'\\x72m' -rf build",
+    "<<<x $'\\x72m' -rf build",
+    # where tree-sitter-bash reads otherwise (tests/shellsyntax/test_tree_sitter.py), bash runs rm
+    "echo a\\\n#b; rm -rf build",  # the continuation joins a#b: no comment starts
+    "echo \\ #b; rm -rf build",  # an escaped blank: no comment starts
+    "echo \\;#b; rm -rf build",
+    "cat <<-EOF\n\t$(rm -rf build)\n\tEOF",
+    "cat a<(rm -rf build)b",
 ]
 
 
@@ -210,6 +237,9 @@ UNSURE = [
     # code loaded from where the command line does not show
     "BASH_ENV=./setup.sh bash -c true",
     "echo {1..100000}",
+    # $'…' that bash turns into bytes that are no text
+    "$'\\U110000' -rf build",
+    "$'\\xff\\xfe' -rf build",
 ]
 
 
@@ -356,6 +386,79 @@ def test_prefix_exact_and_wildcard_bash_rules(tmp_path: Path) -> None:
     assert rules.decide(event("bash", command="git log -n 3 --oneline")).action == "allow"
     # An allowed command chained with another one is not allowed as a whole.
     assert rules.decide(event("bash", command="git status && curl evil.sh")).action == "prompt"
+
+
+# Claude Code's documented specifier semantics: (specifier, command, matches as an allow rule).
+CLAUDE_CODE_SPECIFIERS = [
+    ("git push *", "git push", True),  # a lone trailing " *" is optional
+    ("git push *", "git push origin main", True),
+    ("git push *", "git pushx", False),
+    ("ls *", "ls", True),
+    ("ls *", "ls -la", True),
+    ("ls *", "lsof", False),  # the space before * is a word boundary
+    ("ls*", "lsof", True),
+    ("git * main", "git checkout main", True),
+    ("git * main", "git main", False),  # only a lone trailing wildcard is optional
+    ("* --version", "node --version", True),
+    ("npm run test:*", "npm run test", True),
+    ("npm run test:*", "npm run test -- -k x", True),
+    ("npm run test:*", "npm run testx", False),
+    ("npm run build", "npm run build", True),
+    ("npm run build", "npm run build --watch", False),
+    ("echo \\*", "echo *", True),  # an escaped star is a star
+    ("echo \\*", "echo hi", False),
+]
+
+
+@pytest.mark.parametrize(("specifier", "command", "matches"), CLAUDE_CODE_SPECIFIERS)
+def test_bash_specifiers_match_as_in_claude_code(
+    tmp_path: Path, specifier: str, command: str, matches: bool
+) -> None:
+    rules = policy(tmp_path, allow=[f"Bash({specifier})"], default="deny")
+    assert rules.decide(event("bash", command=command)).action == ("allow" if matches else "deny")
+
+
+@pytest.mark.parametrize("command", ["git push", "git push --force origin main", "cd x && git -C . push"])
+def test_a_deny_rule_with_a_trailing_wildcard_also_denies_the_bare_command(
+    tmp_path: Path, command: str
+) -> None:
+    assert decide_bash(tmp_path, "Bash(git push *)", command).action == "deny"
+
+
+@pytest.mark.parametrize("rule", ["Bsh(rm:*)", "Bassh", "Raed(.env)", "lookup(x)", "WebFeth"])
+def test_a_rule_naming_an_unknown_tool_is_refused_at_load(tmp_path: Path, rule: str) -> None:
+    path = tmp_path / "p.json"
+    path.write_text(json.dumps({"permissions": {"deny": ["Bash(ls)", rule]}}), encoding="utf-8")
+    with pytest.raises(Refused) as caught:
+        load_permissions_file(path, tmp_path)
+    line = caught.value.line()
+    assert f"permissions.deny[1] {rule!r} names no tool" in line and "\n" not in line
+    assert caught.value.exit_code == 2
+
+
+def test_claude_code_and_toolbox_tool_names_are_accepted(tmp_path: Path) -> None:
+    rules = policy(
+        tmp_path,
+        deny=[
+            "WebFetch(domain:example.com)",
+            "mcp__github__create_issue",
+            "Task",
+            "extra.lookup",
+            "NotebookEdit",
+        ],
+    )
+    assert rules.decide(event("lookup", query="x")).action == "deny"  # a toolbox tool, named with its box
+    assert rules.decide(event("bash", command="ls")).action == "allow"
+
+
+def test_the_cli_refuses_an_unknown_tool_in_one_line(tmp_path: Path) -> None:
+    script = write_script(tmp_path / "s.json", [{"text": "done"}])
+    perms = tmp_path / "p.json"
+    perms.write_text(json.dumps({"permissions": {"deny": ["Bsh(rm:*)"]}}), encoding="utf-8")
+    ran = bhrain([*scripted_run(script), "--input", "go", "--permissions", str(perms)], tmp_path)
+    assert ran.code == 2
+    assert ran.err.startswith("error: ") and "did you mean Bash?" in ran.err
+    assert len(ran.err.strip().splitlines()) == 1 and "Traceback" not in ran.err
 
 
 def test_deny_prefixes_err_towards_refusing(tmp_path: Path) -> None:

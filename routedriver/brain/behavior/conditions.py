@@ -2,17 +2,22 @@
 
 A condition is a mapping: one key per test (several keys mean all of them), or ``all`` / ``any`` / ``not``
 around nested conditions. ``all`` and ``any`` short-circuit, so an expensive or stateful test after a
-failing one is never evaluated. The 13 tests:
+failing one is never evaluated. The 14 tests:
 
 state   target_not_in_set: SET · target_in_set: SET · counter_gte: {name, value} · flag_is: {name, value}
-params  param_matches: {param, pattern} · param_contains: {param, value}
+params  param_matches: {param, pattern} · param_contains: {param, value} · command_matches: {param, pattern}
 turn    no_text_before_tools: BOOL · first_tool_this_turn: BOOL · consecutive_gte: N
         tool_calls_this_turn_eq: N
 result  target_exists_on_disk: BOOL · text_matches: PATTERN · result_has_lint_errors: BOOL
 
-A test with malformed arguments is a configuration error (``ConditionError`` with the key path). An
-UNKNOWN test is logged and makes the rule never fire: an older engine must not half-enforce a rule it does
-not understand. An invalid regex is logged and compiles to "always false", never a crash.
+``command_matches`` reads a bash command with the permission guard's reader (``permissions.shell``) and
+searches the pattern in each simple command it would run, words joined by single spaces: quoting decoded,
+wrappers and git's global options gone, substitutions and ``bash -c`` scripts read, so ``git -C . reset
+--hard`` is ``git reset --hard`` and ``echo 'rm -rf x'`` runs no rm.
+
+A test with malformed arguments, an invalid regex among them, is a configuration error (``ConditionError``
+with the key path), refused when the configuration loads. An UNKNOWN test is logged and makes the rule never
+fire: an older engine must not half-enforce a rule it does not understand.
 """
 
 from __future__ import annotations
@@ -167,14 +172,13 @@ def _name(value: Any, path: str) -> str:
     return value
 
 
-def _regex(pattern: Any, path: str) -> re.Pattern[str] | None:
+def _regex(pattern: Any, path: str) -> re.Pattern[str]:
     if not isinstance(pattern, str):
         raise ConditionError(path, f"needs a regex string, got {pattern!r}")
     try:
         return re.compile(pattern, re.IGNORECASE)
     except re.error as exc:
-        warn_once(f"behavior: invalid regex {pattern!r} at {path} ({exc}); the condition is always false")
-        return None
+        raise ConditionError(path, f"invalid regex {pattern!r} ({exc})") from None
 
 
 def _text_of(value: Any) -> str:
@@ -214,16 +218,32 @@ def _flag_is(arg: Any, path: str) -> Check:
     return lambda ctx: ctx.state.flags.get(name, False) is wanted
 
 
-def _param_matches(arg: Any, path: str) -> Check:
+def _param_pattern(arg: Any, path: str) -> tuple[str, re.Pattern[str]]:
+    """``{param, pattern}``: the parameter's name and the compiled pattern."""
     param, pattern = _fields(arg, path, "param", "pattern")
-    param = _name(param, f"{path}.param")
-    regex = _regex(pattern, f"{path}.pattern")
-    if regex is None:
-        return never
+    return _name(param, f"{path}.param"), _regex(pattern, f"{path}.pattern")
+
+
+def _param_matches(arg: Any, path: str) -> Check:
+    param, regex = _param_pattern(arg, path)
 
     def check(ctx: EvalContext) -> bool:
         value = ctx.params.get(param)
         return value is not None and regex.search(_text_of(value)) is not None
+
+    return check
+
+
+def _command_matches(arg: Any, path: str) -> Check:
+    param, regex = _param_pattern(arg, path)
+
+    def check(ctx: EvalContext) -> bool:
+        value = ctx.params.get(param)
+        if not isinstance(value, str):
+            return False
+        from routedriver.brain.permissions.shell import simple_commands  # only bash calls pay for it
+
+        return any(regex.search(command) is not None for command in simple_commands(value))
 
     return check
 
@@ -280,8 +300,6 @@ def _target_exists_on_disk(arg: Any, path: str) -> Check:
 
 def _text_matches(arg: Any, path: str) -> Check:
     regex = _regex(arg, path)
-    if regex is None:
-        return never
     return lambda ctx: ctx.text is not None and regex.search(ctx.text) is not None
 
 
@@ -316,6 +334,7 @@ _BUILDERS: dict[str, Callable[[Any, str], Check]] = {
     "flag_is": _flag_is,
     "param_matches": _param_matches,
     "param_contains": _param_contains,
+    "command_matches": _command_matches,
     "no_text_before_tools": _no_text_before_tools,
     "first_tool_this_turn": _first_tool_this_turn,
     "consecutive_gte": _consecutive_gte,

@@ -6,12 +6,14 @@
 ```
 
 A rule is ``Tool`` (every call of that tool) or ``Tool(specifier)``. Tool names match case-insensitively and
-across forms (``database.execute`` = ``database__execute``). Specifiers:
+across forms (``database.execute`` = ``database__execute``); a name that is neither bhrain's, Claude Code's
+nor namespaced (``box.tool``, ``mcp__server__tool``) is refused at load, as it would never match. Specifiers:
 
-- ``Bash(cmd)`` the exact command; ``Bash(prefix:*)`` a command starting with the prefix (in an allow rule
-  the prefix must end at a word: ``npm test:*`` allows ``npm test -k x``, not ``npm testx``; in deny/ask
-  rules any start counts, erring towards refusing); ``*`` elsewhere is a wildcard (``Bash(git * main)``).
-  A compound command
+- ``Bash(cmd)`` the exact command; ``*`` is a wildcard (``Bash(git * main)``) and a lone trailing `` *`` is
+  optional (``Bash(git push *)`` matches ``git push``; ``Bash(ls *)`` not ``lsof``), as in Claude Code;
+  ``Bash(prefix:*)`` a command starting with the prefix (in an allow rule the prefix must end at a word:
+  ``npm test:*`` allows ``npm test -k x``, not ``npm testx``; in deny/ask rules any start counts, erring
+  towards refusing). A compound command
   is split into every simple command it runs (see ``shell``): a deny or ask rule applies if ANY part matches,
   an allow rule only if EVERY part matches. A command that cannot be read with confidence is asked about
   whenever deny or ask rules for Bash exist.
@@ -27,6 +29,7 @@ Deny beats ask beats allow. Calls no rule matches get ``default`` (``allow`` unl
 
 from __future__ import annotations
 
+import difflib
 import fnmatch
 import functools
 import json
@@ -52,6 +55,26 @@ READ_TOOLS = frozenset({"read", "glob", "grep"})
 EDIT_TOOLS = frozenset({"edit", "write"})
 FILE_RULE_TOOLS = {"read": READ_TOOLS, "edit": EDIT_TOOLS, "write": EDIT_TOOLS, "multiedit": EDIT_TOOLS}
 KNOWN_TOOLS = frozenset({"bash", "read", "write", "edit", "glob", "grep", "websearch", "multiedit", "recall"})
+# Claude Code's own tools: accepted so one settings file serves both (bhrain has no tool of these names).
+CLAUDE_CODE_TOOLS = frozenset(
+    {
+        "agent",
+        "task",
+        "bashoutput",
+        "killshell",
+        "ls",
+        "notebookedit",
+        "notebookread",
+        "todowrite",
+        "webfetch",
+        "exitplanmode",
+        "slashcommand",
+        "skill",
+        "askuserquestion",
+        "listmcpresourcestool",
+        "readmcpresourcetool",
+    }
+)
 _RULE = re.compile(r"^\s*([A-Za-z0-9_.\-]+)\s*(?:\((.*)\))?\s*$", re.DOTALL)
 
 
@@ -92,8 +115,15 @@ def parse_rule(text: Any, kind: str, base_dir: Path, where: str) -> Rule:
     spec = spec.strip() if spec is not None else None
     if spec in ("", "*"):
         spec = None
-    if tool not in KNOWN_TOOLS and "." not in tool:
-        log.debug("permission rule %s names no built-in tool; it applies to toolbox tools of that name", text)
+    if tool not in KNOWN_TOOLS | CLAUDE_CODE_TOOLS and "." not in tool:
+        # A misspelt tool (`Bsh(rm:*)`) would never match anything: a deny rule that silently does nothing.
+        close = difflib.get_close_matches(tool, sorted(KNOWN_TOOLS | CLAUDE_CODE_TOOLS), n=1, cutoff=0.6)
+        hint = f"did you mean {close[0].capitalize()}? " if close else ""
+        raise Refused(
+            f"{where} {text!r} names no tool bhrain or Claude Code knows ({match.group(1)})",
+            f"{hint}write Bash, Read, Edit, Write, Glob, Grep, WebSearch, … or a toolbox tool with its "
+            "toolbox (box.tool) or MCP server (mcp__server__tool)",
+        )
     return Rule(kind, tool, spec, text, base_dir)
 
 
@@ -187,22 +217,48 @@ class RulesPolicy:
 
 
 def _command_matches(spec: str | None, command: str, *, strict_prefix: bool = False) -> bool:
-    """Does a Bash specifier match one simple command?
+    """Does a Bash specifier match one simple command (its words joined by single spaces)?
 
-    ``prefix:*`` is a plain prefix for deny/ask rules (``rm:*`` also catches ``rmdir``: erring towards
-    refusing) and a prefix ending at a word for allow rules (``npm test:*`` does not allow ``npm testx``).
+    As Claude Code reads them: ``npm run build`` is that command exactly; ``*`` matches any text
+    (``git * main``; ``\\*`` is a literal star), and a lone trailing `` *`` is optional, so ``ls *`` matches
+    ``ls`` and ``ls -la`` but not ``lsof``; the legacy ``prefix:*`` matches the prefix and what follows it.
+    ``prefix:*`` is a plain prefix in deny and ask rules (``rm:*`` also catches ``rmdir``: erring towards
+    refusing) and ends at a word in allow rules (``npm test:*`` does not allow ``npm testx``).
     """
     if spec is None:
         return True
-    if spec.endswith(":*"):
+    spec = " ".join(spec.split())
+    if spec.endswith(":*") and not spec.endswith("\\:*"):
         prefix = spec[:-2].strip()
         return command.startswith(prefix) and (
             not strict_prefix or command == prefix or command.startswith(prefix + " ")
         )
-    if "*" in spec:
-        pattern = ".*".join(re.escape(part) for part in spec.split("*"))
-        return re.fullmatch(pattern, command, re.DOTALL) is not None
-    return " ".join(command.split()) == " ".join(spec.split())
+    return _wildcard(spec).fullmatch(command) is not None
+
+
+@functools.lru_cache(maxsize=256)
+def _wildcard(spec: str) -> re.Pattern[str]:
+    """A Bash specifier as a regex: ``*`` any text, ``\\*`` a star, ``\\\\`` a backslash; a trailing `` *``
+    that is the only wildcard may match nothing (``git push *`` matches ``git push``)."""
+    parts: list[str] = []  # literal text and "*" wildcards, in order
+    literal = ""
+    index = 0
+    while index < len(spec):
+        if spec[index] == "\\" and spec[index + 1 : index + 2] in ("*", "\\"):
+            literal += spec[index + 1]
+            index += 2
+            continue
+        if spec[index] == "*":
+            parts.extend([literal, "*"])
+            literal = ""
+        else:
+            literal += spec[index]
+        index += 1
+    parts.append(literal)
+    wildcards = parts.count("*")
+    if wildcards == 1 and parts[-1] == "" and parts[-3].endswith(" "):
+        return re.compile(re.escape(parts[-3][:-1]) + r"(?: .*)?", re.DOTALL)
+    return re.compile("".join(".*" if part == "*" else re.escape(part) for part in parts), re.DOTALL)
 
 
 def _path_matches(rule: Rule, raw: str, workdir: Path, *, directory: bool, contents: bool = True) -> bool:

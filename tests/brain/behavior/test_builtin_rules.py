@@ -205,6 +205,18 @@ def test_no_blind_exploration(command: str, warned: bool) -> None:
         ("git clean -d --force", True),
         ("git clean -d\nrm -f x", False),
         ("git log --oneline; git reset --mixed", False),
+        # read as the permission guard reads commands: what runs, not what the text mentions
+        ("git -C . reset --hard", True),
+        ("git -c user.name=x --no-pager push -f", True),
+        ("sudo -u root -- rm -r -f /srv", True),
+        ("timeout 5 env X=1 rm -rf build", True),
+        ("bash -c 'cd x && rm -rf build'", True),
+        ("$'\\x72\\x6d' -rf build", True),
+        ("\\rm -rf build", True),
+        ("find . -name build -exec rm -rf {} +", True),
+        ("echo 'rm -rf build'", False),
+        ("git commit -m 'git reset --hard was wrong'", False),
+        ("grep -r 'rm -rf' .", False),
     ],
 )
 def test_confirm_destructive_blocks(command: str, blocked: bool) -> None:
@@ -219,9 +231,9 @@ def test_confirm_destructive_blocks(command: str, blocked: bool) -> None:
 @pytest.mark.parametrize(
     ("name", "command", "blocked"),
     [
-        # Each pattern stops at the next word where another match could start (linear, not quadratic, time
-        # on long commands); the command whose flags follow is still found.
-        ("rm words then flags", "echo " + "rm " * 2000 + "-rf build", True),
+        # Long commands take linear time; the flags are found however far they are.
+        ("rm words then flags", "rm " * 2000 + "-rf build", True),
+        ("rm words printed", "echo " + "rm " * 2000 + "-rf build", False),
         ("rm words only", "rm " * 2000, False),
         ("3000 rm -f lines", "\n".join(f"rm -f file_{n}.o" for n in range(3000)), False),
         ("git reset words then --hard", "git reset " * 2000 + "--hard", True),

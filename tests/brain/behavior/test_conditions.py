@@ -103,6 +103,16 @@ class TestParamConditions:
         spec = {"param_matches": {"param": "edits", "pattern": "secret"}}
         assert check(spec, ctx(params={"edits": [{"new_string": "SECRET=1"}]}))
 
+    def test_command_matches_each_command_the_bash_reader_finds(self) -> None:
+        spec = {"command_matches": {"param": "command", "pattern": "^git reset (.* )?--hard( |$)"}}
+        assert check(spec, ctx(params={"command": "git -C . reset --hard"}))
+        assert check(spec, ctx(params={"command": "ls && sudo git --no-pager reset --hard HEAD"}))
+        assert check(spec, ctx(params={"command": "echo $(git reset --hard)"}))
+        assert not check(spec, ctx(params={"command": "echo 'git reset --hard'"}))
+        assert not check(spec, ctx(params={"command": "git reset --soft; echo --hard"}))
+        assert not check(spec, ctx(params={"command": ["git", "reset", "--hard"]}))  # not a command line
+        assert not check(spec, ctx(params={}))
+
     def test_param_contains(self) -> None:
         spec = {"param_contains": {"param": "file_path", "value": "Migration"}}
         assert check(spec, ctx(params={"file_path": "db/migrations/001.sql"}))
@@ -232,13 +242,18 @@ class TestBadConditions:
         # inside a composite it makes the whole rule silent too, even under `not`'s neighbours
         assert not check({"all": [{"first_tool_this_turn": True}, {"moon_phase_is": "full"}]}, ctx(calls=1))
 
-    def test_invalid_regex_is_false_and_logged(self, caplog: pytest.LogCaptureFixture) -> None:
-        with caplog.at_level(logging.WARNING, logger="routedriver.brain.behavior"):
-            param = compile_condition({"param_matches": {"param": "q", "pattern": "(unclosed"}})
-            text = compile_condition({"text_matches": "[z-a]"})
-        assert not param(ctx(params={"q": "(unclosed"}))
-        assert not text(ctx(text="anything"))
-        assert "invalid regex" in caplog.text
+    @pytest.mark.parametrize(
+        ("spec", "path"),
+        [
+            ({"param_matches": {"param": "q", "pattern": "(unclosed"}}, "condition.param_matches.pattern"),
+            ({"command_matches": {"param": "q", "pattern": "a{2,1}"}}, "condition.command_matches.pattern"),
+            ({"any": [{"text_matches": "[z-a]"}]}, "condition.any[0].text_matches"),
+        ],
+    )
+    def test_an_invalid_regex_is_a_config_error(self, spec: Any, path: str) -> None:
+        with pytest.raises(ConditionError) as caught:
+            compile_condition(spec)
+        assert caught.value.path == path and "invalid regex" in caught.value.message
 
     @pytest.mark.parametrize(
         ("spec", "path"),

@@ -88,6 +88,14 @@ CASES: list[tuple[dict[str, Any], str]] = [
     ),
     ({"rules": {"autonomy": "total"}}, "security.behavior.rules: autonomy must be one of low, medium, high"),
     (
+        {"rule_definitions": [{"id": "r", "condition": {"param_matches": {"param": "q", "pattern": "(x"}}}]},
+        "security.behavior.rule_definitions[0].condition.param_matches.pattern: invalid regex '(x'",
+    ),
+    (
+        {"custom": [{"id": "c", "param": "command", "pattern": "[z-a]"}]},
+        "security.behavior.custom[0].condition.param_matches.pattern: invalid regex '[z-a]'",
+    ),
+    (
         {"rules": {"read_befor_edit": False}},
         "security.behavior.rules.read_befor_edit: unknown rule or setting",
     ),

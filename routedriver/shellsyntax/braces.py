@@ -1,4 +1,4 @@
-"""Bash brace expansion of one word, for the permission reader (``shell``).
+"""Bash brace expansion of one word, for the word reader (``words``) and so the permission reader.
 
 ``{rm,-rf,x}`` is three words to bash (``rm -rf x``), so the reader expands braces the way bash does before it
 looks at what runs: ``a{b,c}d`` → ``abd acd``, ``{1..3}`` → ``1 2 3``, ``{a..c..2}`` → ``a c``, nested and
