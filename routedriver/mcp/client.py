@@ -222,14 +222,14 @@ class McpServers(LoopHook):
         from mcp.types import CONNECTION_CLOSED
 
         session = server.session
-        if session is None:
-            problem = server.problem or "stopped"
-            return fail(f"mcp server {server.spec.name} {problem}; {tool} was not run")
+        if session is None or server.problem:
+            return fail(f"mcp server {server.spec.name} {server.problem or 'stopped'}; {tool} was not run")
         try:
             result = await session.call_tool(tool, arguments, read_timeout_seconds=self.call_s)
         except MCPError as exc:
             if exc.code == CONNECTION_CLOSED:
-                server.problem = f"stopped: its connection closed{server.said()}"
+                if not server.problem:
+                    server.problem = f"stopped: its connection closed{server.said()}"
                 return fail(f"mcp server {server.spec.name} {server.problem}; {tool} did not finish")
             return fail(f"mcp server {server.spec.name}: {tool} failed: {exc.message} (error {exc.code})")
         except Exception as exc:  # noqa: BLE001 - whatever the transport raises is this call's error result
@@ -264,7 +264,8 @@ def outcome_of(result: Any) -> ToolOutcome:
             parts.append(block.text)
         elif isinstance(block, types.ImageContent | types.AudioContent):
             kind = "image" if isinstance(block, types.ImageContent) else "audio"
-            parts.append(f"[{kind} {block.mime_type}, {len(block.data) * 3 // 4:,} bytes: not shown]")
+            size = len(block.data.rstrip("=")) * 3 // 4  # base64: 4 characters for 3 bytes
+            parts.append(f"[{kind} {block.mime_type}, {size:,} bytes: not shown]")
         elif isinstance(block, types.ResourceLink):
             parts.append(f"[resource link: {block.uri} ({block.name})]")
         elif isinstance(block, types.EmbeddedResource):
@@ -277,16 +278,27 @@ def outcome_of(result: Any) -> ToolOutcome:
     data: dict[str, Any] = {}
     if structured is not None:
         data["structured_content"] = structured
-        if not any(_same_json(part, structured) for part in parts):
+        if not _carried(parts, structured):
             parts.append("structured content:\n" + json.dumps(structured, ensure_ascii=False, indent=2))
     return ToolOutcome(not result.is_error, "\n".join(parts), data)
 
 
-def _same_json(text: str, value: Any) -> bool:
-    try:
-        return bool(json.loads(text) == value)
-    except ValueError:
-        return False
+def _carried(parts: Sequence[str], structured: Any) -> bool:
+    """Whether a text block already says what the structured content says: the same JSON, or (the SDK's
+    wrapping of a plain return value) ``{"result": value}`` whose value a text block shows."""
+    candidates = [structured]
+    if isinstance(structured, dict) and set(structured) == {"result"}:
+        candidates.append(structured["result"])
+    for part in parts:
+        for candidate in candidates:
+            if isinstance(candidate, str) and part == candidate:
+                return True
+            try:
+                if json.loads(part) == candidate:
+                    return True
+            except ValueError:
+                continue
+    return False
 
 
 def _describe(exc: BaseException, startup_s: float) -> str:
@@ -299,5 +311,9 @@ def _describe(exc: BaseException, startup_s: float) -> str:
         return f"command not found: {exc.filename or exc}"
     if isinstance(exc, OSError):
         return f"cannot run it: {exc.strerror or exc}"
+    from mcp.types import CONNECTION_CLOSED
+
+    if getattr(exc, "code", None) == CONNECTION_CLOSED:
+        return "it exited (or closed its output) before answering"
     message = getattr(exc, "message", None) or str(exc) or type(exc).__name__
     return " ".join(str(message).split())[:300]

@@ -46,8 +46,25 @@ INSTRUCTIONS = (
 
 
 def serve(default_route: str | None) -> None:
-    """Serve until the client closes stdin."""
-    anyio.run(_serve, default_route)
+    """Serve until the client closes stdin.
+
+    The event loop runs on a daemon thread while the main thread waits for it: Ctrl-C and SIGTERM are
+    handled on the main thread (``cli._exits`` stops every child, says one line, exits), and a daemon loop
+    (whose worker threads inherit that, one of them blocked reading stdin) cannot hold the exit up.
+    """
+    failures: list[BaseException] = []
+
+    def loop() -> None:
+        try:
+            anyio.run(_serve, default_route)
+        except BaseException as exc:  # noqa: BLE001 - handed to the main thread below
+            failures.append(exc)
+
+    thread = threading.Thread(target=loop, name="route.mcp-loop", daemon=True)
+    thread.start()
+    thread.join()
+    if failures:
+        raise failures[0]
 
 
 async def _serve(default_route: str | None) -> None:

@@ -7,9 +7,10 @@
 
 Each server: ``command`` (required), ``args`` (strings), ``env`` (string values), ``cwd`` (relative to the
 file; default: bhrain's working directory), ``type`` (only ``stdio``). Names are letters, digits, ``-`` and
-``_``: they become part of tool names (``mcp__<server>__<tool>``). ``${VAR}`` and ``${VAR:-default}`` in
-``command``, ``args`` and ``env`` are replaced from bhrain's environment when the session starts; an unset
-``${VAR}`` without a default is refused. The block is validated whole when it is read; nothing starts then.
+single ``_``: they become part of tool names (``mcp__<server>__<tool>``). ``${VAR}`` and
+``${VAR:-default}`` in ``command``, ``args`` and ``env`` are replaced from bhrain's environment when the
+session starts; an unset ``${VAR}`` without a default is refused. The block is validated whole when it is
+read; nothing starts then.
 """
 
 from __future__ import annotations
@@ -67,10 +68,10 @@ def parse_servers(block: Any, where: str, base_dir: Path) -> tuple[ServerSpec, .
 
 
 def _server(name: str, spec: Any, where: str, base_dir: Path) -> ServerSpec:
-    if not _NAME.match(name):
+    if not _NAME.match(name) or "__" in name:  # "__" separates server and tool in mcp__<server>__<tool>
         raise Refused(
             f"{where}: the server name {name!r} is not valid",
-            "use letters, digits, - and _ (at most 48): tool names are mcp__<server>__<tool>",
+            "use letters, digits, - and single _ (at most 48): tool names are mcp__<server>__<tool>",
         )
     if not isinstance(spec, Mapping):
         raise Refused(f"{where} must be a mapping with command, args, env", "see docs/mcp.md")
