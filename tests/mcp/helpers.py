@@ -59,3 +59,15 @@ def vision_route(repo: Path, guard: str | None = None, artifact: str | None = "#
     if artifact is not None:
         (route / "1.vision.md").write_text(artifact, encoding="utf-8")
     return route
+
+
+def ancestor(pid: int, marker: bytes) -> int:
+    """The nearest ancestor of ``pid`` whose command line contains ``marker`` (e.g. route.mcp above the
+    review it runs: review → bash -c → route.mcp)."""
+    for _ in range(6):
+        with open(f"/proc/{pid}/stat", encoding="utf-8") as handle:
+            pid = int(handle.read().rsplit(")", 1)[1].split()[1])
+        with open(f"/proc/{pid}/cmdline", "rb") as handle:
+            if marker in handle.read():
+                return pid
+    raise AssertionError(f"no ancestor runs {marker!r}")

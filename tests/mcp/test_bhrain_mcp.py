@@ -16,7 +16,7 @@ import pytest
 
 from tests.brain.helpers import BHRAIN, bhrain, call, scripted_run, write_script
 from tests.conftest import Ran
-from tests.mcp.helpers import TINY_SERVER, vision_route
+from tests.mcp.helpers import TINY_SERVER, ancestor, vision_route
 from tests.route.routes import alive, runs, state_files, steer
 
 HERMETIC_ENV = {name: "${" + name + "}" for name in ("GIT_CONFIG_GLOBAL", "XDG_CACHE_HOME")}
@@ -299,6 +299,51 @@ def test_ctrl_c_stops_the_run_and_its_servers(git_repo: Path, tmp_path: Path) ->
     assert process.returncode == 130, err
     assert err.strip().splitlines()[-1] == "error: interrupted"
     assert not alive(server), "Ctrl-C stopped the MCP server too"
+
+
+def test_ctrl_c_during_route_set_passed_leaves_no_review_and_no_server(
+    git_repo: Path, tmp_path: Path
+) -> None:
+    from tests.route.routes import write
+
+    vision_route(git_repo)
+    write(git_repo / ".ctl" / "r1.sleep", "60")
+    script = write_script(
+        tmp_path / "script.json", [{"tool_calls": [call("mcp__route__route_set_passed", stone="1.vision")]}]
+    )
+    config = tmp_path / "bhrain.yaml"
+    config.write_text(json.dumps({"mcpServers": {"route": route_server()}}), encoding="utf-8")
+    argv = [BHRAIN, *scripted_run(script), "--input", "go", "--tools", "none", "--config", str(config)]
+    process = subprocess.Popen(
+        argv,
+        cwd=git_repo,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    review_pid_file = git_repo / ".ctl" / "r1.pid"
+    try:
+        deadline = time.monotonic() + 60
+        while not review_pid_file.exists():
+            assert process.poll() is None, process.communicate()
+            assert time.monotonic() < deadline, "the review never started"
+            time.sleep(0.05)
+        review = int(review_pid_file.read_text())
+        server = ancestor(review, b"route.mcp")
+        os.kill(process.pid, signal.SIGINT)
+        _, err = process.communicate(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 130, err
+    deadline = time.monotonic() + 10
+    while alive(review) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not alive(review), "the review route.mcp ran for the call is gone too"
+    assert not alive(server), "and so is route.mcp"
+    assert [n for n in state_files(git_repo / "route") if ".review." in n or n.endswith(".passed")] == []
 
 
 @pytest.mark.parametrize("name", ["mcp__tiny__echo", "mcp__tiny"])

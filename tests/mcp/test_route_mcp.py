@@ -14,7 +14,7 @@ import pytest
 from mcp.shared.exceptions import MCPError
 
 from tests.conftest import run_cli
-from tests.mcp.helpers import route_mcp, run, text, vision_route
+from tests.mcp.helpers import ancestor, route_mcp, run, text, vision_route
 from tests.route.routes import make_route, review, runs, state_files, steer
 
 pytestmark = pytest.mark.usefixtures("git_repo")
@@ -441,16 +441,6 @@ def test_sigterm_stops_the_server_and_its_reviews(git_repo: Path) -> None:
     write(git_repo / ".ctl" / "r1.sleep", "60")
     errlog = git_repo.parent / "sigterm.stderr"
 
-    def server_pid(review_pid: int) -> int:
-        pid = review_pid
-        for _ in range(5):  # review → bash -c → route.mcp
-            with open(f"/proc/{pid}/stat", encoding="utf-8") as handle:
-                pid = int(handle.read().rsplit(")", 1)[1].split()[1])
-            with open(f"/proc/{pid}/cmdline", "rb") as handle:
-                if b"route.mcp" in handle.read():
-                    return pid
-        raise AssertionError("route.mcp is not an ancestor of the review")
-
     closed: list[str] = []
 
     async def go() -> tuple[int, int]:
@@ -471,7 +461,7 @@ def test_sigterm_stops_the_server_and_its_reviews(git_repo: Path) -> None:
                         await anyio.sleep(0.05)
                 review_pid = _review_pid(git_repo, "r1")
                 assert review_pid is not None
-                server = server_pid(review_pid)
+                server = ancestor(review_pid, b"route.mcp")
                 os.kill(server, signal.SIGTERM)
                 with anyio.fail_after(10):
                     while alive(server) or alive(review_pid):
