@@ -69,8 +69,9 @@ class _Server:
         self.session: Any = None  # the ClientSession while the server runs
         self.problem = ""  # why its tools cannot be called: "failed to start: …", "stopped: …"
         self.instructions = ""
-        # Closed by McpServers.close(); a file, not a pipe, so a chatty server can never block on it.
-        self.stderr: TextIO = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")  # noqa: SIM115
+        # Closed by McpServers.close(); a file, not a pipe, so a chatty server can never block on it. "a+":
+        # the server shares the file's offset, and appending keeps our reads from moving its writes.
+        self.stderr: TextIO = tempfile.TemporaryFile("a+", encoding="utf-8", errors="replace")  # noqa: SIM115
 
     def said(self) -> str:
         """The last line the server wrote on stderr, for a message that says why it failed."""
@@ -177,9 +178,11 @@ class McpServers(LoopHook):
         for listed in tools:
             box.add(self._tool(server, listed))
         prefix = f"mcp__{name}__"
-        # Names the server did not list (it failed to start, or the model guessed) still reach it: the
-        # answer says what is wrong with the server instead of a bare "tool not found".
-        box.fallback = lambda called: self._unlisted(server, called) if called.startswith(prefix) else None
+        # While the server is down (it failed to start, or stopped), a name of its own that it did not list
+        # gets an answer saying so, rather than a bare "tool not found".
+        box.fallback = lambda called: (
+            self._down(server, called) if server.problem and called.startswith(prefix) else None
+        )
         return box
 
     def _tool(self, server: _Server, listed: Any) -> Tool:
@@ -198,11 +201,9 @@ class McpServers(LoopHook):
             read_only=bool(annotations and annotations.read_only_hint),
         )
 
-    def _unlisted(self, server: _Server, called: str) -> Tool:
+    def _down(self, server: _Server, called: str) -> Tool:
         def run(arguments: Mapping[str, Any], ctx: ToolContext) -> ToolOutcome:
-            if server.problem:
-                return fail(f"mcp server {server.spec.name} {server.problem}; {called} was not run")
-            return fail(f"tool not found: the MCP server {server.spec.name} has no tool {called}")
+            return fail(f"mcp server {server.spec.name} {server.problem}; {called} was not run")
 
         return Tool(called, "", {"type": "object"}, run)
 

@@ -253,12 +253,22 @@ def test_mcp_config_flag_reads_a_dot_mcp_json_and_replaces_the_config_block(
 ) -> None:
     dot_mcp = tmp_path / ".mcp.json"
     dot_mcp.write_text(json.dumps({"mcpServers": {"tiny": tiny_server(tmp_path)}}), encoding="utf-8")
-    turns = [{"tool_calls": [call("mcp__tiny__echo", text="from the flag"), call("mcp__other__echo")]}]
+    turns = [
+        {
+            "tool_calls": [
+                call("mcp__tiny__echo", text="from the flag"),
+                call("mcp__other__echo"),
+                call("mcp__tiny__no_such_tool"),
+            ]
+        }
+    ]
     config = {"mcpServers": {"other": {"command": "no-such-mcp-server-xyz"}}}
     ran, calls, _ = run_bhrain(tmp_path, git_repo, turns, config, "--mcp-config", str(dot_mcp))
     assert ran.code == 0, ran.err
     assert calls[0]["output"] == "echo: from the flag"
     assert calls[1]["status"] == "not_found", "the config file's servers were replaced by the flag's"
+    assert calls[2]["status"] == "not_found", "a running server's unknown tool is not found, as any other"
+    assert calls[2]["output"].startswith("tool not found: mcp__tiny__no_such_tool; available: mcp__tiny__")
     missing = bhrain(["run", "--mcp-config", str(tmp_path / "nope.json")], git_repo)
     assert missing.code == 2 and missing.err.startswith(
         f"error: MCP config file {tmp_path / 'nope.json'} not found"
