@@ -8,17 +8,22 @@ exit or a missing executable: callers get a ``ProcResult`` and decide what it me
 A command stopped by ``kill_running`` (the CLI on Ctrl-C or SIGTERM) comes back with ``interrupted`` set: its
 exit status and output are what our signal made of it, not its own verdict, and callers must not record
 them as one. Once the process is stopping for good (``kill_running(stop=True)``), ``run`` starts nothing.
+
+A ``Scope`` narrows that to one caller: commands started while it is entered (in its thread, and in threads
+that run a copy of its context) are counted, and ``Scope.stop`` stops them, and only them, the same way;
+afterwards nothing starts in that scope. A server that runs several requests at once cancels one that way.
 """
 
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import os
 import signal
 import subprocess
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import NamedTuple
 
 # How long a process group gets between SIGTERM and SIGKILL once we decide to stop it.
@@ -38,6 +43,48 @@ _LIVE_LOCK = threading.RLock()  # re-entrant: a signal handler on this thread ma
 _KILLED: set[int] = set()
 # Set by kill_running(stop=True): the process is shutting down and starts no more commands.
 _STOPPING = threading.Event()
+
+
+class Scope:
+    """The commands one caller starts: ``with scope:`` around its work, ``scope.stop()`` to cancel it.
+
+    Entering sets a context variable, so worker threads see the scope only when they run a copy of the
+    caller's context (``contextvars.copy_context().run``). ``started``/``finished``/``running`` count its
+    commands (for progress reports); every field is read and written under ``_LIVE_LOCK``.
+    """
+
+    def __init__(self) -> None:
+        self.stopped = False
+        self.started = 0
+        self.finished = 0
+        self._pids: set[int] = set()
+        self._token: contextvars.Token[Scope | None] | None = None
+
+    @property
+    def running(self) -> int:
+        with _LIVE_LOCK:
+            return len(self._pids)
+
+    def __enter__(self) -> Scope:  # once, in one thread; its worker threads copy the context instead
+        self._token = _SCOPE.set(self)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._token is not None:
+            _SCOPE.reset(self._token)
+            self._token = None
+
+    def stop(self, grace_s: float = TERM_GRACE_S) -> int:
+        """Stop this scope's running commands like ``kill_running`` (they come back ``interrupted``) and
+        start none of its commands after; returns how many were running."""
+        with _LIVE_LOCK:
+            self.stopped = True
+            running = _mark_killed(self._pids)
+        _stop_all(running, grace_s)
+        return len(running)
+
+
+_SCOPE: contextvars.ContextVar[Scope | None] = contextvars.ContextVar("routedriver_proc_scope", default=None)
 
 
 class ProcResult(NamedTuple):  # not a dataclass: importing dataclasses costs every command ~7 ms
@@ -155,7 +202,8 @@ def run(
         full_env.update(extra_env)
 
     started = time.monotonic()
-    if _STOPPING.is_set():
+    scope = _SCOPE.get()
+    if _STOPPING.is_set() or (scope is not None and scope.stopped):
         # Shutting down: a command started now would outlive us (or, in a daemon thread, be cut off).
         return ProcResult(-signal.SIGTERM, "", "not started: stopping\n", False, 0.0, interrupted=True)
     try:
@@ -173,9 +221,13 @@ def run(
 
     with _LIVE_LOCK:
         _LIVE[proc.pid] = proc
-        late = _STOPPING.is_set()  # stopping began between our check and now: kill_running missed it
+        # Stopping began between our check and now: kill_running (or Scope.stop) missed it.
+        late = _STOPPING.is_set() or (scope is not None and scope.stopped)
         if late:
             _KILLED.add(proc.pid)
+        if scope is not None:
+            scope._pids.add(proc.pid)
+            scope.started += 1
     try:
         if late:
             _kill_group(proc)
@@ -185,6 +237,9 @@ def run(
             _LIVE.pop(proc.pid, None)
             interrupted = proc.pid in _KILLED
             _KILLED.discard(proc.pid)
+            if scope is not None:
+                scope._pids.discard(proc.pid)
+                scope.finished += 1
     return result._replace(interrupted=True) if interrupted else result
 
 
@@ -210,8 +265,21 @@ def kill_running(grace_s: float = TERM_GRACE_S, *, stop: bool = False) -> int:
     with _LIVE_LOCK:
         if stop:
             _STOPPING.set()
-        running = list(_LIVE.values())
-        _KILLED.update(_LIVE)  # before any signal is sent: whoever sees the exit also sees the mark
+        running = _mark_killed(_LIVE)
+    _stop_all(running, grace_s)
+    return len(running)
+
+
+def _mark_killed(pids: Iterable[int]) -> list[subprocess.Popen[bytes]]:
+    """The live children among ``pids``, marked killed before any signal is sent, so whoever sees the exit
+    also sees the mark. Call under ``_LIVE_LOCK``."""
+    running = [_LIVE[pid] for pid in pids if pid in _LIVE]
+    _KILLED.update(child.pid for child in running)
+    return running
+
+
+def _stop_all(running: list[subprocess.Popen[bytes]], grace_s: float) -> None:
+    """SIGTERM every process group at once; SIGKILL whatever is left after ``grace_s``."""
     for sig in (signal.SIGTERM, signal.SIGKILL):
         for child in running:
             _signal_group(child.pid, sig)
@@ -220,7 +288,6 @@ def kill_running(grace_s: float = TERM_GRACE_S, *, stop: bool = False) -> int:
             if all(child.poll() is not None for child in running):
                 break
             time.sleep(0.02)
-    return len(running)
 
 
 def _collect(

@@ -3,7 +3,8 @@
 The config file is YAML (JSON works too) whose keys mirror the flags, plus ``security:`` with
 ``permissions:`` (Claude Code's permissions shape) and ``behavior:`` (the behavior engine's block), and a
 few settings that have no flag (``retry``, ``websearch``, ``max_output_chars``, ``bash_timeout_s``,
-``workdir``, ``context_window``, ``timeout_s``). Unknown keys are refused with the file and key path.
+``workdir``, ``context_window``, ``timeout_s``), and ``mcpServers`` (Claude Code's ``.mcp.json`` block, also
+``--mcp-config FILE``). Unknown keys are refused with the file and key path.
 Relative paths in the file are relative to the file's directory.
 """
 
@@ -12,10 +13,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from routedriver.errors import Refused
 from routedriver.fsutil import read_user_text
+
+if TYPE_CHECKING:
+    from routedriver.mcp.servers_config import ServerSpec
 
 ARCH = "bhrain.struct.v1"
 _Number = TypeVar("_Number", int, float)
@@ -49,6 +53,7 @@ class RunSettings:
     workdir: Path | None = None
     trace: Path | None = None
     behavior: Mapping[str, Any] | None = None
+    mcp_servers: tuple[ServerSpec, ...] | None = None  # None: not given; () from a file: none
     config_path: Path | None = None
     base_dir: Path = field(default_factory=Path.cwd)  # where relative paths of the permissions block point
 
@@ -77,7 +82,7 @@ _LIST = {
     "guard": "guards",
     "guards": "guards",
 }
-_OTHER = {"tools", "permissions", "memory", "retry", "security"}
+_OTHER = {"tools", "permissions", "memory", "retry", "security", "mcpServers"}
 _IGNORED = {"name", "description", "repo", "role"}  # accepted and ignored (labels; rhachet's repo/role)
 KNOWN_KEYS = _STR | _INT | _FLOAT | _PATH | set(_LIST) | _OTHER | _IGNORED
 RETRY_KEYS = {"max_retries", "base_delay_s", "max_delay_s", "max_retry_after_s"}
@@ -155,6 +160,10 @@ def _apply(settings: RunSettings, key: str, value: Any, path: Path, base: Path) 
         settings.retry = dict(value)
     elif key == "security":
         _security(settings, value, path, base)
+    elif key == "mcpServers":
+        from routedriver.mcp.servers_config import parse_servers
+
+        settings.mcp_servers = parse_servers(value, where, base)
 
 
 def _security(settings: RunSettings, value: Any, path: Path, base: Path) -> None:

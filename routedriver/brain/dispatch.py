@@ -169,9 +169,10 @@ class Dispatcher:
         try:
             result = tool.run(self.redactor.restore(call.arguments), ctx)
             outcome = result if isinstance(result, ToolOutcome) else ToolOutcome(True, str(result))
-        except KeyboardInterrupt:  # the user's Ctrl-C stops the run, whatever tool is running
-            raise
-        except BaseException as exc:  # noqa: BLE001 - a broken tool (even one calling sys.exit) is an error result
+        # A broken tool (even one calling sys.exit) is an error result. Ctrl-C and SIGTERM (KeyboardInterrupt,
+        # or the CLI's own exceptions, raised on the main thread where a lone call runs) are not Exceptions:
+        # they stop the run, whatever tool is running.
+        except (Exception, SystemExit) as exc:
             log.warning("tool %s raised %s: %s", tool.name, type(exc).__name__, exc)
             outcome = fail(f"tool {tool.name} failed: {describe_failure(exc)}")
         record.elapsed_s = time.monotonic() - started

@@ -109,6 +109,9 @@ def run_session(settings: RunSettings, *, environ: Mapping[str, str] | None = No
     model = _atom(settings, env)
     registry = _registry(skill, settings, workdir)
     hooks = _hooks(settings, workdir, model, registry.names())
+    servers = _mcp_servers(settings, workdir, env)  # nothing starts yet; a bad ${VAR} is refused now
+    if servers is not None:
+        hooks.append(servers)  # its close() stops the servers when the loop closes
     from routedriver.brain.memory import create_memory
 
     memory = create_memory(settings.memory)
@@ -147,6 +150,11 @@ def run_session(settings: RunSettings, *, environ: Mapping[str, str] | None = No
         )
         loop.on_iteration = trace.iteration
     try:
+        if servers is not None:
+            servers.connect(registry)
+            for hook in hooks:  # the behavior classifier's snapshot lists the servers' tools too
+                if hasattr(hook, "set_tool_inventory"):
+                    hook.set_tool_inventory(registry.names())
         return _drive(loop, skill, task, settings, trace)
     finally:
         loop.close()
@@ -354,6 +362,15 @@ def _load_toolbox(spec: str) -> Any:
             "export a routedriver.brain.toolbox.Toolbox or a function returning one",
         )
     return obj
+
+
+def _mcp_servers(settings: RunSettings, workdir: Path, env: Mapping[str, str]) -> Any:
+    """The configured MCP servers as a hook (started by ``connect``), or None without any."""
+    if not settings.mcp_servers:
+        return None
+    from routedriver.mcp.client import McpServers
+
+    return McpServers(settings.mcp_servers, workdir=workdir, environ=env)
 
 
 def _hooks(settings: RunSettings, workdir: Path, model: Any, tool_names: list[str]) -> list[Any]:

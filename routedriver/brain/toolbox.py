@@ -39,6 +39,9 @@ class Toolbox:
         self.name = name
         self.description = description
         self.tools: dict[str, Tool] = {}
+        # Asked for a name no toolbox defines (e.g. an MCP server's tool while the server is down): a Tool
+        # that answers for it, or None. Lets a toolbox say why a name it owns cannot run.
+        self.fallback: Callable[[str], Tool | None] | None = None
         for tool in tools:
             self.add(tool)
 
@@ -133,7 +136,13 @@ class ToolRegistry:
             if owner is None and name in self._by_wire:
                 name = self._by_wire[name]
                 owner = self._owner.get(name)
-            return self._toolboxes[owner].tools[name] if owner is not None else None
+            if owner is not None:
+                return self._toolboxes[owner].tools[name]
+            for box in self._toolboxes.values():
+                found = box.fallback(name) if box.fallback is not None else None
+                if found is not None:
+                    return found
+            return None
 
     def names(self) -> list[str]:
         with self._lock:

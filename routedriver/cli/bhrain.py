@@ -110,6 +110,11 @@ class _StderrHandler(logging.Handler):
 @click.option(
     "--guard", "guards", multiple=True, help="MODULE:OBJ of a custom permission guard (repeatable)."
 )
+@click.option(
+    "--mcp-config",
+    type=click.Path(path_type=Path),
+    help="A .mcp.json file: its mcpServers (stdio) become toolboxes mcp__<server> (replaces the config's).",
+)
 @click.option("--memory", help="truncate, summarize-on-limit (default), none, or MODULE:OBJ.")
 @click.option("--script", type=click.Path(path_type=Path), help="Turns for the scripted atom (JSON or YAML).")
 @click.option(
@@ -143,6 +148,7 @@ def run_command(
     permissions: Path | None,
     toolboxes: tuple[str, ...],
     guards: tuple[str, ...],
+    mcp_config: Path | None,
     memory: str | None,
     script: Path | None,
     rubric: Path | None,
@@ -176,6 +182,7 @@ def run_command(
         toolboxes=list(toolboxes),
         permissions=permissions,
         guards=list(guards),
+        mcp_servers=_mcp_servers(mcp_config),
         memory=memory,
         max_iterations=max_iterations,
         max_tokens=max_tokens,
@@ -211,6 +218,14 @@ def run_command(
     elif outcome.exit_code and outcome.explanation and outcome.stop_reason != "max_iterations":
         click.echo(f"bhrain: stopped: {redactor.text(outcome.explanation)}", err=True)
     return outcome.exit_code
+
+
+def _mcp_servers(path: Path | None) -> Any:
+    if path is None:
+        return None
+    from routedriver.mcp.servers_config import load_mcp_config
+
+    return load_mcp_config(path)
 
 
 def _stderr_is_tty() -> bool:

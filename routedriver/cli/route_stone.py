@@ -68,9 +68,10 @@ def get_command(route_option: str | None, selector: str, say: bool, as_json: boo
 
     result = _call(as_json, {"route": route_option, "stones": []}, lambda: api.get(route_option, selector))
     if as_json:
-        _json(_get_payload(result, say))
+        _json(get_payload(result, say))
     else:
-        _render_get(result, say)
+        sys.stdout.write(get_text(result, say))
+        sys.stdout.flush()
     return 0
 
 
@@ -81,7 +82,8 @@ def _content(path: Any) -> str:
         raise UserError(f"cannot read {path}: {exc.strerror}", "check the file's permissions") from None
 
 
-def _get_payload(result: GetResult, say: bool) -> dict[str, Any]:
+def get_payload(result: GetResult, say: bool) -> dict[str, Any]:
+    """What ``route.stone.get --json`` prints (also route.mcp's ``route_next``)."""
     stones = []
     for item in result.selection.stones:
         entry: dict[str, Any] = {
@@ -96,24 +98,24 @@ def _get_payload(result: GetResult, say: bool) -> dict[str, Any]:
     return {"route": result.route.display, "stones": stones, "all_passed": result.selection.all_passed}
 
 
-def _render_get(result: GetResult, say: bool) -> None:
+def get_text(result: GetResult, say: bool) -> str:
+    """What ``route.stone.get`` prints (also route.mcp's ``route_next``)."""
     selection = result.selection
     if not selection.stones:
-        click.echo("all stones passed")
-        return
+        return "all stones passed\n"
     by_name = not result.selector.startswith("@")
-    out = sys.stdout
+    out: list[str] = []
     for index, item in enumerate(selection.stones):
         if not say:
-            out.write(f"{item.stone.name}\t{item.status}\n" if by_name else f"{item.stone.name}\n")
+            out.append(f"{item.stone.name}\t{item.status}\n" if by_name else f"{item.stone.name}\n")
             continue
         if index:
-            out.write("\n")
+            out.append("\n")
         # One header per stone, like `head` does for several files, so a robot can split the output.
-        out.write(f"==> {result.route.show(item.stone.path)} ({item.status}) <==\n")
+        out.append(f"==> {result.route.show(item.stone.path)} ({item.status}) <==\n")
         text = _content(item.stone.path)
-        out.write(text if text.endswith("\n") or not text else text + "\n")
-    out.flush()
+        out.append(text if text.endswith("\n") or not text else text + "\n")
+    return "".join(out)
 
 
 # ---------------------------------------------------------------- route.stone.set
@@ -202,7 +204,8 @@ def _render_approved(result: ApproveResult, as_json: bool) -> None:
     click.echo("\n".join(lines))
 
 
-def _set_payload(result: SetResult) -> dict[str, Any]:
+def set_payload(result: SetResult) -> dict[str, Any]:
+    """What ``route.stone.set --as passed --json`` prints (also route.mcp's ``route_set_passed``)."""
     evaluation, show = result.evaluation, result.route.show
     return {
         "route": result.route.display,
@@ -252,68 +255,87 @@ def _feedback(output: str) -> list[str]:
 
 
 def _render_set(result: SetResult, as_json: bool) -> int:
+    if as_json:
+        _json(set_payload(result))
+    else:
+        click.echo(set_text(result))
+    line = set_error_line(result)
+    if line is None:
+        return 0
+    _error(line)
+    return 1 if result.evaluation.outcome == "malfunction" else 2
+
+
+def set_text(result: SetResult) -> str:
+    """What ``route.stone.set --as passed`` prints on stdout: the verdict, the failing judges' feedback and
+    every file used."""
     evaluation, show = result.evaluation, result.route.show
     failing = evaluation.failing
-    if as_json:
-        _json(_set_payload(result))
-    else:
-        lines: list[str] = []
-        if evaluation.outcome == "passed":
-            lines.append(f"stone passed: {evaluation.stone}")
-        elif evaluation.outcome == "rejected":
-            said_no = [judge for judge in failing if judge.record.command.split()[0] != "approved?"]
-            lines.append(
-                f"stone rejected: {evaluation.stone} ({len(said_no)} of {len(evaluation.judges)} "
-                f"judge{'s' if len(evaluation.judges) != 1 else ''} said no)"
-            )
-        elif evaluation.outcome == "waiting":
-            lines.append(f"stone waiting for approval: {evaluation.stone} (every other judge passed)")
-        else:
-            lines.append(f"stone not evaluated: {evaluation.stone} (malfunction)")
-            lines.append(f"  {evaluation.problem}")
-        for judge in failing:
-            lines += [
-                "",
-                f"j{judge.record.position} {judge.record.command}: {judge.record.status}",
-                f"  reason: {judge.record.reason}",
-            ]
-            lines += [f"  {line}" for line in _feedback(judge.record.stdout)]
-        lines += ["", "files:"]
-        for review in evaluation.reviews:
-            state = "reused" if review.reused else "fresh"
-            lines.append(
-                f"  review r{review.record.position} {state} {review.record.status}: "
-                f"{show(review.record.path)}"
-            )
-        for judge in evaluation.judges:
-            state = "reused" if judge.reused else "fresh"
-            lines.append(
-                f"  judge j{judge.record.position} {state} {judge.record.status}: {show(judge.record.path)}"
-            )
-        if evaluation.marker is not None:
-            lines.append(f"  pass record: {show(evaluation.marker)}")
-        click.echo("\n".join(lines))
+    lines: list[str] = []
     if evaluation.outcome == "passed":
-        return 0
+        lines.append(f"stone passed: {evaluation.stone}")
+    elif evaluation.outcome == "rejected":
+        lines.append(
+            f"stone rejected: {evaluation.stone} ({len(_said_no(result))} of {_judges(result)} said no)"
+        )
+    elif evaluation.outcome == "waiting":
+        lines.append(f"stone waiting for approval: {evaluation.stone} (every other judge passed)")
+    else:
+        lines.append(f"stone not evaluated: {evaluation.stone} (malfunction)")
+        lines.append(f"  {evaluation.problem}")
+    for judge in failing:
+        lines += [
+            "",
+            f"j{judge.record.position} {judge.record.command}: {judge.record.status}",
+            f"  reason: {judge.record.reason}",
+        ]
+        lines += [f"  {line}" for line in _feedback(judge.record.stdout)]
+    lines += ["", "files:"]
+    for review in evaluation.reviews:
+        state = "reused" if review.reused else "fresh"
+        lines.append(
+            f"  review r{review.record.position} {state} {review.record.status}: "
+            f"{show(review.record.path)}"
+        )
+    for judge in evaluation.judges:
+        state = "reused" if judge.reused else "fresh"
+        lines.append(
+            f"  judge j{judge.record.position} {state} {judge.record.status}: {show(judge.record.path)}"
+        )
+    if evaluation.marker is not None:
+        lines.append(f"  pass record: {show(evaluation.marker)}")
+    return "\n".join(lines)
+
+
+def _said_no(result: SetResult) -> list[Any]:
+    """The failing judges that are not a human gate waiting (those said no; approved? waits)."""
+    return [judge for judge in result.evaluation.failing if judge.record.command.split()[0] != "approved?"]
+
+
+def _judges(result: SetResult) -> str:
+    count = len(result.evaluation.judges)
+    return f"{count} judge{'s' if count != 1 else ''}"
+
+
+def set_error_line(result: SetResult) -> str | None:
+    """The one line ``route.stone.set`` writes on stderr (None when the stone passed)."""
+    evaluation = result.evaluation
+    if evaluation.outcome == "passed":
+        return None
     if evaluation.outcome == "waiting":
-        waiting = failing[0].record
-        _error(f"error: {evaluation.stone} waits for human approval: {waiting.reason[:300]}")
-        return 2
+        waiting = evaluation.failing[0].record
+        return f"error: {evaluation.stone} waits for human approval: {waiting.reason[:300]}"
     if evaluation.outcome == "rejected":
-        said_no = [judge for judge in failing if judge.record.command.split()[0] != "approved?"]
+        said_no = _said_no(result)
         reasons = "; ".join(
             f"j{judge.record.position} {judge.record.command.split()[0]}: {judge.record.reason[:160]}"
             for judge in said_no
         )
-        count = len(evaluation.judges)
-        judges = f"{count} judge{'s' if count != 1 else ''}"
-        _error(
-            f"error: {evaluation.stone} rejected by {len(said_no)} of {judges} ({reasons}); read the "
-            "feedback on stdout, then fix and run route.stone.set again"
+        return (
+            f"error: {evaluation.stone} rejected by {len(said_no)} of {_judges(result)} ({reasons}); "
+            "read the feedback on stdout, then fix and run route.stone.set again"
         )
-        return 2
-    _error(f"error: {evaluation.problem}")
-    return 1
+    return f"error: {evaluation.problem}"
 
 
 # ---------------------------------------------------------------- route.stone.del
@@ -392,10 +414,17 @@ def judge_command(
 
 def _render_verdict(stone: str, mechanism: str, verdict: Verdict) -> int:
     click.echo(verdict.output, nl=False)
-    if verdict.passed:
+    line = verdict_error_line(stone, mechanism, verdict)
+    if line is None:
         return 0
+    _error(line)
+    return 2 if verdict.status == "failed" else 1
+
+
+def verdict_error_line(stone: str, mechanism: str, verdict: Verdict) -> str | None:
+    """The one line ``route.stone.judge`` writes on stderr (None when the judge passed)."""
+    if verdict.passed:
+        return None
     if verdict.status == "failed":
-        _error(f"error: {stone}: {mechanism} did not pass: {verdict.reason[:300]}")
-        return 2
-    _error(f"error: {stone}: {mechanism} malfunctioned: {verdict.reason[:300]}")
-    return 1
+        return f"error: {stone}: {mechanism} did not pass: {verdict.reason[:300]}"
+    return f"error: {stone}: {mechanism} malfunctioned: {verdict.reason[:300]}"

@@ -128,6 +128,7 @@ def _run_reviews(
 
     if len(positions) == 1:
         return {positions[0]: one(positions[0])}
+    import contextvars
     import threading
 
     # Daemon threads rather than a pool: on Ctrl-C the driver exits at once instead of waiting for every
@@ -144,7 +145,14 @@ def _run_reviews(
                 errors.append(exc)
 
     threads = [
-        threading.Thread(target=work, args=(position,), name=f"review-r{position}", daemon=True)
+        # Each thread runs in a copy of the caller's context, so a proc.Scope the caller entered (route.mcp:
+        # one per request, to cancel it) covers the reviews too.
+        threading.Thread(
+            target=contextvars.copy_context().run,
+            args=(work, position),
+            name=f"review-r{position}",
+            daemon=True,
+        )
         for position in positions
     ]
     for thread in threads:

@@ -23,6 +23,8 @@ nor namespaced (``box.tool``, ``mcp__server__tool``) is refused at load, as it w
   absolute, ``~/x`` is under the home directory, ``/x`` is relative to the permissions file's directory and
   ``x`` or ``./x`` to the working directory.
 - Any other tool: a glob matched against each string argument (deny/ask: any argument; allow: all of them).
+- MCP tools (``mcp__<server>__<tool>``): ``mcp__<server>`` and ``mcp__<server>__*`` name every tool of that
+  server, as in Claude Code; no other wildcard is allowed in a tool name.
 
 Deny beats ask beats allow. Calls no rule matches get ``default`` (``allow`` unless the file says otherwise).
 """
@@ -75,7 +77,8 @@ CLAUDE_CODE_TOOLS = frozenset(
         "readmcpresourcetool",
     }
 )
-_RULE = re.compile(r"^\s*([A-Za-z0-9_.\-]+)\s*(?:\((.*)\))?\s*$", re.DOTALL)
+_RULE = re.compile(r"^\s*([A-Za-z0-9_.\-]+(?:__\*)?)\s*(?:\((.*)\))?\s*$", re.DOTALL)
+_MCP_SERVER = re.compile(r"^mcp\.[a-z0-9_\-]+$")  # a canonical rule name that means a whole MCP server
 
 
 @dataclass(frozen=True)
@@ -100,6 +103,8 @@ class Rule:
         tool = canonical_tool(tool)
         if self.tool in FILE_RULE_TOOLS:
             return tool in FILE_RULE_TOOLS[self.tool]
+        if _MCP_SERVER.match(self.tool) and tool.startswith(self.tool + "."):
+            return True  # mcp__<server>: every tool of that server
         return tool == self.tool or tool.endswith("." + self.tool) or self.tool.endswith("." + tool)
 
 
@@ -112,6 +117,13 @@ def parse_rule(text: Any, kind: str, base_dir: Path, where: str) -> Rule:
     if not match:
         raise Refused(f"{where} {text!r} is not a rule", 'write Tool or Tool(specifier), e.g. "Bash(rm:*)"')
     tool, spec = canonical_tool(match.group(1)), match.group(2)
+    if tool.endswith(".*"):
+        tool = tool[:-2]  # mcp__<server>__* is mcp__<server>
+        if not _MCP_SERVER.match(tool):
+            raise Refused(
+                f"{where} {text!r}: a tool name takes a wildcard only as mcp__<server>__*",
+                "name the server (mcp__github__*) or the tool",
+            )
     spec = spec.strip() if spec is not None else None
     if spec in ("", "*"):
         spec = None

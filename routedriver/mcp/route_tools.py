@@ -1,0 +1,278 @@
+"""The tools ``route.mcp`` serves, as one table: name, description, JSON schema of the arguments, handler.
+
+Each tool answers what the matching command prints and means: its text is the command's stdout, its
+``document`` the command's ``--json`` object, and ``error`` says what the command's exit code would:
+``None`` (exit 0), ``"refused"`` (exit 2: the caller can fix it, a judge said no) or ``"malfunction"``
+(exit 1: something broke). An answer with an error starts with ``<meaning>: <the command's one-line
+error>``. No tool approves: approval is a human's act at a terminal, and an answer that waits for one says so
+(``needs_human``).
+
+Nothing here imports the MCP SDK: ``server`` puts these answers on the wire.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any, Literal, NamedTuple
+
+from routedriver.errors import ExitCode, Malfunction, Refused, UserError
+
+Meaning = Literal["refused", "malfunction"]
+
+
+class Answer(NamedTuple):
+    text: str
+    document: dict[str, Any] | None = None  # the structured content (the command's --json object)
+    error: Meaning | None = None  # None: the command would exit 0
+
+
+class RouteTool(NamedTuple):
+    name: str
+    title: str
+    description: str
+    input_schema: dict[str, Any]
+    run: Callable[[str | None, Mapping[str, Any]], Answer]  # (the route option, the arguments)
+    runs_commands: bool = False  # runs review/judge commands: reports progress and can be cancelled
+
+
+def failed(exc: UserError) -> Answer:
+    """A refusal or malfunction, in the words of the command's one line on stderr."""
+    meaning: Meaning = "refused" if exc.exit_code == ExitCode.REFUSED else "malfunction"
+    return Answer(f"{meaning}: {exc.line()}", {"outcome": meaning, "error": exc.line()}, meaning)
+
+
+def _with_error(answer: Answer, line: str | None, meaning: Meaning) -> Answer:
+    if line is None:
+        return answer
+    document = {**(answer.document or {}), "error": line}
+    return Answer(f"{meaning}: {line}\n\n{answer.text}", document, meaning)
+
+
+def _human_gate(route_option: str | None, stone: str) -> str:
+    """What a robot is told when only a human can move the stone on."""
+    from routedriver.route.api import open_route
+    from routedriver.route.drive import commands
+    from routedriver.route.inputs import find_stone
+
+    route = open_route(route_option)
+    approve = commands(route, find_stone(route, stone))[2]
+    return (
+        f"needs a human: {stone} waits for a human's approval, and no tool can approve (robots cannot). "
+        f"A human runs, in a terminal: {approve}"
+    )
+
+
+# ---------------------------------------------------------------- the tools
+
+
+def _next(route_option: str | None, arguments: Mapping[str, Any]) -> Answer:
+    from routedriver.cli.route_stone import get_payload, get_text
+    from routedriver.route import api
+
+    result = api.get(route_option, arguments.get("selector", "@next-one"))
+    return Answer(get_text(result, True), get_payload(result, True))
+
+
+def status_document(route_option: str | None) -> dict[str, Any]:
+    """The state of every stone of the route: THE one place route_status gets its document from.
+
+    For now the states ``route.drive`` computes for the stale and active stones (needs-artifact, ready,
+    rejected, stale, waiting-for-approval, malfunction), ``passed`` for the other passed stones and
+    ``pending`` for stones of later tiers. Once ``route.status --json`` exists, return its document here.
+    """
+    from routedriver.route.drive import guidance
+    from routedriver.route.select import select
+
+    guide = guidance(route_option)
+    route = guide.route
+    active = {state.stone.name: state for state in guide.stones}
+    stones = []
+    for item in select(route, "*").stones:
+        state = active.get(item.stone.name)
+        entry = {
+            "name": item.stone.name,
+            "path": route.show(item.stone.path),
+            "state": state.state if state else "passed" if item.passed else "pending",
+        }
+        if state is not None and state.detail:
+            entry["detail"] = state.detail
+        stones.append(entry)
+    return {
+        "route": route.display,
+        "passed": guide.passed,
+        "total": guide.total,
+        "complete": guide.complete,
+        "robot_can_act": guide.robot_can_act,
+        "stones": stones,
+    }
+
+
+def _status(route_option: str | None, arguments: Mapping[str, Any]) -> Answer:
+    import json
+
+    document = status_document(route_option)
+    return Answer(json.dumps(document, ensure_ascii=False, indent=2), document)
+
+
+def _drive(route_option: str | None, arguments: Mapping[str, Any]) -> Answer:
+    from routedriver.route.drive import guidance, render
+
+    guide = guidance(route_option)
+    return Answer(render(guide), {"route": guide.route.display, "complete": guide.complete})
+
+
+def _set_passed(route_option: str | None, arguments: Mapping[str, Any]) -> Answer:
+    from routedriver.cli.route_stone import set_error_line, set_payload, set_text
+    from routedriver.route import api
+
+    result = api.set_passed(route_option, arguments["stone"])
+    evaluation = result.evaluation
+    answer = Answer(set_text(result), set_payload(result))
+    if (
+        evaluation.outcome == "waiting"
+    ):  # only approved? said no: a human must act, and this server never will
+        gate = _human_gate(route_option, evaluation.stone)
+        answer = Answer(f"{gate}\n\n{answer.text}", {**(answer.document or {}), "needs_human": gate})
+    meaning: Meaning = "malfunction" if evaluation.outcome == "malfunction" else "refused"
+    return _with_error(answer, set_error_line(result), meaning)
+
+
+def _judge(route_option: str | None, arguments: Mapping[str, Any]) -> Answer:
+    from routedriver.cli.route_stone import verdict_error_line
+    from routedriver.route import api
+
+    stone, mechanism = arguments["stone"], arguments["mechanism"]
+    verdict = api.judge(
+        route_option, stone, mechanism, arguments.get("allow_blockers"), arguments.get("allow_nitpicks")
+    )
+    document: dict[str, Any] = {
+        "stone": stone,
+        "mechanism": mechanism,
+        "status": verdict.status,
+        "reason": verdict.reason,
+    }
+    text = verdict.output
+    if mechanism == "approved?" and verdict.status == "failed":
+        document["needs_human"] = _human_gate(route_option, stone)
+        text = f"{document['needs_human']}\n\n{text}"
+    meaning: Meaning = "refused" if verdict.status == "failed" else "malfunction"
+    return _with_error(Answer(text, document), verdict_error_line(stone, mechanism, verdict), meaning)
+
+
+# ---------------------------------------------------------------- the table
+
+_ROUTE = {
+    "type": "string",
+    "minLength": 1,
+    "description": "The route directory (default: route.mcp's --route, else the route bound to the branch).",
+}
+_STONE = {"type": "string", "minLength": 1, "description": "The stone's name, e.g. 1.vision."}
+_COUNT = {"type": "integer", "minimum": 0}
+
+
+def _schema(properties: Mapping[str, Any], required: tuple[str, ...] = ()) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": {**properties, "route": _ROUTE},
+        "required": list(required),
+        "additionalProperties": False,
+    }
+
+
+TOOLS: tuple[RouteTool, ...] = (
+    RouteTool(
+        "route_next",
+        "Next stones",
+        "The stone(s) to work on next, each with its instructions (route.stone.get --say). @next-one: the "
+        "first incomplete stone; @next-all: every incomplete stone of its tier (they can be done in any "
+        "order).",
+        _schema({"selector": {"type": "string", "enum": ["@next-one", "@next-all"], "default": "@next-one"}}),
+        _next,
+    ),
+    RouteTool(
+        "route_status",
+        "Route status",
+        "The state of every stone: passed, pending (a later tier), or for the active ones needs-artifact, "
+        "ready, rejected (with the judges' reasons), stale, waiting-for-approval or malfunction.",
+        _schema({}),
+        _status,
+    ),
+    RouteTool(
+        "route_drive",
+        "What to do next",
+        "Where the route stands and what to do next, with the instructions and the exact commands "
+        "(what route.drive prints).",
+        _schema({}),
+        _drive,
+    ),
+    RouteTool(
+        "route_set_passed",
+        "Run a stone's guard",
+        "Mark a stone passed through its guard, exactly like route.stone.set --as passed: runs (or reuses) "
+        "its reviews, then its judges, and records the outcome. Returns the verdict, the judges' feedback "
+        "and the record files. Reviews may take minutes: progress is reported, and cancelling the call "
+        "stops them (nothing is recorded). There is no approve tool: approval is a human's act at a "
+        "terminal.",
+        _schema({"stone": _STONE}, ("stone",)),
+        _set_passed,
+        runs_commands=True,
+    ),
+    RouteTool(
+        "route_judge",
+        "Run a built-in judge",
+        "A built-in judge on the stone as it is now (route.stone.judge): reviewed? reads the latest reviews' "
+        "blocker and nitpick counts; approved? says whether a human approved the current artifacts.",
+        _schema(
+            {
+                "stone": _STONE,
+                "mechanism": {"type": "string", "enum": ["reviewed?", "approved?"]},
+                "allow_blockers": {**_COUNT, "description": "reviewed?: blockers allowed (default 0)."},
+                "allow_nitpicks": {**_COUNT, "description": "reviewed?: nitpicks allowed (default: any)."},
+            },
+            ("stone", "mechanism"),
+        ),
+        _judge,
+    ),
+)
+BY_NAME = {tool.name: tool for tool in TOOLS}
+
+
+def argument_problem(tool: RouteTool, arguments: Mapping[str, Any]) -> str | None:
+    """Why ``arguments`` do not fit the tool's JSON schema (the most relevant error), or None."""
+    import jsonschema
+
+    validator = jsonschema.Draft202012Validator(tool.input_schema)
+    error = jsonschema.exceptions.best_match(validator.iter_errors(dict(arguments)))
+    if error is None:
+        return None
+    where = "/".join(str(part) for part in error.absolute_path)
+    return f"{where}: {error.message}" if where else error.message
+
+
+def call(name: str, arguments: Mapping[str, Any] | None, default_route: str | None) -> Answer:
+    """Run one tool call to its answer; never raises (short of BaseException: an interrupt unwinds)."""
+    tool = BY_NAME.get(name)
+    if tool is None:
+        return failed(Refused(f"unknown tool {name!r}", f"tools: {', '.join(BY_NAME)}"))
+    arguments = arguments or {}
+    problem = argument_problem(tool, arguments)
+    if problem is not None:
+        return failed(
+            Refused(
+                f"invalid arguments for {name}: {problem}",
+                f"call {name} with arguments that match its input schema",
+            )
+        )
+    route_option = arguments.get("route") or default_route
+    try:
+        return tool.run(route_option, arguments)
+    except UserError as exc:
+        return failed(exc)
+    except Exception as exc:  # noqa: BLE001 - a tool call never takes the server down
+        from routedriver.cli._exits import _write_crash_log
+
+        where = _write_crash_log("route.mcp", exc)
+        detail = f"details in {where}" if where else "run it again with route.* commands to see more"
+        return failed(
+            Malfunction(f"internal error: {type(exc).__name__}: {' '.join(str(exc).split())}", detail)
+        )
