@@ -6,8 +6,10 @@ It makes a fresh git repository in a temporary directory, copies `examples/demo/
 - the robot asks `route.stone.get` what to do, writes artifacts and asks `route.stone.set --as passed`;
   a bhrain review (scripted, offline) blocks a TODO, a behaviorci judge rejects a weak prompt;
 - the human approves the vision at a terminal (`--as approved` refuses anyone else) and git records it;
-- CI runs `route.verify`, which re-checks every pass from the files and git history without running a
-  single review, and catches an artifact changed after its approval.
+- CI runs `route.verify --base <the commit the route came from>`, which re-checks every pass from the
+  files and git history without running a single review, catches an artifact changed after its approval,
+  and catches a guard changed without a human's policy approval (`route.policy.approve`);
+- `route.status` shows the board after each part.
 
 Every step checks the exit code it expects, so the demo also fails loudly if the driver regresses.
 Usage: python3 examples/demo.py [--keep DIR]   (the route.* commands on PATH, or this checkout's .venv)
@@ -44,6 +46,7 @@ class DemoFailed(Exception):
 class Demo:
     def __init__(self, repo: Path) -> None:
         self.repo = repo
+        self.base = ""
         self.env = {
             **os.environ,
             "GIT_CONFIG_GLOBAL": str(repo.parent / "gitconfig"),
@@ -64,10 +67,11 @@ class Demo:
         print(paint(f"{who} $ ", "1;33") + shlex.join(argv))
         code, out, err = (self._run_tty if tty else self._run)(argv)
         lines = (out + err).rstrip("\n").splitlines()
-        for line in lines[:show]:
+        shown = cut(lines, show)
+        for line in shown:
             print(f"   {line}")
-        if len(lines) > show:
-            print(paint(f"   … {len(lines) - show} more lines", "2"))
+        if len(lines) > len(shown):
+            print(paint(f"   … {len(lines) - len(shown)} more lines", "2"))
         print(paint(f"   [exit {code}]", "32" if code == expect else "1;31"))
         if code != expect:
             raise DemoFailed(f"{shlex.join(argv)} exited {code}, expected {expect}")
@@ -116,6 +120,10 @@ class Demo:
             raise DemoFailed(f"git {' '.join(args)} failed: {done.stderr.strip()}")
         return done.stdout
 
+    def board(self) -> None:
+        """The board after each part: every stone's state, as route.verify and route.drive see it."""
+        self.run("anyone", ["route.status", "--route", ROUTE], 0)
+
     # -- the story -------------------------------------------------------------------------------------
     def setup(self) -> None:
         (self.repo.parent / "gitconfig").write_text(
@@ -133,10 +141,12 @@ class Demo:
         self.git("init", "-q")
         self.git("add", "-A")
         self.git("commit", "-q", "-m", "A route to launch the product", who=HUMAN)
+        self.base = self.git("rev-parse", "HEAD").strip()  # the base a pull request would be checked against
         self.part(f"A fresh repository at {self.repo}, with the route {ROUTE}")
         for stone in sorted((self.repo / ROUTE).glob("*.stone")):
             guard = stone.with_suffix(".guard")
             print(f"   {stone.name:<18} {'guarded by ' + guard.name if guard.exists() else 'no guard'}")
+        self.board()
 
     def vision(self) -> None:
         get = ["route.stone.get", "--route", ROUTE, "--stone", "@next-one"]
@@ -171,6 +181,7 @@ class Demo:
 
         self.part("The robot retries: same reviews (reused), fresh judges, the stone passes")
         self.run("robot", set_passed, 0, show=12)
+        self.board()
 
     def parallel(self) -> None:
         self.part("The next tier has two stones the robot can do in parallel")
@@ -179,6 +190,7 @@ class Demo:
         self.write("robot", f"{ROUTE}/2.1.cli.md", CLI, "the CLI sketch")
         for stone in ("2.1.api", "2.1.cli"):
             self.run("robot", ["route.stone.set", "--route", ROUTE, "--stone", stone, "--as", "passed"], 0)
+        self.board()
 
     def prompt(self) -> None:
         set_passed = ["route.stone.set", "--route", ROUTE, "--stone", "3.prompt", "--as", "passed"]
@@ -189,9 +201,10 @@ class Demo:
         self.write("robot", f"{ROUTE}/3.prompt.md", PROMPT.replace("{refund}", REFUND), "refund rule added")
         self.run("robot", set_passed, 0, show=8)
         self.run("robot", ["route.stone.get", "--route", ROUTE, "--stone", "@next-one"], 0)
+        self.board()
 
     def ci(self) -> None:
-        verify = ["route.verify", "--route", ROUTE]
+        verify = ["route.verify", "--route", ROUTE, "--base", self.base]
         self.part("The robot commits its work; CI re-checks every pass without running a review")
         self.git("add", "-A")
         self.git("commit", "-q", "-m", "Launch route: vision, API, CLI, prompt", who=ROBOT)
@@ -208,8 +221,54 @@ class Demo:
         self.note("Reverted; the gate is green again.")
         self.run("ci", verify, 0, show=3)
 
+    def policy(self) -> None:
+        verify = ["route.verify", "--route", ROUTE, "--base", self.base]
+        set_passed = ["route.stone.set", "--route", ROUTE, "--stone", "1.vision", "--as", "passed"]
+        self.part("The team allows the vision two nitpicks; the robot edits the guard and passes again")
+        guard = self.repo / ROUTE / "1.vision.guard"
+        guard.write_text(
+            guard.read_text(encoding="utf-8").replace("--allow-nitpicks 1", "--allow-nitpicks 2"),
+            encoding="utf-8",
+        )
+        print(
+            paint("robot edits ", "1;33") + f"{ROUTE}/1.vision.guard  " + paint("(--allow-nitpicks 2)", "2")
+        )
+        self.run("robot", set_passed, 0, show=6)
+        self.git("commit", "-q", "-am", "Allow the vision two nitpicks", who=ROBOT)
+        self.part("CI compares the route's definitions with the base: a changed guard is a policy change")
+        self.run("ci", verify, 2, show=8)
+        self.note(
+            "Guards and stones are policy: a pass under a weaker guard counts only once a human approves the "
+            "change. The robot cannot: the command wants a person at a terminal, and CI checks who committed."
+        )
+        approve = ["route.policy.approve", "--route", ROUTE]
+        self.run("robot", approve, 2)
+        self.run("human", approve, 0, tty=True)
+        self.run("ci", verify, 0, show=8)
+        self.board()
 
-COMMANDS = ("route.stone.get", "route.stone.set", "route.verify", "bhrain", "behaviorci")
+
+def cut(lines: list[str], show: int) -> list[str]:
+    """At most about ``show`` lines, never ending in the middle of a block: a list the output shows is
+    either whole or cut where a blank line ends a block (a block longer than ``show`` is shown whole)."""
+    if len(lines) <= show:
+        return lines
+    ends = [index for index, line in enumerate(lines[: show + 1]) if not line.strip()]
+    if ends and ends[-1] > 0:
+        return lines[: ends[-1]]
+    following = next((index for index, line in enumerate(lines) if index >= show and not line.strip()), None)
+    return lines if following is None else lines[:following]
+
+
+COMMANDS = (
+    "route.stone.get",
+    "route.stone.set",
+    "route.verify",
+    "route.status",
+    "route.policy.approve",
+    "bhrain",
+    "behaviorci",
+)
 UNFINISHED = ".demo-unfinished"  # in the --keep directory while a demo is being built there
 
 
@@ -269,18 +328,27 @@ def main(argv: list[str]) -> int:
         demo.parallel()
         demo.prompt()
         demo.ci()
+        demo.policy()
     except (DemoFailed, OSError) as exc:
         print(paint(f"\ndemo failed: {exc}", "1;31"), file=sys.stderr)
         print(f"the repository is kept for a look: {demo.repo} (a rerun replaces it)", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
-        print("\ndemo interrupted" + (f"; a rerun with --keep {args.keep} replaces it" if args.keep else ""),
-              file=sys.stderr)
+        print(
+            "\ndemo interrupted" + (f"; a rerun with --keep {args.keep} replaces it" if args.keep else ""),
+            file=sys.stderr,
+        )
         if not args.keep:
             shutil.rmtree(base, ignore_errors=True)
         return 130
     print()
-    print(paint("━━ Done: every stone passed, a human approved the gated one, CI verified it all.", "1;32"))
+    print(
+        paint(
+            "━━ Done: every stone passed, a human approved the gated one and the policy change, CI verified "
+            "it all.",
+            "1;32",
+        )
+    )
     if args.keep:
         (base / UNFINISHED).unlink(missing_ok=True)
         print(f"   The repository is at {demo.repo}; look in {ROUTE}/.route/ for the review and judge files.")

@@ -84,7 +84,9 @@ def board(route: Route) -> RouteBoard:
         blocked_by: str | None = None
         if done is not None and done.passed:
             state: BoardState = "passed"
-            detail = f"{done.history} older pass records" if done.history else ""
+            detail = (
+                f"{done.history} older pass record{'s' if done.history != 1 else ''}" if done.history else ""
+            )
         elif stone.name in active:
             found = _drive_state(survey, stone, done)
             state, detail = found
