@@ -49,7 +49,9 @@ def _literal(default: str) -> str:
     return "" if "${{" in default else default
 
 
-def _verify_step(tmp_path: Path, inputs: dict[str, str]) -> subprocess.CompletedProcess[str]:
+def _verify_step(
+    tmp_path: Path, inputs: dict[str, str], extra_env: dict[str, str] | None = None, status_exit: int = 0
+) -> subprocess.CompletedProcess[str]:
     step = next(step for step in _steps() if step.get("name") == "route.verify")
     env_names = {name: value for name, value in step["env"].items()}
     fake = tmp_path / "bin"
@@ -57,7 +59,13 @@ def _verify_step(tmp_path: Path, inputs: dict[str, str]) -> subprocess.Completed
     stub = fake / "route.verify"
     stub.write_text('#!/bin/sh\nfor arg in "$@"; do printf "%s\\n" "$arg"; done\n')
     stub.chmod(0o755)
-    env = {"PATH": f"{fake}{os.pathsep}{os.environ['PATH']}", "HOME": str(tmp_path)}
+    board = fake / "route.status"  # prints its argv as a board would be printed, then exits as told
+    board.write_text(
+        '#!/bin/sh\nprintf "board:"; for arg in "$@"; do printf " [%s]" "$arg"; done\n'
+        f"echo\nexit {status_exit}\n"
+    )
+    board.chmod(0o755)
+    env = {"PATH": f"{fake}{os.pathsep}{os.environ['PATH']}", "HOME": str(tmp_path), **(extra_env or {})}
     # A default that is an expression (base: the pull request's base) is empty outside a pull request.
     defaults = {name: _literal(spec.get("default", "")) for name, spec in ACTION["inputs"].items()}
     for variable, expression in env_names.items():
@@ -112,6 +120,23 @@ def test_base_defaults_to_the_pull_requests_base_and_becomes_one_flag(tmp_path: 
     assert _run_verify_step(tmp_path, {"base": hostile}) == ["--base", hostile]
     assert not list(tmp_path.glob("pwned*"))
     assert _run_verify_step(tmp_path, {"base": ""}) == []  # a push: no base, and route.verify says so
+
+
+def test_the_step_summary_gets_the_board_of_the_same_routes_and_a_broken_board_never_decides(
+    tmp_path: Path,
+) -> None:
+    summary = tmp_path / "summary.md"
+    summary.write_text("earlier\n")
+    env = {"GITHUB_STEP_SUMMARY": str(summary)}
+    argv = _verify_step(tmp_path, {"route": "routes/a b\nroutes/c", "base": "abc123"}, env)
+    assert argv.returncode == 0, argv.stderr
+    assert summary.read_text() == "earlier\nboard: [--route] [routes/a b] [--route] [routes/c] [--markdown]\n"
+    assert argv.stdout.splitlines()[:2] == ["--route", "routes/a b"]  # route.verify ran, after the board
+    broken = _verify_step(tmp_path, {"all": "true"}, env, status_exit=1)
+    assert broken.returncode == 0
+    assert "::warning title=route.status::the board could not be drawn; route.verify decides" in broken.stdout
+    assert broken.stdout.splitlines()[-1] == "--all"
+    assert "--base" not in summary.read_text()  # the board takes only the routes
 
 
 def test_true_false_inputs_read_in_any_case_and_anything_else_is_refused(tmp_path: Path) -> None:
