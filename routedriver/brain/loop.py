@@ -120,9 +120,9 @@ class Loop:
         except Stop as stop:
             return self._result(stop.text, stop.stop_reason, int(stop.exit_code), stop.explanation)
 
-    def partial_result(self) -> LoopResult:
-        """What the session produced so far, for a run that ended in an exception (e.g. an API failure)."""
-        return self._result(self.last_text, "error", int(ExitCode.MALFUNCTION), "")
+    def partial_result(self, stop_reason: str = "error", exit_code: int = ExitCode.MALFUNCTION) -> LoopResult:
+        """What the session produced so far, for a run ended by an exception (an API failure, a signal)."""
+        return self._result(self.last_text, stop_reason, int(exit_code), "")
 
     def close(self) -> None:
         for hook in self.hooks:
@@ -194,7 +194,13 @@ class Loop:
                 )
             raise Done(record.text)
         self._nudged = False
-        results, record.calls = self.dispatcher.run(calls, record.text, self.iteration)
+        try:
+            results, record.calls = self.dispatcher.run(calls, record.text, self.iteration)
+        except BaseException:  # a stop signal while the tools ran: the trace still shows what this batch did
+            record.calls = list(self.dispatcher.batch)
+            self.records.extend(record.calls)
+            self._end_iteration(record, started, final=True)
+            raise
         if notes:  # on_text notes ride on the last result of the same response
             last = results[-1]
             results[-1] = Message(

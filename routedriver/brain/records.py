@@ -76,7 +76,7 @@ class CallRecord:
     call_id: str
     name: str
     input: Mapping[str, Any]
-    status: str = "ok"  # ok | error | denied | not_found | malformed
+    status: str = "ok"  # ok | error | denied | not_found | malformed | interrupted (pending while it waits)
     output: str = ""
     elapsed_s: float = 0.0
 

@@ -26,7 +26,7 @@ from routedriver.brain.skills import (
     render_rubric,
     with_counts,
 )
-from routedriver.errors import ExitCode, Malfunction, Refused, UserError
+from routedriver.errors import ExitCode, Interrupted, Malfunction, Refused, Stopped, Terminated, UserError
 
 log = logging.getLogger("bhrain")
 
@@ -35,6 +35,8 @@ CLARIFICATION = (
     'Give the task or question with --input "..." or --input-file FILE.'
 )
 CORRECTION_ITERATIONS = 2
+# Runs a signal stopped: their partial text goes to --json only, never to stdout as if it were the answer.
+SIGNAL_STOPS = frozenset({Interrupted.word, Terminated.word})
 
 
 @dataclass
@@ -176,6 +178,15 @@ def _drive(loop: Loop, skill: Skill, task: str, settings: RunSettings, trace: An
         outcome.error, outcome.exit_code, outcome.stop_reason = exc, int(exc.exit_code), "error"
         outcome.text = loop.last_text
         outcome.result = loop.partial_result()
+    except (Stopped, KeyboardInterrupt) as exc:  # Ctrl-C or SIGTERM: no further tool or model call was made
+        stop = exc if isinstance(exc, Stopped) else Interrupted()
+        outcome.error = UserError(stop.word)  # the line "error: interrupted"; the exit code is the signal's
+        outcome.exit_code, outcome.stop_reason, outcome.text = stop.exit_code, stop.word, loop.last_text
+        outcome.explanation = (
+            f"{stop.signal_name} arrived during iteration {loop.iteration}: the running tools were stopped "
+            "and no further tool call or model call was made"
+        )
+        outcome.result = loop.partial_result(stop.word, stop.exit_code)
     if trace is not None:
         trace.finish(
             loop,

@@ -160,7 +160,7 @@ def run_command(
 
     from routedriver.brain.config import RunSettings, load_config
     from routedriver.brain.redact import Redactor
-    from routedriver.brain.runner import run_session
+    from routedriver.brain.runner import SIGNAL_STOPS, run_session
 
     flags = RunSettings(
         arch=arch,
@@ -204,7 +204,7 @@ def run_command(
             logger.propagate = old_propagate
     if as_json:
         click.echo(json.dumps(redactor.value(outcome.to_json()), ensure_ascii=False))
-    elif outcome.text:
+    elif outcome.text and outcome.stop_reason not in SIGNAL_STOPS:  # a stopped run has no answer to print
         click.echo(redactor.text(outcome.text))
     if outcome.error is not None:
         click.echo(redactor.text(outcome.error.line()), err=True)

@@ -10,6 +10,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from routedriver.brain.dispatch import NOTICE_SLACK, call_groups
 from routedriver.brain.hooks import ALLOW, HookVerdict, LoopHook, ToolEvent
 from routedriver.brain.loop import Limits
@@ -17,6 +19,7 @@ from routedriver.brain.redact import Redactor
 from routedriver.brain.toolbox import Toolbox, ToolRegistry
 from routedriver.brain.tools import builtin_tools
 from routedriver.brain.tools.base import Tool, ToolContext, ToolSettings, schema
+from routedriver.errors import Interrupted
 from routedriver.llm.types import ToolCall
 from tests.brain.helpers import bhrain, call, make_loop, scripted_run, tool_results, write_script
 from tests.fakes.llm_servers import AnthropicServer, Recorded, Reply
@@ -302,3 +305,39 @@ def test_a_tool_calling_sys_exit_becomes_an_error_result(tmp_path: Path) -> None
     assert tool_results(scripted, 2) == [message]
     assert tool_results(scripted, 3) == [message, "fine"]
     assert result.exit_code == 0 and result.text == "it exited; moving on"
+
+
+def test_a_stop_signal_inside_a_tool_is_not_a_tool_failure_and_nothing_else_runs(tmp_path: Path) -> None:
+    ran: list[str] = []
+
+    def stopped(args: Mapping[str, Any], ctx: ToolContext) -> str:
+        raise Interrupted()  # what the CLI's SIGINT handler raises in the thread running the tool
+
+    def record(args: Mapping[str, Any], ctx: ToolContext) -> str:
+        ran.append(args["label"])
+        return "ran"
+
+    box = Toolbox(
+        "x",
+        [
+            Tool("stopped", "is stopped", schema({}), stopped, True),
+            Tool("record", "records", schema({"label": {"type": "string"}}, ("label",)), record, True),
+        ],
+    )
+    seen: list[list[str]] = []
+    loop, scripted = make_loop(
+        tmp_path,
+        [
+            {"tool_calls": [call("record", label="first")]},
+            {"tool_calls": [call("stopped")]},
+            {"tool_calls": [call("record", label="later")]},
+            {"text": "done"},
+        ],
+        registry=ToolRegistry([box]),
+        on_iteration=lambda loop, record: seen.append([c.status for c in record.calls]),
+    )
+    with pytest.raises(Interrupted):
+        loop.run("go")
+    assert ran == ["first"] and len(scripted.requests) == 2  # no later tool call, no later model call
+    assert seen == [["ok"], ["interrupted"]]  # the stopped iteration is still told (the trace shows it)
+    assert [r.status for r in loop.records] == ["ok", "interrupted"]
