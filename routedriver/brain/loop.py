@@ -33,11 +33,12 @@ from routedriver.brain.records import (
     Refusal,
     Stop,
     TooManyMalformed,
+    Truncated,
 )
 from routedriver.brain.redact import NO_REDACTION, Redactor
 from routedriver.brain.toolbox import ToolRegistry
 from routedriver.errors import ExitCode
-from routedriver.llm.types import ChatModel, Message, ToolSpec, Usage, estimate_tokens
+from routedriver.llm.types import ChatModel, Message, ToolCall, ToolSpec, Usage, estimate_tokens
 
 __all__ = ["CallRecord", "IterationRecord", "Limits", "Loop", "LoopResult"]
 log = logging.getLogger("bhrain")
@@ -170,9 +171,7 @@ class Loop:
                 + (f": {said[:200]}" if said else ""),
             )
         if completion.stop_reason == "max_tokens":
-            log.warning(
-                "the model's answer was cut at its token limit; raise --max-tokens if it looks incomplete"
-            )
+            self._truncated(record, calls, started)
         notes: list[str] = []
         if record.text.strip():
             self.last_text = record.text
@@ -220,6 +219,21 @@ class Loop:
                     f"(at most {self.limits.max_corrections} corrections are allowed); try another model"
                 ),
             )
+
+    def _truncated(self, record: IterationRecord, calls: tuple[ToolCall, ...], started: float) -> None:
+        """The answer hit the token limit: end the run (``truncated``), running none of its tool calls."""
+        self.context.append(Message("assistant", record.text))  # without the calls: the context stays valid
+        if record.text.strip():
+            self.last_text = record.text
+        self._end_iteration(record, started, final=True)
+        limit = self.limits.max_tokens
+        said = f"its limit of {limit:,} tokens (--max-tokens)" if limit else "its token limit"
+        skipped = f"; none of its {len(calls)} tool calls ran" if len(calls) > 1 else ""
+        skipped = skipped or ("; its tool call did not run" if calls else "")
+        raise Truncated(
+            record.text,
+            f"the model's answer was cut at {said}{skipped}; raise --max-tokens or ask for a shorter answer",
+        )
 
     def _end_iteration(self, record: IterationRecord, started: float, *, final: bool = False) -> None:
         if not final:

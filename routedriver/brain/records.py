@@ -52,6 +52,14 @@ class LimitsExceeded(Stop):
     stop_reason, exit_code = "max_iterations", ExitCode.REFUSED
 
 
+class Truncated(Stop):
+    """The answer was cut at the token limit (``max_tokens`` / ``length``): not an answer, and its tool calls
+    may be cut too, so none of them ran. A malfunction: the caller cannot fix the model's verbosity, only
+    allow more tokens."""
+
+    stop_reason, exit_code = "truncated", ExitCode.MALFUNCTION
+
+
 class TooManyMalformed(Stop):
     """The model kept sending malformed tool calls after the allowed corrections."""
 

@@ -245,7 +245,7 @@ def _conclude(outcome: RunOutcome, result: LoopResult, skill: Skill) -> None:
             outcome.exit_code, outcome.stop_reason = int(ExitCode.MALFUNCTION), "empty_answer"
         else:
             log.warning("the model ended with an empty answer; check what it did (e.g. with --trace)")
-    if result.stop_reason == "malformed_tool_calls":
+    if result.stop_reason in ("malformed_tool_calls", "truncated"):
         outcome.error = Malfunction(result.explanation)
     elif result.stop_reason == "refused":
         outcome.error = Malfunction(result.explanation, "rephrase the task, or use another model")

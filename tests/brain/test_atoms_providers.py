@@ -348,3 +348,44 @@ def test_an_openai_message_that_is_null_is_an_empty_answer(tmp_path: Path) -> No
         ran = run_cli_on("qwen", server, tmp_path)
     assert (ran.code, ran.out) == (1, "")
     assert error_lines(ran.err) == [EMPTY_ANSWER]
+
+
+# -- answers cut at the token limit --------------------------------------------------------------------------
+def test_an_answer_cut_at_the_token_limit_is_truncated_with_exit_1_on_both_atoms(
+    provider: tuple[str, Any], tmp_path: Path
+) -> None:
+    name, server = provider  # the Anthropic server says stop_reason max_tokens, the OpenAI one "length"
+    server.enqueue(Reply.text("The answer begins and then", stop_reason="max_tokens"))
+    ran = run_cli_on(name, server, tmp_path, "--json", "--max-tokens", "8")
+    assert ran.code == 1, ran.err
+    out = json.loads(ran.out)
+    assert (out["stop_reason"], out["exit_code"], out["result"]) == (
+        "truncated",
+        1,
+        "The answer begins and then",
+    )
+    assert error_lines(ran.err) == [
+        "error: the model's answer was cut at its limit of 8 tokens (--max-tokens); "
+        "raise --max-tokens or ask for a shorter answer"
+    ]
+    assert len(server.requests) == 1
+
+
+def test_tool_calls_of_a_cut_answer_do_not_run_and_a_cut_review_prints_no_counts(tmp_path: Path) -> None:
+    (tmp_path / "art.md").write_text("x\n", encoding="utf-8")
+    with AnthropicServer(validate=True) as server:
+        server.enqueue(
+            Reply.tool_calls(
+                [("write", {"file_path": "out.txt", "content": "x"}), ("read", {"file_path": "a"})],
+                text="blockers: 0\nnitpicks: 0\nNow let me",
+                stop_reason="max_tokens",
+            )
+        )
+        command = ["run", "--skill", "review", "--atom", "claude", "--base-url", server.base_url]
+        ran = bhrain([*command, "--tools", "files", "--input-file", "art.md"], tmp_path, env=KEYS["claude"])
+    assert ran.code == 1 and not (tmp_path / "out.txt").exists()
+    assert error_lines(ran.err) == [
+        "error: the model's answer was cut at its token limit; none of its 2 tool calls ran; "
+        "raise --max-tokens or ask for a shorter answer"
+    ]
+    assert ran.out == "blockers: 0\nnitpicks: 0\nNow let me\n"  # what it said, not a verdict: exit 1
