@@ -66,7 +66,7 @@ class AnthropicChat(SDKChat):
     def _send(self, client: Any, request: dict[str, Any]) -> Any:
         return client.messages.create(**request)
 
-    def _completion(self, response: Any) -> Completion:
+    def _completion(self, response: Any, tools: Sequence[ToolSpec]) -> Completion:
         blocks = getattr(response, "content", None)
         if getattr(response, "type", None) != "message" or not isinstance(blocks, list):
             raise self._unreadable(

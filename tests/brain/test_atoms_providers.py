@@ -389,3 +389,32 @@ def test_tool_calls_of_a_cut_answer_do_not_run_and_a_cut_review_prints_no_counts
         "raise --max-tokens or ask for a shorter answer"
     ]
     assert ran.out == "blockers: 0\nnitpicks: 0\nNow let me\n"  # what it said, not a verdict: exit 1
+
+
+# -- tool calls written as text (a server without a tool-call parser) ----------------------------------------
+def test_the_qwen_atom_runs_tool_calls_written_as_text_and_corrects_malformed_ones(tmp_path: Path) -> None:
+    (tmp_path / "notes.md").write_text("forty-two\n", encoding="utf-8")
+    with OpenAIServer(validate=True) as server:
+        server.enqueue(
+            Reply.text(
+                'I will read it.\n<tool_call>\n{"name": "read", "arguments": {"file_path": "notes.md"'
+            ),
+            Reply.text('<tool_call>\n{"name": "read", "arguments": {"file_path": "notes.md"}}\n</tool_call>'),
+            Reply.text("The notes say forty-two."),
+        )
+        ran = run_cli_on("qwen", server, tmp_path, "--json")
+        assert ran.code == 0, ran.err
+        out = json.loads(ran.out)
+        assert (out["result"], out["stop_reason"], out["iterations"]) == (
+            "The notes say forty-two.",
+            "done",
+            3,
+        )
+        assert [c["status"] for c in out["tool_calls"]] == ["malformed", "ok"]
+        fed_back = sent_tool_results("qwen", server.requests[1])[0][1]
+        assert fed_back.startswith(
+            "malformed tool call: invalid tool call: the <tool_call> text is not valid JSON "
+            '(Expecting \',\' delimiter); write <tool_call>{"name": "TOOL", "arguments": {…}}</tool_call>; '
+            "arguments received: "
+        )
+        assert sent_tool_results("qwen", server.requests[2])[-1][1] == "forty-two\n"
