@@ -27,6 +27,7 @@ from routedriver.brain.skills import (
     with_counts,
 )
 from routedriver.errors import ExitCode, Interrupted, Malfunction, Refused, Stopped, Terminated, UserError
+from routedriver.llm.types import Usage
 
 log = logging.getLogger("bhrain")
 
@@ -54,7 +55,7 @@ class RunOutcome:
     extra: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
-        from routedriver.brain.trace import call_json
+        from routedriver.brain.trace import call_json, usage_json
 
         result = self.result
         out: dict[str, Any] = {
@@ -62,10 +63,7 @@ class RunOutcome:
             "stop_reason": self.stop_reason,
             "exit_code": self.exit_code,
             "iterations": result.iterations if result else 0,
-            "usage": {
-                "input_tokens": result.usage.input_tokens if result else 0,
-                "output_tokens": result.usage.output_tokens if result else 0,
-            },
+            "usage": usage_json(result.usage if result else Usage()),
             "elapsed_s": round(result.elapsed_s, 3) if result else 0.0,
             "tool_calls": [call_json(c, output=False) for c in result.tool_calls] if result else [],
             "context_tokens": result.context_tokens if result else 0,
@@ -202,12 +200,16 @@ def _drive(loop: Loop, skill: Skill, task: str, settings: RunSettings, trace: An
     result_now = outcome.result
     if result_now is not None:
         failed = sum(1 for c in result_now.tool_calls if not c.ok)
+        usage = result_now.usage
         log.info(
-            "finished (%s): %d iterations, %s input + %s output tokens, %d tool calls (%d not ok), %.2f s",
+            "finished (%s): %d iterations, %s input + %s output tokens (cache: %s read, %s written), "
+            "%d tool calls (%d not ok), %.2f s",
             outcome.stop_reason,
             result_now.iterations,
-            f"{result_now.usage.input_tokens:,}",
-            f"{result_now.usage.output_tokens:,}",
+            f"{usage.input_tokens:,}",
+            f"{usage.output_tokens:,}",
+            f"{usage.cache_read_tokens:,}",
+            f"{usage.cache_write_tokens:,}",
             len(result_now.tool_calls),
             failed,
             result_now.elapsed_s,

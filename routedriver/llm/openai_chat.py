@@ -140,12 +140,14 @@ class OpenAIChat(SDKChat):
             # A model served without a tool-call parser wrote its calls into the text (Hermes / Qwen tags).
             text, calls = split_text_calls(text, tools, lambda: self.synthetic_id(taken))
         usage = getattr(response, "usage", None)
+        details = getattr(usage, "prompt_tokens_details", None)  # OpenAI caches prompt prefixes by itself
         return Completion(
             text=text,
             tool_calls=calls,
             usage=Usage(
                 input_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
                 output_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
+                cache_read_tokens=int(getattr(details, "cached_tokens", 0) or 0),
             ),
             stop_reason=normalize_finish_reason(finish, bool(calls)),
             model=str(getattr(response, "model", None) or self.model),

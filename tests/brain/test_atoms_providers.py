@@ -20,6 +20,7 @@ from routedriver.errors import Refused
 from routedriver.llm.errors import LLMUnavailable
 from routedriver.llm.retry import RetryPolicy
 from tests.brain.helpers import bhrain, default_registry
+from tests.fakes import _llm_wire as wire
 from tests.fakes.llm_servers import AnthropicServer, Call, OpenAIServer, Reply
 
 FAST = RetryPolicy(max_retries=2, base_delay_s=0.01, max_delay_s=0.05)
@@ -418,3 +419,29 @@ def test_the_qwen_atom_runs_tool_calls_written_as_text_and_corrects_malformed_on
             "arguments received: "
         )
         assert sent_tool_results("qwen", server.requests[2])[-1][1] == "forty-two\n"
+
+
+# -- prompt caching ------------------------------------------------------------------------------------------
+def test_a_claude_run_reads_each_turn_what_the_one_before_wrote_to_the_cache(tmp_path: Path) -> None:
+    (tmp_path / "notes.md").write_text("forty-two\n" * 50, encoding="utf-8")
+    with AnthropicServer(validate=True, prompt_cache=True) as server:  # plays the API's prompt cache
+        server.enqueue(
+            Reply.tool_calls([("read", {"file_path": "notes.md"})]),
+            Reply.tool_calls([("grep", {"pattern": "forty"})]),
+            Reply.text("The notes say forty-two."),
+        )
+        ran = run_cli_on("claude", server, tmp_path, "--json", "--trace", "t.json")
+        assert ran.code == 0, ran.err
+        # what the server reported, request by request: (uncached, read, written)
+        replayed = wire.PromptCache()
+        reported = [replayed.account(request.json) for request in server.requests]
+    (_, read1, wrote1), (_, read2, wrote2), (_, read3, _) = reported
+    assert read1 == 0 and wrote1 > 500  # tools, system prompt and task written on the first call
+    assert read2 == wrote1 and read3 == read2 + wrote2  # every later call reads all that came before
+    usage = json.loads(ran.out)["usage"]
+    assert usage["cache_read_tokens"] == sum(r[1] for r in reported)
+    assert usage["cache_write_tokens"] == sum(r[2] for r in reported)
+    assert usage["input_tokens"] == sum(sum(r) for r in reported)
+    trace = json.loads((tmp_path / "t.json").read_text(encoding="utf-8"))
+    assert [i["usage"]["cache_read_tokens"] for i in trace["iterations"]] == [0, read2, read3]
+    assert trace["totals"]["cache_write_tokens"] == usage["cache_write_tokens"]

@@ -184,7 +184,12 @@ def test_json_output_shape(tmp_path: Path) -> None:
     assert ran.code == 0 and ran.err == ""
     out = json.loads(ran.out)
     assert out["result"] == "all done" and out["iterations"] == 2
-    assert out["usage"] == {"input_tokens": 250, "output_tokens": 30}
+    assert out["usage"] == {
+        "input_tokens": 250,
+        "output_tokens": 30,
+        "cache_read_tokens": 0,
+        "cache_write_tokens": 0,
+    }
     assert isinstance(out["elapsed_s"], float) and out["elapsed_s"] >= 0
     assert [(c["name"], c["input"], c["ok"]) for c in out["tool_calls"]] == [
         ("bash", {"command": "echo hi"}, True),
