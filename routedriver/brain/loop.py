@@ -1,6 +1,8 @@
 """The agentic loop: ask the model, run the tools it calls, append the results, repeat until it answers.
 
-One iteration is one model call: the system prompt (skill + working directory + tools + hook sections) and
+One iteration is one model call. Before it, the limits are checked: the iteration count, the token budget and
+the cost budget (the usage so far, memory calls included, priced by ``price``) end the run gracefully with
+the partial answer once reached. The system prompt (skill + working directory + tools + hook sections) and
 the context go to the model; a refusal or content-filter stop of the provider ends the run (``refused``, its
 tool calls not run); ``on_text`` hooks read its text; no tool calls means done; otherwise the ``Dispatcher``
 runs the calls (guard first, concurrently, results in call order) and the results are appended. After each
@@ -22,8 +24,10 @@ from routedriver.brain.dispatch import Dispatcher, call_hook
 from routedriver.brain.hooks import LoopHook
 from routedriver.brain.memory.base import ContextState, MemorySession
 from routedriver.brain.memory.store import MemoryStore
+from routedriver.brain.prices import Price
 from routedriver.brain.records import (
     CallRecord,
+    CostSpent,
     Denied,
     Done,
     IterationRecord,
@@ -32,6 +36,7 @@ from routedriver.brain.records import (
     LoopResult,
     Refusal,
     Stop,
+    TokensSpent,
     TooManyMalformed,
     Truncated,
 )
@@ -61,8 +66,13 @@ class Loop:
         limits: Limits | None = None,
         on_iteration: Callable[[Loop, IterationRecord], None] | None = None,
         redactor: Redactor = NO_REDACTION,
+        price: Price | None = None,
     ) -> None:
-        self.model, self.registry, self.workdir = model, registry, workdir
+        """``price`` is the model's (``routedriver.brain.prices``): it makes ``cost`` known, and a
+        ``limits.max_cost`` budget needs it."""
+        if limits is not None and limits.max_cost is not None and price is None:
+            raise ValueError(f"a cost budget needs the price of the model {model.model!r}")
+        self.model, self.registry, self.workdir, self.price = model, registry, workdir, price
         self.skill_prompt, self.hooks, self.memory = skill_prompt, list(hooks), memory
         self.on_iteration, self.redactor = on_iteration, redactor
         self.dispatcher = Dispatcher(registry, self.hooks, workdir, limits or Limits(), redactor)
@@ -140,10 +150,26 @@ class Loop:
     def context_tokens(self) -> int:
         return self._overhead_tokens + self.context.tokens
 
+    @property
+    def cost(self) -> float | None:
+        """US dollars spent so far, when the model's price is known."""
+        return None if self.price is None else self.price.cost(self.usage)
+
     # -- one iteration ---------------------------------------------------------------------------------------
     def _step(self) -> None:
         if self.iteration >= self.limits.max_iterations:
-            raise LimitsExceeded(self.last_text, self._limit_explanation())
+            raise LimitsExceeded(
+                self.last_text,
+                self._limit_explanation(f"{self.iteration} iterations (the limit)", "--max-iterations"),
+            )
+        budget, spent = self.limits.max_tokens_total, self.usage.total_tokens
+        if budget is not None and spent >= budget:
+            said = f"{spent:,} tokens of a budget of {budget:,} in {self.iteration} iterations"
+            raise TokensSpent(self.last_text, self._limit_explanation(said, "--max-tokens-total"))
+        dollars, cost = self.limits.max_cost, self.cost
+        if dollars is not None and cost is not None and cost >= dollars:
+            said = f"${cost:.4f} of a budget of ${dollars:.4f} in {self.iteration} iterations"
+            raise CostSpent(self.last_text, self._limit_explanation(said, "--max-cost"))
         self.iteration += 1
         started = time.monotonic()
         self._refresh_tools()
@@ -306,12 +332,13 @@ class Loop:
             list(self.context.messages),
             time.monotonic() - self._started,
             self.context_tokens,
+            self.cost,
         )
 
-    def _limit_explanation(self) -> str:
+    def _limit_explanation(self, spent: str, flag: str) -> str:
         failed = sum(1 for r in self.records if not r.ok)
         return (
-            f"stopped after {self.iteration} iterations (the limit) before the task was finished; "
+            f"stopped after {spent} before the task was finished; "
             f"{len(self.records)} tool calls ran, {failed} of them failed or were refused. "
-            "Raise --max-iterations or narrow the task."
+            f"Raise {flag} or narrow the task."
         )

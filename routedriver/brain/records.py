@@ -52,6 +52,18 @@ class LimitsExceeded(Stop):
     stop_reason, exit_code = "max_iterations", ExitCode.REFUSED
 
 
+class TokensSpent(LimitsExceeded):
+    """The token budget (``max_tokens_total``) is spent: a graceful stop with the partial answer."""
+
+    stop_reason = "max_tokens_total"
+
+
+class CostSpent(LimitsExceeded):
+    """The cost budget (``max_cost``) is spent: a graceful stop with the partial answer."""
+
+    stop_reason = "max_cost"
+
+
 class Truncated(Stop):
     """The answer was cut at the token limit (``max_tokens`` / ``length``): not an answer, and its tool calls
     may be cut too, so none of them ran. A malfunction: the caller cannot fix the model's verbosity, only
@@ -69,6 +81,8 @@ class TooManyMalformed(Stop):
 @dataclass(frozen=True)
 class Limits:
     max_iterations: int = 30
+    max_tokens_total: int | None = None  # input + output tokens of all model calls; checked before each call
+    max_cost: float | None = None  # US dollars of all model calls (needs the Loop's price); checked likewise
     max_corrections: int = 3  # consecutive responses with malformed calls fed back before giving up
     max_parallel: int = 16  # tool calls of one response running at once
     max_tokens: int | None = None
@@ -115,3 +129,4 @@ class LoopResult:
     messages: list[Message]
     elapsed_s: float
     context_tokens: int
+    cost_usd: float | None = None  # when the model's price is known

@@ -38,6 +38,8 @@ CLARIFICATION = (
 CORRECTION_ITERATIONS = 2
 # Runs a signal stopped: their partial text goes to --json only, never to stdout as if it were the answer.
 SIGNAL_STOPS = frozenset({Interrupted.word, Terminated.word})
+# Graceful stops at a limit: the partial answer is printed with a note on why the run stopped there.
+EARLY_STOPS = frozenset({"max_iterations", "max_tokens_total", "max_cost"})
 
 
 @dataclass
@@ -71,6 +73,8 @@ class RunOutcome:
             "atom": self.atom,
             "model": self.model,
         }
+        if result is not None and result.cost_usd is not None:
+            out["cost_usd"] = round(result.cost_usd, 6)
         if self.explanation:
             out["explanation"] = self.explanation
         if self.counts is not None:
@@ -114,12 +118,23 @@ def run_session(settings: RunSettings, *, environ: Mapping[str, str] | None = No
     memory = create_memory(settings.memory)
     limits = Limits(
         max_iterations=Limits.max_iterations if settings.max_iterations is None else settings.max_iterations,
+        max_tokens_total=settings.max_tokens_total,
+        max_cost=settings.max_cost,
         max_tokens=settings.max_tokens,
         temperature=settings.temperature,
         max_output_chars=settings.max_output_chars or Limits.max_output_chars,
     )
     if limits.max_iterations < 1:
         raise Refused("--max-iterations must be at least 1", "give a positive number")
+    from routedriver.brain.prices import price_for
+
+    price = price_for(model.model, settings.prices)
+    if price is None and limits.max_cost is not None:
+        raise Refused(
+            f"--max-cost needs the price of the model {model.model!r}, and it has none",
+            f"add it to the config file: prices: {{{model.model}: {{input: …, output: …}}}} "
+            "(US dollars per million tokens)",
+        )
     trace = None
     loop = Loop(
         model,
@@ -130,6 +145,7 @@ def run_session(settings: RunSettings, *, environ: Mapping[str, str] | None = No
         memory=memory,
         limits=limits,
         redactor=redactor,
+        price=price,
     )
     if settings.trace is not None:
         from routedriver.brain.trace import TraceWriter
@@ -221,7 +237,7 @@ def _conclude(outcome: RunOutcome, result: LoopResult, skill: Skill) -> None:
     outcome.stop_reason, outcome.exit_code = result.stop_reason, result.exit_code
     outcome.explanation = result.explanation
     text = result.text
-    if result.stop_reason == "max_iterations":
+    if result.stop_reason in EARLY_STOPS:
         partial = text.strip() or "(no answer yet)"
         text = f"{partial}\n\n[bhrain stopped early] {result.explanation}"
     if skill.name == "review" and result.stop_reason in ("done", "denied"):

@@ -129,6 +129,8 @@ class TraceWriter:
             **usage_json(loop.usage),
             "tool_calls": len(loop.records),
         }
+        if loop.cost is not None:
+            self.doc["totals"]["cost_usd"] = round(loop.cost, 6)
         text = json.dumps(self.redactor.value(self.doc), ensure_ascii=False, indent=1, default=str)
         try:
             atomic_write(self.path, text + "\n", fsync=False)
