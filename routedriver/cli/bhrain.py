@@ -79,9 +79,9 @@ class _StderrHandler(logging.Handler):
 @click.command("run", cls=Command)
 @click.option(
     "--skill",
-    type=click.Choice(["act", "ask", "review"]),
-    help="act: do the task; ask: answer, "
-    "read-only; review: review artifacts and end with blockers/nitpicks counts.",
+    metavar="[act|ask|review]",
+    help="act: do the task; ask: answer, read-only; review: review artifacts and end with "
+    "blockers/nitpicks counts.",
 )
 @click.option("--atom", help="claude, qwen, scripted, a registered atom, or MODULE:OBJ.")
 @click.option("--input", "input_text", help="The task, question, or review request.")
