@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from routedriver.brain.hooks import ALLOW, HookVerdict, LoopHook, ToolEvent, ToolOutcome
-from routedriver.brain.records import CallRecord, Limits
+from routedriver.brain.records import CallRecord, CallStatus, Limits
 from routedriver.brain.redact import Redactor
 from routedriver.brain.toolbox import ToolRegistry
 from routedriver.brain.tools.base import (
@@ -161,10 +161,9 @@ class Dispatcher:
         readable = read_filter_of(self.hooks)
         outcomes: dict[int, ToolOutcome] = {}
         for group in call_groups(runnable):
-            if len(group) == 1:  # no thread hop for a lone call
-                i, tool, call = group[0]
-                outcomes[i] = self._execute(tool, call, records[i], iteration, readable)
-                continue
+            # Even a lone call runs on the pool: the loop's thread, where Python delivers signals, only waits,
+            # so Ctrl-C never lands inside a tool half-way (a process started but not yet registered to be
+            # killed would outlive us); the tool's thread finishes its step and proc stops what it started.
             if self._pool is None:
                 self._pool = ThreadPoolExecutor(self.limits.max_parallel, thread_name_prefix="bhrain-tool")
             futures = {
@@ -204,7 +203,7 @@ class Dispatcher:
         log.debug("%s output:\n%s", tool.name, self.redactor.text(outcome.output))
         return outcome
 
-    def _reject(self, record: CallRecord, status: str, message: str) -> ToolOutcome:
+    def _reject(self, record: CallRecord, status: CallStatus, message: str) -> ToolOutcome:
         record.status = status
         log.log(
             logging.WARNING if status == "denied" else logging.INFO,

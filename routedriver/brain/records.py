@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from routedriver.brain.tools.base import DEFAULT_MAX_OUTPUT_CHARS
 from routedriver.errors import ExitCode
@@ -91,6 +91,11 @@ class Limits:
     reserved_output_tokens: int = 4096  # kept free for the answer when max_tokens is not given
 
 
+# How a call ended: it ran (ok, error), was refused before running (denied, not_found, malformed), or a stop
+# signal killed or cancelled it (interrupted). "pending" only while an allowed call waits for its result.
+CallStatus = Literal["ok", "error", "denied", "not_found", "malformed", "interrupted", "pending"]
+
+
 @dataclass
 class CallRecord:
     iteration: int
@@ -98,7 +103,7 @@ class CallRecord:
     call_id: str
     name: str
     input: Mapping[str, Any]
-    status: str = "ok"  # ok | error | denied | not_found | malformed | interrupted (pending while it waits)
+    status: CallStatus = "ok"
     output: str = ""
     elapsed_s: float = 0.0
 

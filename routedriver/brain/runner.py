@@ -128,7 +128,7 @@ def run_session(settings: RunSettings, *, environ: Mapping[str, str] | None = No
         raise Refused("--max-iterations must be at least 1", "give a positive number")
     from routedriver.brain.prices import price_for
 
-    price = price_for(model.model, settings.prices)
+    price = price_for(str(model.model), settings.prices)
     if price is None and limits.max_cost is not None:
         raise Refused(
             f"--max-cost needs the price of the model {model.model!r}, and it has none",
