@@ -24,7 +24,7 @@ import logging
 import os
 import time
 from collections.abc import Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Any
 
@@ -122,8 +122,14 @@ class Dispatcher:
                     runnable.append((index, tool, call))
         try:
             outcomes.update(self._execute_all(runnable, records, iteration))
-        except BaseException:  # a stop signal: nothing of this response starts any more
+        except BaseException as exc:  # a stop signal: nothing of this response starts any more
             self.close()
+            if isinstance(exc, KeyboardInterrupt):
+                # Python's own Ctrl-C (no CLI handler stopped the commands first, e.g. an embedding caller):
+                # stop the commands the tools run, or the tool threads would wait for them to finish.
+                from routedriver import proc
+
+                proc.kill_running()
             for record in records:
                 if record.status == "pending":
                     record.status = "interrupted"
@@ -170,6 +176,10 @@ class Dispatcher:
                 i: self._pool.submit(self._execute, tool, call, records[i], iteration, readable)
                 for i, tool, call in group
             }
+            # Only a stop gets out of _execute: raised as soon as any call raises it, not after the others.
+            finished, _ = wait(futures.values(), return_when=FIRST_EXCEPTION)
+            for future in finished:
+                future.result()
             outcomes.update((i, future.result()) for i, future in futures.items())
         return outcomes
 

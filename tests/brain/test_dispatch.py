@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import sys
 import threading
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -21,7 +23,15 @@ from routedriver.brain.tools import builtin_tools
 from routedriver.brain.tools.base import Tool, ToolContext, ToolSettings, schema
 from routedriver.errors import Interrupted
 from routedriver.llm.types import ToolCall
-from tests.brain.helpers import bhrain, call, make_loop, scripted_run, tool_results, write_script
+from tests.brain.helpers import (
+    bhrain,
+    call,
+    default_registry,
+    make_loop,
+    scripted_run,
+    tool_results,
+    write_script,
+)
 from tests.fakes.llm_servers import AnthropicServer, Recorded, Reply
 
 SECRET = "sk-test-longsecret"
@@ -341,3 +351,31 @@ def test_a_stop_signal_inside_a_tool_is_not_a_tool_failure_and_nothing_else_runs
     assert ran == ["first"] and len(scripted.requests) == 2  # no later tool call, no later model call
     assert seen == [["ok"], ["interrupted"]]  # the stopped iteration is still told (the trace shows it)
     assert [r.status for r in loop.records] == ["ok", "interrupted"]
+
+
+def test_a_keyboard_interrupt_without_the_cli_stops_the_commands_the_tools_run(tmp_path: Path) -> None:
+    pid_file = tmp_path / "sleeper.pid"
+
+    def ctrl_c(args: Mapping[str, Any], ctx: ToolContext) -> str:
+        deadline = time.monotonic() + 20
+        while not (pid_file.exists() and pid_file.read_text().strip()):
+            assert time.monotonic() < deadline, "bash never started"
+            time.sleep(0.01)
+        raise KeyboardInterrupt  # as Python raises it for Ctrl-C when no handler of ours is set
+
+    registry = default_registry(tmp_path, ("bash",))
+    registry.add(Toolbox("keys", [Tool("ctrl_c", "presses Ctrl-C", schema({}), ctrl_c, True)]))
+    loop, _ = make_loop(
+        tmp_path,
+        [{"tool_calls": [call("bash", command=f"echo $$ > {pid_file.name}; sleep 30"), call("ctrl_c")]}, "x"],
+        registry=registry,
+    )
+    started = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        loop.run("go")
+    loop.close()
+    assert time.monotonic() - started < 10
+    assert [r.status for r in loop.records] == ["interrupted", "interrupted"]
+    group = int(pid_file.read_text())
+    with pytest.raises(ProcessLookupError):  # the whole group is gone (nothing left to signal)
+        os.killpg(group, 0)
