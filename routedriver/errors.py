@@ -47,3 +47,26 @@ class Malfunction(UserError):
     """Something broke that the caller did not cause: a crashed command, a failed API (exit 1)."""
 
     exit_code = ExitCode.MALFUNCTION
+
+
+class Stopped(BaseException):
+    """A signal stops the command: every layer unwinds without starting more work, then the CLI exits
+    ``exit_code`` with ``error: <word>``. A BaseException, so that code turning failures into results (a
+    tool's error result, a hook that fails open or closed) lets it through; and not a KeyboardInterrupt,
+    which click would catch on the way and turn into a blank line and ``Abort``."""
+
+    exit_code = 130
+    word = "interrupted"
+    signal_name = "SIGINT"
+
+
+class Interrupted(Stopped):
+    """SIGINT (Ctrl-C): exit 130, ``error: interrupted``."""
+
+
+class Terminated(Stopped):
+    """SIGTERM: exit 143, ``error: terminated``."""
+
+    exit_code = 143
+    word = "terminated"
+    signal_name = "SIGTERM"

@@ -3,9 +3,9 @@
 The config file is YAML (JSON works too) whose keys mirror the flags, plus ``security:`` with
 ``permissions:`` (Claude Code's permissions shape) and ``behavior:`` (the behavior engine's block), and a
 few settings that have no flag (``retry``, ``websearch``, ``max_output_chars``, ``bash_timeout_s``,
-``workdir``, ``context_window``, ``timeout_s``), and ``mcpServers`` (Claude Code's ``.mcp.json`` block, also
-``--mcp-config FILE``). Unknown keys are refused with the file and key path.
-Relative paths in the file are relative to the file's directory.
+``workdir``, ``context_window``, ``timeout_s``, ``prices``), and ``mcpServers`` (Claude Code's ``.mcp.json``
+block, also ``--mcp-config FILE``). Unknown keys are refused with the file and key path. Relative paths in
+the file are relative to the file's directory.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from routedriver.brain.prices import Price, parse_price
 from routedriver.errors import Refused
 from routedriver.fsutil import read_user_text
 
@@ -43,6 +44,9 @@ class RunSettings:
     memory: str | Mapping[str, Any] | None = None
     max_iterations: int | None = None
     max_tokens: int | None = None
+    max_tokens_total: int | None = None  # budget: input + output tokens of the whole run
+    max_cost: float | None = None  # budget: US dollars of the whole run, priced by ``prices``
+    prices: Mapping[str, Price] | None = None  # the config's model prices, over the built-in table
     temperature: float | None = None
     context_window: int | None = None
     timeout_s: float | None = None
@@ -71,8 +75,8 @@ class RunSettings:
 
 
 _STR = {"arch", "skill", "atom", "model", "base_url", "input", "websearch"}
-_INT = {"max_iterations", "max_tokens", "context_window", "max_output_chars"}
-_FLOAT = {"temperature", "timeout_s", "bash_timeout_s"}
+_INT = {"max_iterations", "max_tokens", "max_tokens_total", "context_window", "max_output_chars"}
+_FLOAT = {"temperature", "timeout_s", "bash_timeout_s", "max_cost"}
 _PATH = {"rubric", "script", "trace", "workdir"}
 _LIST = {
     "input_file": "input_files",
@@ -82,7 +86,7 @@ _LIST = {
     "guard": "guards",
     "guards": "guards",
 }
-_OTHER = {"tools", "permissions", "memory", "retry", "security", "mcpServers"}
+_OTHER = {"tools", "permissions", "memory", "retry", "security", "mcpServers", "prices"}
 _IGNORED = {"name", "description", "repo", "role"}  # accepted and ignored (labels; rhachet's repo/role)
 KNOWN_KEYS = _STR | _INT | _FLOAT | _PATH | set(_LIST) | _OTHER | _IGNORED
 RETRY_KEYS = {"max_retries", "base_delay_s", "max_delay_s", "max_retry_after_s"}
@@ -164,6 +168,14 @@ def _apply(settings: RunSettings, key: str, value: Any, path: Path, base: Path) 
         from routedriver.mcp.servers_config import parse_servers
 
         settings.mcp_servers = parse_servers(value, where, base)
+    elif key == "prices":
+        if not isinstance(value, Mapping):
+            raise Refused(
+                f"{where} must map model ids to prices", "write prices: {my-model: {input: 1, output: 2}}"
+            )
+        settings.prices = {
+            str(model): parse_price(entry, f"{where}.{model}") for model, entry in value.items()
+        }
 
 
 def _security(settings: RunSettings, value: Any, path: Path, base: Path) -> None:

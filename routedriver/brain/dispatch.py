@@ -7,7 +7,10 @@ The allowed calls then run concurrently on a thread pool, except where two of th
 one changes it (any tool not declared ``read_only``): the later one waits, so two edits of one file both
 land, in call order (``call_groups``). Calls naming no file, bash among them, never wait: like the API's
 parallel tool use, calls of one response are independent; a model that needs an order sends them in turns.
-A tool that raises (even ``SystemExit``) becomes an error result. ``post_tool`` hooks then run in call order
+A tool that raises (even ``SystemExit``) becomes an error result. A stop signal (``errors.Stopped`` from the
+CLI's SIGINT/SIGTERM handler, or a ``KeyboardInterrupt``) is not a tool's failure: it goes through, calls of
+the response that have not started are cancelled, and the calls it caught pending or running are left
+``interrupted`` in ``batch`` for the trace. ``post_tool`` hooks then run in call order
 and the results come back in call order, warnings before and reminders after each output, secrets redacted.
 Placeholders the redactor put into earlier results (``[REDACTED:NAME]``) are mapped back to the real values
 in the arguments a tool receives, so a file read and written back keeps its secrets; hooks, records, traces
@@ -21,12 +24,12 @@ import logging
 import os
 import time
 from collections.abc import Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Any
 
 from routedriver.brain.hooks import ALLOW, HookVerdict, LoopHook, ToolEvent, ToolOutcome
-from routedriver.brain.records import CallRecord, Limits
+from routedriver.brain.records import CallRecord, CallStatus, Limits
 from routedriver.brain.redact import Redactor
 from routedriver.brain.toolbox import ToolRegistry
 from routedriver.brain.tools.base import (
@@ -38,6 +41,7 @@ from routedriver.brain.tools.base import (
     read_filter_of,
     truncate,
 )
+from routedriver.errors import Stopped
 from routedriver.llm.types import Message, ToolCall
 
 log = logging.getLogger("bhrain")
@@ -71,11 +75,13 @@ class Dispatcher:
         self.registry, self.hooks, self.workdir = registry, hooks, workdir
         self.limits, self.redactor = limits, redactor
         self._pool: ThreadPoolExecutor | None = None
+        self.batch: list[CallRecord] = []  # the records of the response being run (or last run)
 
     def run(
         self, calls: Sequence[ToolCall], text: str, iteration: int
     ) -> tuple[list[Message], list[CallRecord]]:
         records = [CallRecord(iteration, i, c.id, c.name, dict(c.arguments)) for i, c in enumerate(calls)]
+        self.batch = records
         outcomes: dict[int, ToolOutcome] = {}
         warnings: dict[int, tuple[str, ...]] = {}
         events: dict[int, ToolEvent] = {}
@@ -112,8 +118,22 @@ class Dispatcher:
                     )
                     del events[index]
                 else:
+                    record.status = "pending"  # until it has run; "interrupted" if a stop comes first
                     runnable.append((index, tool, call))
-        outcomes.update(self._execute_all(runnable, records, iteration))
+        try:
+            outcomes.update(self._execute_all(runnable, records, iteration))
+        except BaseException as exc:  # a stop signal: nothing of this response starts any more
+            self.close()
+            if isinstance(exc, KeyboardInterrupt):
+                # Python's own Ctrl-C (no CLI handler stopped the commands first, e.g. an embedding caller):
+                # stop the commands the tools run, or the tool threads would wait for them to finish.
+                from routedriver import proc
+
+                proc.kill_running()
+            for record in records:
+                if record.status == "pending":
+                    record.status = "interrupted"
+            raise
         messages = []
         for index, call in enumerate(calls):
             outcome = outcomes[index]
@@ -128,8 +148,9 @@ class Dispatcher:
         return messages, records
 
     def close(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(wait=False, cancel_futures=True)
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown(wait=False, cancel_futures=True)
 
     def preview(self, text: str, limit: int = 200) -> str:
         flat = " ".join(self.redactor.text(text).split())
@@ -146,16 +167,19 @@ class Dispatcher:
         readable = read_filter_of(self.hooks)
         outcomes: dict[int, ToolOutcome] = {}
         for group in call_groups(runnable):
-            if len(group) == 1:  # no thread hop for a lone call
-                i, tool, call = group[0]
-                outcomes[i] = self._execute(tool, call, records[i], iteration, readable)
-                continue
+            # Even a lone call runs on the pool: the loop's thread, where Python delivers signals, only waits,
+            # so Ctrl-C never lands inside a tool half-way (a process started but not yet registered to be
+            # killed would outlive us); the tool's thread finishes its step and proc stops what it started.
             if self._pool is None:
                 self._pool = ThreadPoolExecutor(self.limits.max_parallel, thread_name_prefix="bhrain-tool")
             futures = {
                 i: self._pool.submit(self._execute, tool, call, records[i], iteration, readable)
                 for i, tool, call in group
             }
+            # Only a stop gets out of _execute: raised as soon as any call raises it, not after the others.
+            finished, _ = wait(futures.values(), return_when=FIRST_EXCEPTION)
+            for future in finished:
+                future.result()
             outcomes.update((i, future.result()) for i, future in futures.items())
         return outcomes
 
@@ -169,14 +193,16 @@ class Dispatcher:
         try:
             result = tool.run(self.redactor.restore(call.arguments), ctx)
             outcome = result if isinstance(result, ToolOutcome) else ToolOutcome(True, str(result))
-        # A broken tool (even one calling sys.exit) is an error result. Ctrl-C and SIGTERM (KeyboardInterrupt,
-        # or the CLI's own exceptions, raised on the main thread where a lone call runs) are not Exceptions:
-        # they stop the run, whatever tool is running.
-        except (Exception, SystemExit) as exc:
+        except (Stopped, KeyboardInterrupt):  # Ctrl-C or SIGTERM stops the run, whatever tool is running
+            raise
+        except BaseException as exc:  # noqa: BLE001 - a broken tool (even one calling sys.exit) is an error result
             log.warning("tool %s raised %s: %s", tool.name, type(exc).__name__, exc)
             outcome = fail(f"tool {tool.name} failed: {describe_failure(exc)}")
         record.elapsed_s = time.monotonic() - started
-        record.status = "ok" if outcome.ok else "error"
+        if outcome.data.get("interrupted"):  # its process was killed by the stop (bash on a pool thread)
+            record.status = "interrupted"
+        elif record.status == "pending":  # not after a stop marked it interrupted
+            record.status = "ok" if outcome.ok else "error"
         log.info(
             "← %s %s (%.0f ms): %s",
             tool.name,
@@ -187,7 +213,7 @@ class Dispatcher:
         log.debug("%s output:\n%s", tool.name, self.redactor.text(outcome.output))
         return outcome
 
-    def _reject(self, record: CallRecord, status: str, message: str) -> ToolOutcome:
+    def _reject(self, record: CallRecord, status: CallStatus, message: str) -> ToolOutcome:
         record.status = status
         log.log(
             logging.WARNING if status == "denied" else logging.INFO,

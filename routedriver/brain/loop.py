@@ -1,6 +1,8 @@
 """The agentic loop: ask the model, run the tools it calls, append the results, repeat until it answers.
 
-One iteration is one model call: the system prompt (skill + working directory + tools + hook sections) and
+One iteration is one model call. Before it, the limits are checked: the iteration count, the token budget and
+the cost budget (the usage so far, memory calls included, priced by ``price``) end the run gracefully with
+the partial answer once reached. The system prompt (skill + working directory + tools + hook sections) and
 the context go to the model; a refusal or content-filter stop of the provider ends the run (``refused``, its
 tool calls not run); ``on_text`` hooks read its text; no tool calls means done; otherwise the ``Dispatcher``
 runs the calls (guard first, concurrently, results in call order) and the results are appended. After each
@@ -22,8 +24,10 @@ from routedriver.brain.dispatch import Dispatcher, call_hook
 from routedriver.brain.hooks import LoopHook
 from routedriver.brain.memory.base import ContextState, MemorySession
 from routedriver.brain.memory.store import MemoryStore
+from routedriver.brain.prices import Price
 from routedriver.brain.records import (
     CallRecord,
+    CostSpent,
     Denied,
     Done,
     IterationRecord,
@@ -32,12 +36,14 @@ from routedriver.brain.records import (
     LoopResult,
     Refusal,
     Stop,
+    TokensSpent,
     TooManyMalformed,
+    Truncated,
 )
 from routedriver.brain.redact import NO_REDACTION, Redactor
 from routedriver.brain.toolbox import ToolRegistry
 from routedriver.errors import ExitCode
-from routedriver.llm.types import ChatModel, Message, ToolSpec, Usage, estimate_tokens
+from routedriver.llm.types import ChatModel, Message, ToolCall, ToolSpec, Usage, estimate_tokens
 
 __all__ = ["CallRecord", "IterationRecord", "Limits", "Loop", "LoopResult"]
 log = logging.getLogger("bhrain")
@@ -60,8 +66,13 @@ class Loop:
         limits: Limits | None = None,
         on_iteration: Callable[[Loop, IterationRecord], None] | None = None,
         redactor: Redactor = NO_REDACTION,
+        price: Price | None = None,
     ) -> None:
-        self.model, self.registry, self.workdir = model, registry, workdir
+        """``price`` is the model's (``routedriver.brain.prices``): it makes ``cost`` known, and a
+        ``limits.max_cost`` budget needs it."""
+        if limits is not None and limits.max_cost is not None and price is None:
+            raise ValueError(f"a cost budget needs the price of the model {model.model!r}")
+        self.model, self.registry, self.workdir, self.price = model, registry, workdir, price
         self.skill_prompt, self.hooks, self.memory = skill_prompt, list(hooks), memory
         self.on_iteration, self.redactor = on_iteration, redactor
         self.dispatcher = Dispatcher(registry, self.hooks, workdir, limits or Limits(), redactor)
@@ -120,9 +131,9 @@ class Loop:
         except Stop as stop:
             return self._result(stop.text, stop.stop_reason, int(stop.exit_code), stop.explanation)
 
-    def partial_result(self) -> LoopResult:
-        """What the session produced so far, for a run that ended in an exception (e.g. an API failure)."""
-        return self._result(self.last_text, "error", int(ExitCode.MALFUNCTION), "")
+    def partial_result(self, stop_reason: str = "error", exit_code: int = ExitCode.MALFUNCTION) -> LoopResult:
+        """What the session produced so far, for a run ended by an exception (an API failure, a signal)."""
+        return self._result(self.last_text, stop_reason, int(exit_code), "")
 
     def close(self) -> None:
         for hook in self.hooks:
@@ -139,10 +150,26 @@ class Loop:
     def context_tokens(self) -> int:
         return self._overhead_tokens + self.context.tokens
 
+    @property
+    def cost(self) -> float | None:
+        """US dollars spent so far, when the model's price is known."""
+        return None if self.price is None else self.price.cost(self.usage)
+
     # -- one iteration ---------------------------------------------------------------------------------------
     def _step(self) -> None:
         if self.iteration >= self.limits.max_iterations:
-            raise LimitsExceeded(self.last_text, self._limit_explanation())
+            raise LimitsExceeded(
+                self.last_text,
+                self._limit_explanation(f"{self.iteration} iterations (the limit)", "--max-iterations"),
+            )
+        budget, spent = self.limits.max_tokens_total, self.usage.total_tokens
+        if budget is not None and spent >= budget:
+            said = f"{spent:,} tokens of a budget of {budget:,} in {self.iteration} iterations"
+            raise TokensSpent(self.last_text, self._limit_explanation(said, "--max-tokens-total"))
+        dollars, cost = self.limits.max_cost, self.cost
+        if dollars is not None and cost is not None and cost >= dollars:
+            said = f"${cost:.4f} of a budget of ${dollars:.4f} in {self.iteration} iterations"
+            raise CostSpent(self.last_text, self._limit_explanation(said, "--max-cost"))
         self.iteration += 1
         started = time.monotonic()
         self._refresh_tools()
@@ -170,9 +197,7 @@ class Loop:
                 + (f": {said[:200]}" if said else ""),
             )
         if completion.stop_reason == "max_tokens":
-            log.warning(
-                "the model's answer was cut at its token limit; raise --max-tokens if it looks incomplete"
-            )
+            self._truncated(record, calls, started)
         notes: list[str] = []
         if record.text.strip():
             self.last_text = record.text
@@ -194,7 +219,13 @@ class Loop:
                 )
             raise Done(record.text)
         self._nudged = False
-        results, record.calls = self.dispatcher.run(calls, record.text, self.iteration)
+        try:
+            results, record.calls = self.dispatcher.run(calls, record.text, self.iteration)
+        except BaseException:  # a stop signal while the tools ran: the trace still shows what this batch did
+            record.calls = list(self.dispatcher.batch)
+            self.records.extend(record.calls)
+            self._end_iteration(record, started, final=True)
+            raise
         if notes:  # on_text notes ride on the last result of the same response
             last = results[-1]
             results[-1] = Message(
@@ -214,6 +245,21 @@ class Loop:
                     f"(at most {self.limits.max_corrections} corrections are allowed); try another model"
                 ),
             )
+
+    def _truncated(self, record: IterationRecord, calls: tuple[ToolCall, ...], started: float) -> None:
+        """The answer hit the token limit: end the run (``truncated``), running none of its tool calls."""
+        self.context.append(Message("assistant", record.text))  # without the calls: the context stays valid
+        if record.text.strip():
+            self.last_text = record.text
+        self._end_iteration(record, started, final=True)
+        limit = self.limits.max_tokens
+        said = f"its limit of {limit:,} tokens (--max-tokens)" if limit else "its token limit"
+        skipped = f"; none of its {len(calls)} tool calls ran" if len(calls) > 1 else ""
+        skipped = skipped or ("; its tool call did not run" if calls else "")
+        raise Truncated(
+            record.text,
+            f"the model's answer was cut at {said}{skipped}; raise --max-tokens or ask for a shorter answer",
+        )
 
     def _end_iteration(self, record: IterationRecord, started: float, *, final: bool = False) -> None:
         if not final:
@@ -286,12 +332,13 @@ class Loop:
             list(self.context.messages),
             time.monotonic() - self._started,
             self.context_tokens,
+            self.cost,
         )
 
-    def _limit_explanation(self) -> str:
+    def _limit_explanation(self, spent: str, flag: str) -> str:
         failed = sum(1 for r in self.records if not r.ok)
         return (
-            f"stopped after {self.iteration} iterations (the limit) before the task was finished; "
+            f"stopped after {spent} before the task was finished; "
             f"{len(self.records)} tool calls ran, {failed} of them failed or were refused. "
-            "Raise --max-iterations or narrow the task."
+            f"Raise {flag} or narrow the task."
         )

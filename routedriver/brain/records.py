@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from routedriver.brain.tools.base import DEFAULT_MAX_OUTPUT_CHARS
 from routedriver.errors import ExitCode
@@ -52,6 +52,26 @@ class LimitsExceeded(Stop):
     stop_reason, exit_code = "max_iterations", ExitCode.REFUSED
 
 
+class TokensSpent(LimitsExceeded):
+    """The token budget (``max_tokens_total``) is spent: a graceful stop with the partial answer."""
+
+    stop_reason = "max_tokens_total"
+
+
+class CostSpent(LimitsExceeded):
+    """The cost budget (``max_cost``) is spent: a graceful stop with the partial answer."""
+
+    stop_reason = "max_cost"
+
+
+class Truncated(Stop):
+    """The answer was cut at the token limit (``max_tokens`` / ``length``): not an answer, and its tool calls
+    may be cut too, so none of them ran. A malfunction: the caller cannot fix the model's verbosity, only
+    allow more tokens."""
+
+    stop_reason, exit_code = "truncated", ExitCode.MALFUNCTION
+
+
 class TooManyMalformed(Stop):
     """The model kept sending malformed tool calls after the allowed corrections."""
 
@@ -61,12 +81,19 @@ class TooManyMalformed(Stop):
 @dataclass(frozen=True)
 class Limits:
     max_iterations: int = 30
+    max_tokens_total: int | None = None  # input + output tokens of all model calls; checked before each call
+    max_cost: float | None = None  # US dollars of all model calls (needs the Loop's price); checked likewise
     max_corrections: int = 3  # consecutive responses with malformed calls fed back before giving up
     max_parallel: int = 16  # tool calls of one response running at once
     max_tokens: int | None = None
     temperature: float | None = None
     max_output_chars: int = DEFAULT_MAX_OUTPUT_CHARS
     reserved_output_tokens: int = 4096  # kept free for the answer when max_tokens is not given
+
+
+# How a call ended: it ran (ok, error), was refused before running (denied, not_found, malformed), or a stop
+# signal killed or cancelled it (interrupted). "pending" only while an allowed call waits for its result.
+CallStatus = Literal["ok", "error", "denied", "not_found", "malformed", "interrupted", "pending"]
 
 
 @dataclass
@@ -76,7 +103,7 @@ class CallRecord:
     call_id: str
     name: str
     input: Mapping[str, Any]
-    status: str = "ok"  # ok | error | denied | not_found | malformed
+    status: CallStatus = "ok"
     output: str = ""
     elapsed_s: float = 0.0
 
@@ -107,3 +134,4 @@ class LoopResult:
     messages: list[Message]
     elapsed_s: float
     context_tokens: int
+    cost_usd: float | None = None  # when the model's price is known

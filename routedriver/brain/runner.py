@@ -26,7 +26,8 @@ from routedriver.brain.skills import (
     render_rubric,
     with_counts,
 )
-from routedriver.errors import ExitCode, Malfunction, Refused, UserError
+from routedriver.errors import ExitCode, Interrupted, Malfunction, Refused, Stopped, Terminated, UserError
+from routedriver.llm.types import Usage
 
 log = logging.getLogger("bhrain")
 
@@ -35,6 +36,10 @@ CLARIFICATION = (
     'Give the task or question with --input "..." or --input-file FILE.'
 )
 CORRECTION_ITERATIONS = 2
+# Runs a signal stopped: their partial text goes to --json only, never to stdout as if it were the answer.
+SIGNAL_STOPS = frozenset({Interrupted.word, Terminated.word})
+# Graceful stops at a limit: the partial answer is printed with a note on why the run stopped there.
+EARLY_STOPS = frozenset({"max_iterations", "max_tokens_total", "max_cost"})
 
 
 @dataclass
@@ -52,7 +57,7 @@ class RunOutcome:
     extra: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
-        from routedriver.brain.trace import call_json
+        from routedriver.brain.trace import call_json, usage_json
 
         result = self.result
         out: dict[str, Any] = {
@@ -60,10 +65,7 @@ class RunOutcome:
             "stop_reason": self.stop_reason,
             "exit_code": self.exit_code,
             "iterations": result.iterations if result else 0,
-            "usage": {
-                "input_tokens": result.usage.input_tokens if result else 0,
-                "output_tokens": result.usage.output_tokens if result else 0,
-            },
+            "usage": usage_json(result.usage if result else Usage()),
             "elapsed_s": round(result.elapsed_s, 3) if result else 0.0,
             "tool_calls": [call_json(c, output=False) for c in result.tool_calls] if result else [],
             "context_tokens": result.context_tokens if result else 0,
@@ -71,6 +73,8 @@ class RunOutcome:
             "atom": self.atom,
             "model": self.model,
         }
+        if result is not None and result.cost_usd is not None:
+            out["cost_usd"] = round(result.cost_usd, 6)
         if self.explanation:
             out["explanation"] = self.explanation
         if self.counts is not None:
@@ -117,12 +121,23 @@ def run_session(settings: RunSettings, *, environ: Mapping[str, str] | None = No
     memory = create_memory(settings.memory)
     limits = Limits(
         max_iterations=Limits.max_iterations if settings.max_iterations is None else settings.max_iterations,
+        max_tokens_total=settings.max_tokens_total,
+        max_cost=settings.max_cost,
         max_tokens=settings.max_tokens,
         temperature=settings.temperature,
         max_output_chars=settings.max_output_chars or Limits.max_output_chars,
     )
     if limits.max_iterations < 1:
         raise Refused("--max-iterations must be at least 1", "give a positive number")
+    from routedriver.brain.prices import price_for
+
+    price = price_for(str(model.model), settings.prices)
+    if price is None and limits.max_cost is not None:
+        raise Refused(
+            f"--max-cost needs the price of the model {model.model!r}, and it has none",
+            f"add it to the config file: prices: {{{model.model}: {{input: …, output: …}}}} "
+            "(US dollars per million tokens)",
+        )
     trace = None
     loop = Loop(
         model,
@@ -133,6 +148,7 @@ def run_session(settings: RunSettings, *, environ: Mapping[str, str] | None = No
         memory=memory,
         limits=limits,
         redactor=redactor,
+        price=price,
     )
     if settings.trace is not None:
         from routedriver.brain.trace import TraceWriter
@@ -184,6 +200,15 @@ def _drive(loop: Loop, skill: Skill, task: str, settings: RunSettings, trace: An
         outcome.error, outcome.exit_code, outcome.stop_reason = exc, int(exc.exit_code), "error"
         outcome.text = loop.last_text
         outcome.result = loop.partial_result()
+    except (Stopped, KeyboardInterrupt) as exc:  # Ctrl-C or SIGTERM: no further tool or model call was made
+        stop = exc if isinstance(exc, Stopped) else Interrupted()
+        outcome.error = UserError(stop.word)  # the line "error: interrupted"; the exit code is the signal's
+        outcome.exit_code, outcome.stop_reason, outcome.text = stop.exit_code, stop.word, loop.last_text
+        outcome.explanation = (
+            f"{stop.signal_name} arrived during iteration {loop.iteration}: the running tools were stopped "
+            "and no further tool call or model call was made"
+        )
+        outcome.result = loop.partial_result(stop.word, stop.exit_code)
     if trace is not None:
         trace.finish(
             loop,
@@ -199,12 +224,16 @@ def _drive(loop: Loop, skill: Skill, task: str, settings: RunSettings, trace: An
     result_now = outcome.result
     if result_now is not None:
         failed = sum(1 for c in result_now.tool_calls if not c.ok)
+        usage = result_now.usage
         log.info(
-            "finished (%s): %d iterations, %s input + %s output tokens, %d tool calls (%d not ok), %.2f s",
+            "finished (%s): %d iterations, %s input + %s output tokens (cache: %s read, %s written), "
+            "%d tool calls (%d not ok), %.2f s",
             outcome.stop_reason,
             result_now.iterations,
-            f"{result_now.usage.input_tokens:,}",
-            f"{result_now.usage.output_tokens:,}",
+            f"{usage.input_tokens:,}",
+            f"{usage.output_tokens:,}",
+            f"{usage.cache_read_tokens:,}",
+            f"{usage.cache_write_tokens:,}",
             len(result_now.tool_calls),
             failed,
             result_now.elapsed_s,
@@ -216,7 +245,7 @@ def _conclude(outcome: RunOutcome, result: LoopResult, skill: Skill) -> None:
     outcome.stop_reason, outcome.exit_code = result.stop_reason, result.exit_code
     outcome.explanation = result.explanation
     text = result.text
-    if result.stop_reason == "max_iterations":
+    if result.stop_reason in EARLY_STOPS:
         partial = text.strip() or "(no answer yet)"
         text = f"{partial}\n\n[bhrain stopped early] {result.explanation}"
     if skill.name == "review" and result.stop_reason in ("done", "denied"):
@@ -242,7 +271,7 @@ def _conclude(outcome: RunOutcome, result: LoopResult, skill: Skill) -> None:
             outcome.exit_code, outcome.stop_reason = int(ExitCode.MALFUNCTION), "empty_answer"
         else:
             log.warning("the model ended with an empty answer; check what it did (e.g. with --trace)")
-    if result.stop_reason == "malformed_tool_calls":
+    if result.stop_reason in ("malformed_tool_calls", "truncated"):
         outcome.error = Malfunction(result.explanation)
     elif result.stop_reason == "refused":
         outcome.error = Malfunction(result.explanation, "rephrase the task, or use another model")

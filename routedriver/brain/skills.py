@@ -62,9 +62,16 @@ SKILLS = {
 
 
 def get_skill(name: str) -> Skill:
+    """The skill called ``name``; a mistyped name (flag or config file) is refused naming the skills."""
     skill = SKILLS.get(name)
     if skill is None:
-        raise Refused(f"unknown skill {name!r}", f"use one of {', '.join(SKILLS)}")
+        import difflib
+
+        close = difflib.get_close_matches(name, SKILLS, n=1)
+        guess = f" (did you mean {close[0]}?)" if close else ""
+        raise Refused(
+            f"unknown skill {name!r}{guess}", f"the skills are {', '.join(SKILLS)}; see bhrain run --help"
+        )
     return skill
 
 

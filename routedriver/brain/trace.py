@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from routedriver.brain.redact import Redactor
 from routedriver.errors import Refused
 from routedriver.fsutil import atomic_write
-from routedriver.llm.types import Message
+from routedriver.llm.types import Message, Usage
 
 if TYPE_CHECKING:
     from routedriver.brain.loop import CallRecord, IterationRecord, Loop
@@ -47,6 +47,16 @@ def message_json(message: Message) -> dict[str, Any]:
         out["tool_call_id"] = message.tool_call_id
         out["is_error"] = message.is_error
     return out
+
+
+def usage_json(usage: Usage) -> dict[str, int]:
+    """Token counts as --json and the trace show them; the cache counts are parts of ``input_tokens``."""
+    return {
+        "input_tokens": usage.input_tokens,
+        "output_tokens": usage.output_tokens,
+        "cache_read_tokens": usage.cache_read_tokens,
+        "cache_write_tokens": usage.cache_write_tokens,
+    }
 
 
 def call_json(call: CallRecord, *, output: bool = True) -> dict[str, Any]:
@@ -81,10 +91,7 @@ class TraceWriter:
             {
                 "iteration": record.iteration,
                 "context_tokens": record.context_tokens,
-                "usage": {
-                    "input_tokens": record.usage.input_tokens,
-                    "output_tokens": record.usage.output_tokens,
-                },
+                "usage": usage_json(record.usage),
                 "elapsed_s": round(record.elapsed_s, 4),
                 "text": record.text,
                 "tool_calls": [call_json(c) for c in record.calls],
@@ -119,10 +126,11 @@ class TraceWriter:
         self.doc["messages"] = [message_json(m) for m in loop.context.messages]
         self.doc["totals"] = {
             "iterations": loop.iteration,
-            "input_tokens": loop.usage.input_tokens,
-            "output_tokens": loop.usage.output_tokens,
+            **usage_json(loop.usage),
             "tool_calls": len(loop.records),
         }
+        if loop.cost is not None:
+            self.doc["totals"]["cost_usd"] = round(loop.cost, 6)
         text = json.dumps(self.redactor.value(self.doc), ensure_ascii=False, indent=1, default=str)
         try:
             atomic_write(self.path, text + "\n", fsync=False)

@@ -8,6 +8,9 @@ click's own outcomes to it:
 - click usage errors     → ``error: <message>; see <prog> --help``, exit 2
 - other click exceptions → ``error: <message>``, their exit code; ``click.Abort`` → ``error: aborted``, 130
 
+Every console script (the command that runs at the top, not its subcommands) also has ``--version``: one
+shared option, ``<prog>, version <v> (routedriver)``, plus a note a command may give (``version_note=``).
+
 Ctrl-C never reaches click as a KeyboardInterrupt (which click answers with a blank line and ``Abort``):
 ``_exits`` turns SIGINT into its own exception, so it ends as ``error: interrupted``, 130, like SIGTERM's
 ``error: terminated``.
@@ -43,7 +46,9 @@ def _click_main(
         click.echo(exc.ctx.get_help(), err=True)
         return int(ExitCode.REFUSED)
     except click.UsageError as exc:
-        say(f"error: {' '.join(exc.format_message().split()).rstrip('.')}; see {prog} --help")
+        # The help of the command that was mistyped: `bhrain run --help`, not the group's.
+        where = exc.ctx.command_path if exc.ctx is not None else prog
+        say(f"error: {' '.join(exc.format_message().split()).rstrip('.')}; see {where} --help")
         return int(ExitCode.REFUSED)
     except click.ClickException as exc:
         say(f"error: {' '.join(exc.format_message().split())}")
@@ -57,6 +62,36 @@ def _click_main(
 
 
 class _OneLineErrors:
+    def __init__(self, *args: Any, version_note: str = "", **kwargs: Any) -> None:
+        """``version_note``: said after ``routedriver`` in the ``--version`` line (e.g. a compatibility)."""
+        super().__init__(*args, **kwargs)
+        self.version_note = version_note
+        self._version_option: click.Option | None = None
+
+    def get_params(self, ctx: click.Context) -> list[click.Parameter]:
+        params: list[click.Parameter] = super().get_params(ctx)  # type: ignore[misc]
+        if ctx.parent is not None:  # a subcommand: its console script has the option
+            return params
+        if self._version_option is None:  # one instance, as click keeps its help option: parsing needs it
+            self._version_option = click.Option(
+                ["--version"],
+                is_flag=True,
+                is_eager=True,
+                expose_value=False,
+                callback=self._show_version,
+                help="Show the version and exit.",
+            )
+        return [*params, self._version_option]
+
+    def _show_version(self, ctx: click.Context, param: click.Parameter, value: bool) -> None:
+        if not value or ctx.resilient_parsing:
+            return
+        from routedriver import __version__
+
+        note = f"; {self.version_note}" if self.version_note else ""
+        click.echo(f"{ctx.info_name}, version {__version__} (routedriver{note})")
+        ctx.exit()
+
     def main(
         self,
         args: Sequence[str] | None = None,

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from routedriver.errors import ExitCode, UserError
+from routedriver.errors import ExitCode, Interrupted, Terminated, UserError
 
 
 def crash_log_path() -> Path:
@@ -53,15 +53,6 @@ def say(line: str) -> None:
     """One line on stderr."""
     sys.stderr.write(line + "\n")
     sys.stderr.flush()
-
-
-class Interrupted(BaseException):
-    """SIGINT arrived: unwind, then exit 130. Not a KeyboardInterrupt, which click would catch on the way
-    and turn into a blank line and ``Abort``."""
-
-
-class Terminated(BaseException):
-    """SIGTERM arrived: unwind like Ctrl-C, then exit 143."""
 
 
 def _stop_children() -> None:

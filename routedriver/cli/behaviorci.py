@@ -13,7 +13,6 @@ from collections.abc import Callable
 
 import click
 
-from routedriver import __version__
 from routedriver.cli._command import Group
 from routedriver.errors import Malfunction, UserError
 
@@ -23,13 +22,7 @@ FORMATS = ("console", "json", "markdown", "junit")
 PROVIDER_NAMES = ("openai", "anthropic", "mock")
 
 
-@click.group("behaviorci", cls=Group)
-@click.version_option(
-    __version__,
-    "--version",
-    prog_name="behaviorci",
-    message="%(prog)s, version %(version)s (routedriver; BehaviorCI 0.1.0 compatible)",
-)
+@click.group("behaviorci", cls=Group, version_note="BehaviorCI 0.1.0 compatible")
 def behaviorci_group() -> None:
     """Check LLM behavior in CI: a prompt, a dataset and an output contract, all in files."""
 

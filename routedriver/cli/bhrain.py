@@ -79,9 +79,9 @@ class _StderrHandler(logging.Handler):
 @click.command("run", cls=Command)
 @click.option(
     "--skill",
-    type=click.Choice(["act", "ask", "review"]),
-    help="act: do the task; ask: answer, "
-    "read-only; review: review artifacts and end with blockers/nitpicks counts.",
+    metavar="[act|ask|review]",
+    help="act: do the task; ask: answer, read-only; review: review artifacts and end with "
+    "blockers/nitpicks counts.",
 )
 @click.option("--atom", help="claude, qwen, scripted, a registered atom, or MODULE:OBJ.")
 @click.option("--input", "input_text", help="The task, question, or review request.")
@@ -95,6 +95,17 @@ class _StderrHandler(logging.Handler):
 @click.option("--model", help="The provider's model id (default per atom).")
 @click.option("--base-url", help="The provider endpoint (any atom).")
 @click.option("--max-iterations", type=click.IntRange(min=1), help="Model calls before a graceful stop (30).")
+@click.option(
+    "--max-tokens-total",
+    type=click.IntRange(min=1),
+    help="Budget: input + output tokens of the whole run; a graceful stop once spent.",
+)
+@click.option(
+    "--max-cost",
+    type=click.FloatRange(min=0, min_open=True),
+    metavar="USD",
+    help="Budget: US dollars of the whole run (prices: docs/bhrain.md); a graceful stop once spent.",
+)
 @click.option("--tools", help="Tool sets: files,bash,websearch (or none). Default per skill.")
 @click.option(
     "--permissions",
@@ -144,6 +155,8 @@ def run_command(
     model: str | None,
     base_url: str | None,
     max_iterations: int | None,
+    max_tokens_total: int | None,
+    max_cost: float | None,
     tools: str | None,
     permissions: Path | None,
     toolboxes: tuple[str, ...],
@@ -166,7 +179,7 @@ def run_command(
 
     from routedriver.brain.config import RunSettings, load_config
     from routedriver.brain.redact import Redactor
-    from routedriver.brain.runner import run_session
+    from routedriver.brain.runner import EARLY_STOPS, SIGNAL_STOPS, run_session
 
     flags = RunSettings(
         arch=arch,
@@ -185,6 +198,8 @@ def run_command(
         mcp_servers=_mcp_servers(mcp_config),
         memory=memory,
         max_iterations=max_iterations,
+        max_tokens_total=max_tokens_total,
+        max_cost=max_cost,
         max_tokens=max_tokens,
         temperature=temperature,
         trace=trace,
@@ -211,11 +226,11 @@ def run_command(
             logger.propagate = old_propagate
     if as_json:
         click.echo(json.dumps(redactor.value(outcome.to_json()), ensure_ascii=False))
-    elif outcome.text:
+    elif outcome.text and outcome.stop_reason not in SIGNAL_STOPS:  # a stopped run has no answer to print
         click.echo(redactor.text(outcome.text))
     if outcome.error is not None:
         click.echo(redactor.text(outcome.error.line()), err=True)
-    elif outcome.exit_code and outcome.explanation and outcome.stop_reason != "max_iterations":
+    elif outcome.exit_code and outcome.explanation and outcome.stop_reason not in EARLY_STOPS:
         click.echo(f"bhrain: stopped: {redactor.text(outcome.explanation)}", err=True)
     return outcome.exit_code
 

@@ -106,7 +106,8 @@ class SDKChat:
     def _send(self, client: Any, request: dict[str, Any]) -> Any:
         raise NotImplementedError
 
-    def _completion(self, response: Any) -> Completion:
+    def _completion(self, response: Any, tools: Sequence[ToolSpec]) -> Completion:
+        """The Completion of a response to a request that offered ``tools``."""
         raise NotImplementedError
 
     # -- the shared call
@@ -157,7 +158,7 @@ class SDKChat:
                 f"the server answered without JSON: {self._clip(str(response))!r}", attempts=attempts
             )
         try:
-            return self._completion(response)
+            return self._completion(response, tools)
         except (AttributeError, TypeError, ValueError, KeyError, IndexError) as exc:
             raise self._unreadable(
                 f"cannot read the server's answer ({type(exc).__name__}: {self._clip(str(exc))})",

@@ -8,6 +8,13 @@ failing. Response: text blocks are joined, ``tool_use`` blocks become ``ToolCall
 name or a non-object input becomes a malformed ``ToolCall`` rather than an exception), usage and stop reason
 are normalized.
 
+Prompt caching (on unless ``prompt_caching=False``): the request carries ``cache_control`` breakpoints, at
+most the four the API allows: on the last tool definition, on the system prompt (sent as one text block),
+on the last block of the conversation, and on the last block of the user turn before the latest answer,
+which is where the previous request of an agent loop ended, so each call reads what the one before wrote.
+Usage reports the cache: ``input_tokens`` is the whole input (the API counts cached tokens apart; they are
+added in), ``cache_read_tokens`` / ``cache_write_tokens`` its cached parts.
+
 ``anthropic`` is imported on the first call, never at import time (it costs ~1.4 s).
 """
 
@@ -24,6 +31,8 @@ from routedriver.llm.types import Completion, Message, ToolCall, ToolSpec, Usage
 # Said in place of an empty first user turn: the API rejects a conversation that starts without one.
 CONVERSATION_START = "(conversation start)"
 _STOP_REASONS = {"model_context_window_exceeded": "max_tokens"}
+CACHE_BREAKPOINT = {"type": "ephemeral"}  # the default five-minute cache
+MAX_CACHE_BREAKPOINTS = 4  # the API refuses a request with more
 
 
 class AnthropicChat(SDKChat):
@@ -35,6 +44,12 @@ class AnthropicChat(SDKChat):
     api_name = "an Anthropic Messages API"
     default_name = "claude"
     default_context_window = 200_000
+
+    def __init__(self, *, prompt_caching: bool = True, **options: Any) -> None:
+        """As ``SDKChat`` (``base_url=None``: ``ANTHROPIC_BASE_URL``, else api.anthropic.com), plus
+        ``prompt_caching``: mark ``cache_control`` breakpoints (see the module docstring)."""
+        super().__init__(**options)
+        self.prompt_caching = prompt_caching
 
     def _new_client(self, sdk: ModuleType) -> Any:
         return sdk.Anthropic(
@@ -58,6 +73,8 @@ class AnthropicChat(SDKChat):
             request["system"] = system
         if tools:
             request["tools"] = [to_anthropic_tool(tool) for tool in tools]
+        if self.prompt_caching:
+            mark_cache_breakpoints(request)
         # ``temperature`` is accepted for the ChatModel protocol but not sent: the Messages API version the
         # installed SDK speaks (anthropic 2.x, 2026-10-21) has no sampling parameters and rejects unknown
         # ones.
@@ -66,7 +83,7 @@ class AnthropicChat(SDKChat):
     def _send(self, client: Any, request: dict[str, Any]) -> Any:
         return client.messages.create(**request)
 
-    def _completion(self, response: Any) -> Completion:
+    def _completion(self, response: Any, tools: Sequence[ToolSpec]) -> Completion:
         blocks = getattr(response, "content", None)
         if getattr(response, "type", None) != "message" or not isinstance(blocks, list):
             raise self._unreadable(
@@ -84,12 +101,15 @@ class AnthropicChat(SDKChat):
                 calls.append(self._tool_call(block, taken))
             # thinking, redacted_thinking and server-side tool blocks carry nothing the loop acts on
         usage = getattr(response, "usage", None)
+        read, written = _count(usage, "cache_read_input_tokens"), _count(usage, "cache_creation_input_tokens")
         return Completion(
             text="".join(texts),
             tool_calls=tuple(calls),
             usage=Usage(
-                input_tokens=int(getattr(usage, "input_tokens", 0) or 0),
-                output_tokens=int(getattr(usage, "output_tokens", 0) or 0),
+                input_tokens=_count(usage, "input_tokens") + read + written,
+                output_tokens=_count(usage, "output_tokens"),
+                cache_read_tokens=read,
+                cache_write_tokens=written,
             ),
             stop_reason=normalize_stop_reason(getattr(response, "stop_reason", None), bool(calls)),
             model=str(getattr(response, "model", None) or self.model),
@@ -124,6 +144,36 @@ class AnthropicChat(SDKChat):
             raw_arguments=raw,
             error=invalid_call_error(problems),
         )
+
+
+def _count(usage: Any, field: str) -> int:
+    return int(getattr(usage, field, 0) or 0)
+
+
+def mark_cache_breakpoints(request: dict[str, Any]) -> None:
+    """Put ``cache_control`` on the stable prefix of ``request`` (in place); at most four breakpoints.
+
+    The cache is a prefix in the order tools, system, messages. The tools and the system prompt change
+    rarely; the conversation grows at its end, so its last block is marked for the next call to read, and
+    the end of the previous call's conversation (the user turn before the latest assistant answer) is marked
+    so that this call reads it even when the new turns are many blocks long.
+    """
+    marks: list[dict[str, Any]] = []
+    if request.get("tools"):
+        marks.append(request["tools"][-1])
+    system = request.get("system")
+    if isinstance(system, str) and system:
+        block: dict[str, Any] = {"type": "text", "text": system}
+        request["system"] = [block]
+        marks.append(block)
+    messages = request["messages"]
+    ends = [len(messages) - 1]
+    previous_user = len(messages) - 3  # roles alternate: user (previous end), assistant (the answer), user
+    if previous_user >= 0 and messages[previous_user]["role"] == "user":
+        ends.insert(0, previous_user)
+    marks.extend(messages[i]["content"][-1] for i in ends if messages[i]["content"])
+    for block in marks[-MAX_CACHE_BREAKPOINTS:]:
+        block["cache_control"] = dict(CACHE_BREAKPOINT)
 
 
 def to_anthropic_tool(tool: ToolSpec) -> dict[str, Any]:

@@ -4,7 +4,9 @@ Qwen (DashScope's compatible mode), vLLM, Ollama, OpenRouter and OpenAI itself a
 system prompt is the first ``role: system`` message; assistant tool calls become ``tool_calls`` with the
 arguments as a JSON string; each ``Message(role="tool")`` becomes a ``role: tool`` message. Response:
 ``choices[0].message`` becomes the Completion. A tool call whose ``arguments`` are not a JSON object, or that
-lacks an id or a name, becomes a malformed ``ToolCall`` (never an exception) next to the valid calls.
+lacks an id or a name, becomes a malformed ``ToolCall`` (never an exception) next to the valid calls. When
+the request offered tools and the message has none, calls the model wrote into its text (``<tool_call>`` tags,
+a server without a tool-call parser) are read by ``routedriver.llm.text_calls``.
 
 ``openai`` is imported on the first call, never at import time (it costs ~0.6 s).
 """
@@ -20,6 +22,7 @@ from typing import Any, Literal
 from routedriver.llm._sdk import OnRetry, SDKChat, invalid_call_error, parse_arguments, server_error
 from routedriver.llm.errors import LLMResponseError
 from routedriver.llm.retry import RetryPolicy
+from routedriver.llm.text_calls import has_text_calls, split_text_calls
 from routedriver.llm.types import Completion, Message, ToolCall, ToolSpec, Usage
 
 _STOP_REASONS = {
@@ -107,7 +110,7 @@ class OpenAIChat(SDKChat):
     def _send(self, client: Any, request: dict[str, Any]) -> Any:
         return client.chat.completions.create(**request)
 
-    def _completion(self, response: Any) -> Completion:
+    def _completion(self, response: Any, tools: Sequence[ToolSpec]) -> Completion:
         choices = getattr(response, "choices", None)
         if not choices:
             # OpenRouter and some proxies answer 200 with an error object instead of a choice.
@@ -133,13 +136,18 @@ class OpenAIChat(SDKChat):
             raw_calls = [_LegacyCall(legacy)]
         taken = {call_id for call in raw_calls if isinstance(call_id := getattr(call, "id", None), str)}
         calls = tuple(self._tool_call(call, taken) for call in raw_calls)
+        if not calls and tools and has_text_calls(text):
+            # A model served without a tool-call parser wrote its calls into the text (Hermes / Qwen tags).
+            text, calls = split_text_calls(text, tools, lambda: self.synthetic_id(taken))
         usage = getattr(response, "usage", None)
+        details = getattr(usage, "prompt_tokens_details", None)  # OpenAI caches prompt prefixes by itself
         return Completion(
             text=text,
             tool_calls=calls,
             usage=Usage(
                 input_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
                 output_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
+                cache_read_tokens=int(getattr(details, "cached_tokens", 0) or 0),
             ),
             stop_reason=normalize_finish_reason(finish, bool(calls)),
             model=str(getattr(response, "model", None) or self.model),

@@ -61,11 +61,26 @@ class Message:
 
 @dataclass(frozen=True)
 class Usage:
+    """Tokens of one or more model calls. ``input_tokens`` counts every input token, cached ones included
+    (OpenAI's ``prompt_tokens``; Anthropic reports the cache apart and its adapter adds it in);
+    ``cache_read_tokens`` and ``cache_write_tokens`` are the parts read from and written to a prompt cache."""
+
     input_tokens: int = 0
     output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
 
     def __add__(self, other: Usage) -> Usage:
-        return Usage(self.input_tokens + other.input_tokens, self.output_tokens + other.output_tokens)
+        return Usage(
+            self.input_tokens + other.input_tokens,
+            self.output_tokens + other.output_tokens,
+            self.cache_read_tokens + other.cache_read_tokens,
+            self.cache_write_tokens + other.cache_write_tokens,
+        )
+
+    @property
+    def total_tokens(self) -> int:
+        return self.input_tokens + self.output_tokens
 
 
 @dataclass(frozen=True)

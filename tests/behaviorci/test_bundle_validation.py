@@ -225,7 +225,7 @@ def test_unknown_provider_and_format_flags_are_refused(tmp_path: Path) -> None:
     for args in (["--provider", "gemini"], ["--format", "html"]):
         result = invoke(["run", str(bundle), *args])
         assert result.exit_code == 2
-        assert "see behaviorci --help" in one_error_line(result)
+        assert "see behaviorci run --help" in one_error_line(result)
         assert result.stdout == ""
 
 

@@ -20,6 +20,7 @@ from routedriver.errors import Refused
 from routedriver.llm.errors import LLMUnavailable
 from routedriver.llm.retry import RetryPolicy
 from tests.brain.helpers import bhrain, default_registry
+from tests.fakes import _llm_wire as wire
 from tests.fakes.llm_servers import AnthropicServer, Call, OpenAIServer, Reply
 
 FAST = RetryPolicy(max_retries=2, base_delay_s=0.01, max_delay_s=0.05)
@@ -348,3 +349,99 @@ def test_an_openai_message_that_is_null_is_an_empty_answer(tmp_path: Path) -> No
         ran = run_cli_on("qwen", server, tmp_path)
     assert (ran.code, ran.out) == (1, "")
     assert error_lines(ran.err) == [EMPTY_ANSWER]
+
+
+# -- answers cut at the token limit --------------------------------------------------------------------------
+def test_an_answer_cut_at_the_token_limit_is_truncated_with_exit_1_on_both_atoms(
+    provider: tuple[str, Any], tmp_path: Path
+) -> None:
+    name, server = provider  # the Anthropic server says stop_reason max_tokens, the OpenAI one "length"
+    server.enqueue(Reply.text("The answer begins and then", stop_reason="max_tokens"))
+    ran = run_cli_on(name, server, tmp_path, "--json", "--max-tokens", "8")
+    assert ran.code == 1, ran.err
+    out = json.loads(ran.out)
+    assert (out["stop_reason"], out["exit_code"], out["result"]) == (
+        "truncated",
+        1,
+        "The answer begins and then",
+    )
+    assert error_lines(ran.err) == [
+        "error: the model's answer was cut at its limit of 8 tokens (--max-tokens); "
+        "raise --max-tokens or ask for a shorter answer"
+    ]
+    assert len(server.requests) == 1
+
+
+def test_tool_calls_of_a_cut_answer_do_not_run_and_a_cut_review_prints_no_counts(tmp_path: Path) -> None:
+    (tmp_path / "art.md").write_text("x\n", encoding="utf-8")
+    with AnthropicServer(validate=True) as server:
+        server.enqueue(
+            Reply.tool_calls(
+                [("write", {"file_path": "out.txt", "content": "x"}), ("read", {"file_path": "a"})],
+                text="blockers: 0\nnitpicks: 0\nNow let me",
+                stop_reason="max_tokens",
+            )
+        )
+        command = ["run", "--skill", "review", "--atom", "claude", "--base-url", server.base_url]
+        ran = bhrain([*command, "--tools", "files", "--input-file", "art.md"], tmp_path, env=KEYS["claude"])
+    assert ran.code == 1 and not (tmp_path / "out.txt").exists()
+    assert error_lines(ran.err) == [
+        "error: the model's answer was cut at its token limit; none of its 2 tool calls ran; "
+        "raise --max-tokens or ask for a shorter answer"
+    ]
+    assert ran.out == "blockers: 0\nnitpicks: 0\nNow let me\n"  # what it said, not a verdict: exit 1
+
+
+# -- tool calls written as text (a server without a tool-call parser) ----------------------------------------
+def test_the_qwen_atom_runs_tool_calls_written_as_text_and_corrects_malformed_ones(tmp_path: Path) -> None:
+    (tmp_path / "notes.md").write_text("forty-two\n", encoding="utf-8")
+    with OpenAIServer(validate=True) as server:
+        server.enqueue(
+            Reply.text(
+                'I will read it.\n<tool_call>\n{"name": "read", "arguments": {"file_path": "notes.md"'
+            ),
+            Reply.text('<tool_call>\n{"name": "read", "arguments": {"file_path": "notes.md"}}\n</tool_call>'),
+            Reply.text("The notes say forty-two."),
+        )
+        ran = run_cli_on("qwen", server, tmp_path, "--json")
+        assert ran.code == 0, ran.err
+        out = json.loads(ran.out)
+        assert (out["result"], out["stop_reason"], out["iterations"]) == (
+            "The notes say forty-two.",
+            "done",
+            3,
+        )
+        assert [c["status"] for c in out["tool_calls"]] == ["malformed", "ok"]
+        fed_back = sent_tool_results("qwen", server.requests[1])[0][1]
+        assert fed_back.startswith(
+            "malformed tool call: invalid tool call: the <tool_call> text is not valid JSON "
+            '(Expecting \',\' delimiter); write <tool_call>{"name": "TOOL", "arguments": {…}}</tool_call>; '
+            "arguments received: "
+        )
+        assert sent_tool_results("qwen", server.requests[2])[-1][1] == "forty-two\n"
+
+
+# -- prompt caching ------------------------------------------------------------------------------------------
+def test_a_claude_run_reads_each_turn_what_the_one_before_wrote_to_the_cache(tmp_path: Path) -> None:
+    (tmp_path / "notes.md").write_text("forty-two\n" * 50, encoding="utf-8")
+    with AnthropicServer(validate=True, prompt_cache=True) as server:  # plays the API's prompt cache
+        server.enqueue(
+            Reply.tool_calls([("read", {"file_path": "notes.md"})]),
+            Reply.tool_calls([("grep", {"pattern": "forty"})]),
+            Reply.text("The notes say forty-two."),
+        )
+        ran = run_cli_on("claude", server, tmp_path, "--json", "--trace", "t.json")
+        assert ran.code == 0, ran.err
+        # what the server reported, request by request: (uncached, read, written)
+        replayed = wire.PromptCache()
+        reported = [replayed.account(request.json) for request in server.requests]
+    (_, read1, wrote1), (_, read2, wrote2), (_, read3, _) = reported
+    assert read1 == 0 and wrote1 > 500  # tools, system prompt and task written on the first call
+    assert read2 == wrote1 and read3 == read2 + wrote2  # every later call reads all that came before
+    usage = json.loads(ran.out)["usage"]
+    assert usage["cache_read_tokens"] == sum(r[1] for r in reported)
+    assert usage["cache_write_tokens"] == sum(r[2] for r in reported)
+    assert usage["input_tokens"] == sum(sum(r) for r in reported)
+    trace = json.loads((tmp_path / "t.json").read_text(encoding="utf-8"))
+    assert [i["usage"]["cache_read_tokens"] for i in trace["iterations"]] == [0, read2, read3]
+    assert trace["totals"]["cache_write_tokens"] == usage["cache_write_tokens"]

@@ -74,7 +74,10 @@ def test_help_lists_subcommands_without_loading_the_sdks(tmp_path: Path) -> None
             "error: missing --atom; choose one of claude, qwen, scripted",
         ),
         (["run", "--skill", "act", "--atom", "claude"], "error: missing --input or --input-file"),
-        (["run", "--skill", "fly", "--atom", "claude", "--input", "x"], "error: Invalid value for '--skill'"),
+        (
+            ["run", "--skill", "fly", "--atom", "claude", "--input", "x"],
+            "error: unknown skill 'fly'; the skills are act, ask, review; see bhrain run --help",
+        ),
         (
             ["run", "--skill", "act", "--atom", "gpt5", "--input", "x"],
             "error: unknown atom 'gpt5'; available atoms: claude, qwen, scripted",
@@ -184,7 +187,12 @@ def test_json_output_shape(tmp_path: Path) -> None:
     assert ran.code == 0 and ran.err == ""
     out = json.loads(ran.out)
     assert out["result"] == "all done" and out["iterations"] == 2
-    assert out["usage"] == {"input_tokens": 250, "output_tokens": 30}
+    assert out["usage"] == {
+        "input_tokens": 250,
+        "output_tokens": 30,
+        "cache_read_tokens": 0,
+        "cache_write_tokens": 0,
+    }
     assert isinstance(out["elapsed_s"], float) and out["elapsed_s"] >= 0
     assert [(c["name"], c["input"], c["ok"]) for c in out["tool_calls"]] == [
         ("bash", {"command": "echo hi"}, True),
@@ -466,3 +474,29 @@ def test_a_named_file_that_is_not_utf8_is_refused_in_one_line(tmp_path: Path, fl
         2,
         f"error: cannot read {what} {bad}: it is not UTF-8 text; make it a readable UTF-8 file\n",
     )
+
+
+@pytest.mark.parametrize("where", ["flag", "config"])
+def test_a_mistyped_skill_points_at_the_run_help_and_lists_the_skills(tmp_path: Path, where: str) -> None:
+    (tmp_path / "c.yaml").write_text("skill: revew\n", encoding="utf-8")
+    chosen = ["--skill", "revew"] if where == "flag" else ["--config", "c.yaml"]
+    ran = bhrain(["run", *chosen, "--atom", "claude", "--input", "x"], tmp_path)  # no key: refused first
+    assert (ran.code, ran.out) == (2, "")
+    assert ran.err == (
+        "error: unknown skill 'revew' (did you mean review?); the skills are act, ask, review; "
+        "see bhrain run --help\n"
+    )
+
+
+def test_the_run_flags_name_every_skill() -> None:
+    from routedriver.brain.skills import SKILLS
+    from routedriver.cli.bhrain import run_command
+
+    (skill,) = [p for p in run_command.params if p.name == "skill"]
+    assert skill.metavar == f"[{'|'.join(SKILLS)}]"
+
+
+def test_usage_errors_of_a_subcommand_point_at_its_own_help(tmp_path: Path) -> None:
+    ran = bhrain(["run", "--version"], tmp_path)  # --version belongs to bhrain itself
+    assert ran.code == 2 and ran.err.rstrip().endswith("; see bhrain run --help")
+    assert bhrain(["fly"], tmp_path).err == "error: No such command 'fly'; see bhrain --help\n"

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import sys
 import threading
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from routedriver.brain.dispatch import NOTICE_SLACK, call_groups
 from routedriver.brain.hooks import ALLOW, HookVerdict, LoopHook, ToolEvent
@@ -17,8 +21,17 @@ from routedriver.brain.redact import Redactor
 from routedriver.brain.toolbox import Toolbox, ToolRegistry
 from routedriver.brain.tools import builtin_tools
 from routedriver.brain.tools.base import Tool, ToolContext, ToolSettings, schema
+from routedriver.errors import Interrupted
 from routedriver.llm.types import ToolCall
-from tests.brain.helpers import bhrain, call, make_loop, scripted_run, tool_results, write_script
+from tests.brain.helpers import (
+    bhrain,
+    call,
+    default_registry,
+    make_loop,
+    scripted_run,
+    tool_results,
+    write_script,
+)
 from tests.fakes.llm_servers import AnthropicServer, Recorded, Reply
 
 SECRET = "sk-test-longsecret"
@@ -302,3 +315,67 @@ def test_a_tool_calling_sys_exit_becomes_an_error_result(tmp_path: Path) -> None
     assert tool_results(scripted, 2) == [message]
     assert tool_results(scripted, 3) == [message, "fine"]
     assert result.exit_code == 0 and result.text == "it exited; moving on"
+
+
+def test_a_stop_signal_inside_a_tool_is_not_a_tool_failure_and_nothing_else_runs(tmp_path: Path) -> None:
+    ran: list[str] = []
+
+    def stopped(args: Mapping[str, Any], ctx: ToolContext) -> str:
+        raise Interrupted()  # what the CLI's SIGINT handler raises in the thread running the tool
+
+    def record(args: Mapping[str, Any], ctx: ToolContext) -> str:
+        ran.append(args["label"])
+        return "ran"
+
+    box = Toolbox(
+        "x",
+        [
+            Tool("stopped", "is stopped", schema({}), stopped, True),
+            Tool("record", "records", schema({"label": {"type": "string"}}, ("label",)), record, True),
+        ],
+    )
+    seen: list[list[str]] = []
+    loop, scripted = make_loop(
+        tmp_path,
+        [
+            {"tool_calls": [call("record", label="first")]},
+            {"tool_calls": [call("stopped")]},
+            {"tool_calls": [call("record", label="later")]},
+            {"text": "done"},
+        ],
+        registry=ToolRegistry([box]),
+        on_iteration=lambda loop, record: seen.append([c.status for c in record.calls]),
+    )
+    with pytest.raises(Interrupted):
+        loop.run("go")
+    assert ran == ["first"] and len(scripted.requests) == 2  # no later tool call, no later model call
+    assert seen == [["ok"], ["interrupted"]]  # the stopped iteration is still told (the trace shows it)
+    assert [r.status for r in loop.records] == ["ok", "interrupted"]
+
+
+def test_a_keyboard_interrupt_without_the_cli_stops_the_commands_the_tools_run(tmp_path: Path) -> None:
+    pid_file = tmp_path / "sleeper.pid"
+
+    def ctrl_c(args: Mapping[str, Any], ctx: ToolContext) -> str:
+        deadline = time.monotonic() + 20
+        while not (pid_file.exists() and pid_file.read_text().strip()):
+            assert time.monotonic() < deadline, "bash never started"
+            time.sleep(0.01)
+        raise KeyboardInterrupt  # as Python raises it for Ctrl-C when no handler of ours is set
+
+    registry = default_registry(tmp_path, ("bash",))
+    registry.add(Toolbox("keys", [Tool("ctrl_c", "presses Ctrl-C", schema({}), ctrl_c, True)]))
+    loop, _ = make_loop(
+        tmp_path,
+        [{"tool_calls": [call("bash", command=f"echo $$ > {pid_file.name}; sleep 30"), call("ctrl_c")]}, "x"],
+        registry=registry,
+    )
+    started = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        loop.run("go")
+    loop.close()
+    assert time.monotonic() - started < 10
+    assert [r.status for r in loop.records] == ["interrupted", "interrupted"]
+    group = int(pid_file.read_text())
+    with pytest.raises(ProcessLookupError):  # the whole group is gone (nothing left to signal)
+        os.killpg(group, 0)

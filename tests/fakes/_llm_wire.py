@@ -6,7 +6,9 @@ usage and error bodies follow the real APIs closely enough that the official SDK
 
 from __future__ import annotations
 
+import hashlib
 import json
+import threading
 import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
@@ -116,8 +118,8 @@ class AnthropicDialect(Dialect):
             "usage": {
                 "input_tokens": reply.input_tokens,
                 "output_tokens": reply.output_tokens,
-                "cache_creation_input_tokens": 0,
-                "cache_read_input_tokens": 0,
+                "cache_creation_input_tokens": reply.cache_write_tokens,
+                "cache_read_input_tokens": reply.cache_read_tokens,
             },
         }
 
@@ -147,6 +149,9 @@ class AnthropicDialect(Dialect):
         system = body.get("system")
         if system is not None and not isinstance(system, str | list):
             return "system: Input should be a valid string or a list of text blocks"
+        for index, block in enumerate(system if isinstance(system, list) else []):
+            if not isinstance(block, dict) or block.get("type") != "text" or not block.get("text"):
+                return f"system.{index}: Input should be a non-empty text block"
         messages = body.get("messages")
         if not isinstance(messages, list) or not messages:
             return "messages: at least one message is required"
@@ -154,7 +159,73 @@ class AnthropicDialect(Dialect):
             problem = _anthropic_message(messages, index, message)
             if problem:
                 return problem
-        return None
+        return _cache_breakpoints(body)
+
+
+def _cache_breakpoints(body: dict[str, Any]) -> str | None:
+    marks = [unit[1] for unit in _prefix_units(body) if unit[1] is not None]
+    for mark in marks:
+        if (
+            not isinstance(mark, dict)
+            or mark.get("type") != "ephemeral"
+            or mark.get("ttl", "5m")
+            not in (
+                "5m",
+                "1h",
+            )
+        ):
+            return (
+                f"cache_control: Input should be {{'type': 'ephemeral'}} (with an optional ttl), not {mark!r}"
+            )
+    if len(marks) > 4:
+        return f"A maximum of 4 blocks with cache_control may be provided. Found {len(marks)}."
+    return None
+
+
+def _prefix_units(body: dict[str, Any]) -> list[tuple[str, Any]]:
+    """The request as the prompt cache sees it, in its order (tools, system, message blocks): each unit's
+    canonical text without its marker, and its ``cache_control`` (None when it has none)."""
+    system = body.get("system")
+    blocks: list[tuple[str, Any]] = [("tool", tool) for tool in body.get("tools") or []]
+    if isinstance(system, str):
+        blocks.append(("system", {"type": "text", "text": system}))
+    else:
+        blocks.extend(("system", block) for block in system or [])
+    for message in body.get("messages") or []:
+        content = message.get("content")
+        parts = [{"type": "text", "text": content}] if isinstance(content, str) else content or []
+        blocks.extend((message.get("role", "?"), part) for part in parts)
+    units = []
+    for where, block in blocks:
+        plain = {k: v for k, v in block.items() if k != "cache_control"} if isinstance(block, dict) else block
+        mark = block.get("cache_control") if isinstance(block, dict) else None
+        units.append((json.dumps([where, plain], sort_keys=True), mark))
+    return units
+
+
+class PromptCache:
+    """The Messages API's prompt cache, played: which part of a request's input is read from the cache,
+    written to it, or neither. A prefix is remembered up to each breakpoint; a request reads the longest
+    remembered prefix that ends at one of its own breakpoints and writes the rest up to its last one."""
+
+    def __init__(self) -> None:
+        self._remembered: set[str] = set()
+        self._lock = threading.Lock()
+
+    def account(self, body: Any) -> tuple[int, int, int]:
+        """``(uncached, read, written)`` input tokens of ``body`` (about four characters a token)."""
+        units = _prefix_units(body) if isinstance(body, dict) else []
+        tokens = [max(1, len(text) // 4) for text, _ in units]
+        digest, keys = hashlib.sha256(), []
+        for text, _ in units:
+            digest.update(text.encode("utf-8") + b"\0")
+            keys.append(digest.copy().hexdigest())
+        ends = [i + 1 for i, (_, mark) in enumerate(units) if mark is not None]
+        with self._lock:
+            read_to = max((end for end in ends if keys[end - 1] in self._remembered), default=0)
+            self._remembered.update(keys[end - 1] for end in ends)
+        written_to = max([read_to, *ends])
+        return sum(tokens[written_to:]), sum(tokens[:read_to]), sum(tokens[read_to:written_to])
 
 
 def _anthropic_tools(tools: Any) -> str | None:
@@ -267,6 +338,9 @@ class OpenAIDialect(Dialect):
                 calls.append(entry)
             message["tool_calls"] = calls
         stop = reply.stop_reason or ("tool_use" if reply.calls else "end_turn")
+        prompt = (
+            reply.input_tokens + reply.cache_read_tokens + reply.cache_write_tokens
+        )  # cached ones included
         return {
             "id": f"chatcmpl-fake{number:06d}",
             "object": "chat.completion",
@@ -281,9 +355,10 @@ class OpenAIDialect(Dialect):
                 }
             ],
             "usage": {
-                "prompt_tokens": reply.input_tokens,
+                "prompt_tokens": prompt,
                 "completion_tokens": reply.output_tokens,
-                "total_tokens": reply.input_tokens + reply.output_tokens,
+                "total_tokens": prompt + reply.output_tokens,
+                "prompt_tokens_details": {"cached_tokens": reply.cache_read_tokens, "audio_tokens": 0},
             },
             "system_fingerprint": "fp_fake",
         }

@@ -37,12 +37,21 @@ The API (both servers):
 - ``api_key=`` (constructor): when given, a request carrying another key gets the provider's real 401;
 - ``validate=True`` (constructor): requests are checked the way the real APIs check them (roles alternate
   and start with a non-empty user turn, every tool call is answered by a result right after it, a result
-  answers a call of the message before, tools have schemas) and rejected with the provider's 400 otherwise,
-  without consuming a reply. That turns a translation bug into a failing test.
+  answers a call of the message before, tools have schemas, at most 4 ``cache_control`` breakpoints) and
+  rejected with the provider's 400 otherwise, without consuming a reply. That turns a translation bug into a
+  failing test.
+- ``prompt_cache=True`` (``AnthropicServer`` only): the server plays the Messages API's prompt cache. Each
+  request's prefix (tools, system, message blocks) up to each ``cache_control`` breakpoint is remembered;
+  a later request whose prefix up to one of ITS breakpoints was remembered reads it. The usage of every
+  reply then reports ``cache_read_input_tokens`` / ``cache_creation_input_tokens`` and the uncached rest as
+  ``input_tokens`` (about four characters a token), instead of the scripted counts. A prefix that changes
+  from one request to the next (a timestamp in the system prompt) shows up as reads of 0.
 
 Replies (``Reply`` class methods):
 
-- ``Reply.text(text, *, input_tokens=10, output_tokens=5, delay_s=0.0, stop_reason=None, model=None)``
+- ``Reply.text(text, *, input_tokens=10, output_tokens=5, delay_s=0.0, stop_reason=None, model=None,
+  cache_read_tokens=0, cache_write_tokens=0)``: Anthropic reports the cache counts apart from
+  ``input_tokens``; OpenAI's ``prompt_tokens`` includes them, with ``prompt_tokens_details.cached_tokens``
 - ``Reply.tool_calls(calls, *, text="", ids=None, input_tokens=10, output_tokens=5, delay_s=0.0)``: several
   calls in one response are parallel tool calls. A call is ``(name, arguments_dict)`` or a ``Call`` (which
   can carry raw, malformed arguments, a missing id or a missing name).
@@ -65,7 +74,7 @@ import json
 import threading
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self
 
@@ -118,6 +127,8 @@ class Reply:
     body: bytes = b""
     content_type: str = "application/json"
     delay_s: float = 0.0
+    cache_read_tokens: int = 0  # input tokens read from the prompt cache (on top of input_tokens)
+    cache_write_tokens: int = 0  # input tokens written to it (Anthropic only)
 
     @classmethod
     def text(
@@ -129,6 +140,8 @@ class Reply:
         delay_s: float = 0.0,
         stop_reason: str | None = None,
         model: str | None = None,
+        cache_read_tokens: int = 0,
+        cache_write_tokens: int = 0,
     ) -> Reply:
         return cls(
             "message",
@@ -138,6 +151,8 @@ class Reply:
             delay_s=delay_s,
             stop_reason=stop_reason,
             model=model,
+            cache_read_tokens=cache_read_tokens,
+            cache_write_tokens=cache_write_tokens,
         )
 
     @classmethod
@@ -237,10 +252,14 @@ class _FakeServer:
         validate: bool = True,
         api_key: str | None = None,
         responder: Callable[[Recorded], Reply] | None = None,
+        prompt_cache: bool = False,
     ) -> None:
+        if prompt_cache and not isinstance(self.dialect, wire.AnthropicDialect):
+            raise ValueError("prompt_cache= simulates the Messages API's cache; use an AnthropicServer")
         self.validate = validate
         self.api_key = api_key
         self.responder = responder
+        self.prompt_cache = wire.PromptCache() if prompt_cache else None
         self.requests: list[Recorded] = []
         self._queue: deque[Reply] = deque()
         self._lock = threading.Lock()
@@ -322,6 +341,9 @@ class _FakeServer:
                 f"#{number}; enqueue one or set responder",
                 error_type="invalid_request_error",
             )
+        if self.prompt_cache is not None and reply.kind == "message":
+            uncached, read, written = self.prompt_cache.account(recorded.json)
+            reply = replace(reply, input_tokens=uncached, cache_read_tokens=read, cache_write_tokens=written)
         return reply, number
 
     def _reject(self, recorded: Recorded) -> Reply | None:

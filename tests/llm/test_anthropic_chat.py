@@ -8,11 +8,13 @@ import pytest
 
 from routedriver.llm.anthropic_chat import CONVERSATION_START, AnthropicChat, to_anthropic_messages
 from routedriver.llm.errors import LLMBadRequest
+from routedriver.llm.openai_chat import OpenAIChat
 from routedriver.llm.retry import RetryPolicy
 from routedriver.llm.types import Message, ToolCall, ToolSpec
-from tests.fakes.llm_servers import AnthropicServer, Call, Reply
+from tests.fakes.llm_servers import AnthropicServer, Call, OpenAIServer, Reply
 from tests.llm.conftest import API_KEY, READ
 
+CACHED = {"type": "ephemeral"}
 BASH = ToolSpec("bash", "Run a command", {"type": "object", "properties": {"command": {"type": "string"}}})
 
 
@@ -48,14 +50,21 @@ def test_tool_result_round_trip_sends_the_exact_messages_body(anthropic_server: 
 
     assert second.text == "All done."
     sent = anthropic_server.requests[1].json
-    assert sent["system"] == "You are careful."
+    # cache_control breakpoints: the last tool, the system prompt, the end of the previous request's
+    # conversation (the first user turn) and the end of this one; four, the most the API takes
+    assert sent["system"] == [{"type": "text", "text": "You are careful.", "cache_control": CACHED}]
     assert all(m["role"] != "system" for m in sent["messages"])
     assert sent["tools"] == [
         {"name": "read", "description": "Read a file", "input_schema": dict(READ.input_schema)},
-        {"name": "bash", "description": "Run a command", "input_schema": dict(BASH.input_schema)},
+        {
+            "name": "bash",
+            "description": "Run a command",
+            "input_schema": dict(BASH.input_schema),
+            "cache_control": CACHED,
+        },
     ]
     assert sent["messages"] == [
-        {"role": "user", "content": [{"type": "text", "text": "inspect a.txt"}]},
+        {"role": "user", "content": [{"type": "text", "text": "inspect a.txt", "cache_control": CACHED}]},
         {
             "role": "assistant",
             "content": [
@@ -69,7 +78,13 @@ def test_tool_result_round_trip_sends_the_exact_messages_body(anthropic_server: 
             "role": "user",
             "content": [
                 {"type": "tool_result", "tool_use_id": "toolu_A", "content": "hello\n"},
-                {"type": "tool_result", "tool_use_id": "toolu_B", "content": "exit code 1", "is_error": True},
+                {
+                    "type": "tool_result",
+                    "tool_use_id": "toolu_B",
+                    "content": "exit code 1",
+                    "is_error": True,
+                    "cache_control": CACHED,
+                },
             ],
         },
     ]
@@ -121,7 +136,8 @@ def test_irregular_conversations_are_merged_not_refused(anthropic_server: Anthro
         Message(role="assistant", text=""),  # empty: dropped, so the user turns around it merge
         Message(role="user", text="three"),
     ]
-    assert chat_for(anthropic_server).complete(messages).text == "fine"  # the fake validates like the API
+    chat = chat_for(anthropic_server, prompt_caching=False)  # the exact merge, without cache markers
+    assert chat.complete(messages).text == "fine"  # the fake validates like the API
     sent = anthropic_server.requests[0].json["messages"]
     assert sent == [
         {"role": "user", "content": [{"type": "text", "text": CONVERSATION_START}]},
@@ -218,3 +234,72 @@ def test_defaults_match_the_contract() -> None:
         600.0,
     )
     assert chat.retry == RetryPolicy()
+
+
+# -- prompt caching ------------------------------------------------------------------------------------------
+def breakpoints(body: dict[str, Any]) -> list[str]:
+    """Where a request's ``cache_control`` marks are: ``tools.N``, ``system.N``, ``messages.N.M``."""
+    found = [f"tools.{i}" for i, tool in enumerate(body.get("tools", [])) if "cache_control" in tool]
+    system = body.get("system")
+    found += [
+        f"system.{i}"
+        for i, b in enumerate(system if isinstance(system, list) else [])
+        if "cache_control" in b
+    ]
+    for n, message in enumerate(body["messages"]):
+        found += [f"messages.{n}.{m}" for m, b in enumerate(message["content"]) if "cache_control" in b]
+    return found
+
+
+def test_breakpoints_follow_the_conversation_and_never_exceed_four(anthropic_server: AnthropicServer) -> None:
+    chat = chat_for(anthropic_server)
+    conversation = [Message(role="user", text="go")]
+    for turn in range(4):
+        anthropic_server.enqueue(Reply.tool_calls([("read", {"file_path": f"{turn}"})], ids=[f"t{turn}"]))
+        done = chat.complete(conversation, system="Be careful.", tools=[READ, BASH])
+        conversation += [
+            Message(role="assistant", text=done.text, tool_calls=done.tool_calls),
+            Message(role="tool", tool_call_id=f"t{turn}", text="x" * 10),
+        ]
+    marks = [breakpoints(request.json) for request in anthropic_server.requests]
+    assert marks[0] == ["tools.1", "system.0", "messages.0.0"]
+    assert marks[1] == ["tools.1", "system.0", "messages.0.0", "messages.2.0"]
+    assert marks[3] == [
+        "tools.1",
+        "system.0",
+        "messages.4.0",
+        "messages.6.0",
+    ]  # the last request's end, and ours
+    # without tools or system prompt the conversation keeps its two
+    anthropic_server.enqueue(Reply.text("ok"))
+    chat.complete(conversation)
+    assert breakpoints(anthropic_server.requests[-1].json) == ["messages.6.0", "messages.8.0"]
+
+
+def test_the_cache_is_read_from_usage_and_counted_in_the_input(anthropic_server: AnthropicServer) -> None:
+    anthropic_server.enqueue(
+        Reply.text("hi", input_tokens=12, output_tokens=3, cache_read_tokens=1_000, cache_write_tokens=200)
+    )
+    usage = chat_for(anthropic_server).complete([Message(role="user", text="hi")]).usage
+    assert (usage.input_tokens, usage.output_tokens, usage.cache_read_tokens, usage.cache_write_tokens) == (
+        1_212,
+        3,
+        1_000,
+        200,
+    )
+
+
+def test_openai_reports_its_cached_prompt_tokens_too(openai_server: OpenAIServer) -> None:
+    openai_server.enqueue(Reply.text("hi", input_tokens=12, output_tokens=3, cache_read_tokens=1_024))
+    chat = OpenAIChat(model="q", api_key=API_KEY, base_url=openai_server.base_url, retry=RetryPolicy(0))
+    usage = chat.complete([Message(role="user", text="hi")]).usage
+    assert (usage.input_tokens, usage.cache_read_tokens, usage.cache_write_tokens) == (1_036, 1_024, 0)
+
+
+def test_no_breakpoints_when_prompt_caching_is_off(anthropic_server: AnthropicServer) -> None:
+    anthropic_server.enqueue(Reply.text("ok"))
+    chat_for(anthropic_server, prompt_caching=False).complete(
+        [Message(role="user", text="hi")], system="s", tools=[READ]
+    )
+    sent = anthropic_server.requests[0].json
+    assert breakpoints(sent) == [] and sent["system"] == "s"

@@ -12,6 +12,7 @@ import pytest
 from tests.fakes.llm_servers import AnthropicServer, Call, OpenAIServer, Reply
 
 KEY = "sk-fake-server-key"
+CACHED = {"cache_control": {"type": "ephemeral"}}
 
 
 def claude(server: AnthropicServer, key: str = KEY) -> anthropic.Anthropic:
@@ -274,3 +275,45 @@ def test_stop_cuts_a_delayed_reply_short() -> None:
     caller.join(timeout=10)
     assert not caller.is_alive()
     assert len(outcome) == 1
+
+
+MARKED = {"type": "text", "text": "x", "cache_control": {"type": "ephemeral"}}
+
+
+@pytest.mark.parametrize(
+    ("extra", "fragment"),
+    [
+        (
+            {"system": [MARKED, MARKED, MARKED], "messages": [{"role": "user", "content": [MARKED, MARKED]}]},
+            "A maximum of 4 blocks with cache_control may be provided. Found 5.",
+        ),
+        ({"system": [{**MARKED, "cache_control": {"type": "forever"}}]}, "cache_control: Input should be"),
+        ({"system": [{"type": "text", "text": ""}]}, "system.0: Input should be a non-empty text block"),
+    ],
+)
+def test_anthropic_server_checks_cache_breakpoints_like_the_api(extra: dict[str, Any], fragment: str) -> None:
+    with AnthropicServer() as server, pytest.raises(anthropic.BadRequestError) as caught:
+        ask_claude(claude(server), extra.pop("messages", None), **extra)
+    assert fragment in str(caught.value)
+
+
+def test_the_played_prompt_cache_reads_what_an_earlier_request_wrote() -> None:
+    first = [{"role": "user", "content": [{"type": "text", "text": "a long question " * 50, **CACHED}]}]
+    follow = [
+        *first,
+        {"role": "assistant", "content": "an answer"},
+        {"role": "user", "content": [{"type": "text", "text": "and then?", **CACHED}]},
+    ]
+    system = [{"type": "text", "text": "stable rules " * 100, **CACHED}]
+    with AnthropicServer(prompt_cache=True) as server:
+        server.responder = lambda recorded: Reply.text("ok")
+        client = claude(server)
+        one = ask_claude(client, first, system=system).usage
+        two = ask_claude(client, follow, system=system).usage
+        moved = ask_claude(
+            client, follow, system=[{**system[0], "text": "changed " + system[0]["text"]}]
+        ).usage
+    assert one.cache_read_input_tokens == 0 and one.cache_creation_input_tokens > 300
+    assert two.cache_read_input_tokens == one.cache_creation_input_tokens  # all the first request wrote
+    assert 0 < two.cache_creation_input_tokens < 50 and two.input_tokens == 0  # the new turns only
+    assert moved.cache_read_input_tokens == 0  # a changed system prompt invalidates every prefix after it

@@ -42,10 +42,12 @@ def format_result(result: proc.ProcResult, limit: int, timeout_s: float) -> Tool
             f"timed out after {timeout_s:g} s: the command and everything it started were killed; "
             "the output so far is below. Use a larger timeout, or a faster or narrower command."
         )
+    if result.interrupted:
+        parts.append("interrupted: bhrain is stopping (Ctrl-C or SIGTERM), so the command was killed")
     parts.append(f"exit code: {result.returncode}")
     parts.append("stdout:\n" + (_cap(stdout, stdout_keep, result.stdout_dropped, "stdout") or "(empty)"))
     parts.append("stderr:\n" + (_cap(stderr, stderr_keep, result.stderr_dropped, "stderr") or "(empty)"))
-    data = {"exit_code": result.returncode, "timed_out": result.timed_out}
+    data = {"exit_code": result.returncode, "timed_out": result.timed_out, "interrupted": result.interrupted}
     return (ok if result.ok else fail)("\n".join(parts), **data)
 
 
