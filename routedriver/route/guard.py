@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from routedriver import proc
-from routedriver.errors import Malfunction
+from routedriver.errors import Malfunction, Refused
 from routedriver.route import inputs, judges, records, store
 from routedriver.route.inputs import ApprovalState, StoneContext
 from routedriver.route.model import JudgeRecord, ReviewRecord
@@ -86,6 +86,9 @@ def _run(
         timeout=timeout_s,
         max_output=MAX_OUTPUT,
     )
+    if result.start_error and context.guard is not None:  # never ran (e.g. too long for execve): no verdict
+        where = context.route.show(context.guard.path)
+        raise Refused(f"{where}: {what} cannot start: {result.start_error}", "move the command into a script")
     if result.interrupted:
         raise Malfunction(
             f"{context.stone.name}: {what} was stopped before it finished ({command}); nothing was recorded",
