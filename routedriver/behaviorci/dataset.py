@@ -9,16 +9,17 @@ extra data belongs under ``metadata``.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from routedriver import userfile
 from routedriver.behaviorci.errors import BundleError
 from routedriver.behaviorci.text import lone_surrogate_at
 
 CASE_KEYS = ("input", "id", "expected_output", "metadata", "mock_output", "min_pass_rate")
 _MISSING: Any = object()
+MAX_BYTES = 1 << 30  # a dataset may be large; one gigabyte is still read whole, so more is refused
 
 
 @dataclass(frozen=True)
@@ -38,14 +39,9 @@ class Case:
 
 def load_dataset(path: Path, shown: str, *, default_min_pass_rate: float = 1.0) -> list[Case]:
     """Parse the JSONL file at ``path`` (``shown`` is how errors name it)."""
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except FileNotFoundError:
-        raise BundleError(f"dataset {shown} not found", "check dataset_path in bundle.yaml") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise BundleError(
-            f"cannot read dataset {shown}: {_reason(exc)}", "make it a readable UTF-8 file"
-        ) from None
+    if not path.exists():  # what is there but is no file (a FIFO, a device), userfile names
+        raise BundleError(f"dataset {shown} not found", "check dataset_path in bundle.yaml")
+    text = userfile.read_text(path, what="dataset", shown=shown, limit=MAX_BYTES, error=BundleError, bom=True)
 
     cases: list[Case] = []
     seen: dict[str, int] = {}
@@ -72,12 +68,7 @@ def load_dataset(path: Path, shown: str, *, default_min_pass_rate: float = 1.0) 
 
 def _parse_line(raw: str, number: int, shown: str, default_min_pass_rate: float) -> Case:
     where = f"{shown} line {number}"
-    try:
-        data = json.loads(raw)
-    except json.JSONDecodeError as exc:
-        raise BundleError(
-            f"{where}: invalid JSON ({exc.msg} at column {exc.colno})", "fix the line"
-        ) from None
+    data = userfile.parse_json(raw, shown=where, error=BundleError)
     if not isinstance(data, dict):
         raise BundleError(f"{where}: expected a JSON object, got {_kind(data)}", 'write {"input": {...}}')
     surrogate = lone_surrogate_at(data) if "\\u" in raw else None  # only a \u escape can spell one
@@ -140,9 +131,3 @@ def _kind(value: Any) -> str:
     return {dict: "an object", list: "an array", str: "a string", bool: "a boolean", type(None): "null"}.get(
         type(value), "a number"
     )
-
-
-def _reason(exc: BaseException) -> str:
-    if isinstance(exc, OSError):
-        return exc.strerror or str(exc)
-    return str(exc).split("\n")[0]

@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from routedriver import gitops
+from routedriver import gitops, userfile
 from routedriver.errors import Refused
 from routedriver.route import hashing, inputs, judges, manifest, records, store
 from routedriver.route.api import open_route
@@ -130,10 +130,7 @@ def _artifacts_guard(route: Route, stone: Stone) -> Guard | None:
     path = stone.guard_path
     if path is None:
         return None
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        return load_guard(route, stone)  # refuses, saying what is wrong
+    text = userfile.read_text(path, what="guard", shown=route.show(path))  # or refuses, saying why
     if "artifacts" not in text:
         return None
     return parse_guard(text, path, route.show(path), stone.name)
