@@ -68,14 +68,14 @@ def read_bytes(
             via = f"a symlink to {os.path.realpath(path)}, " if os.path.islink(path) else ""
             raise error(f"{name}: {via}{kind}, not a regular file", f"make it a regular {what}")
         if info.st_size > limit:
-            raise error(*_too_big(name, info.st_size, limit, what))
+            raise error(*_too_big(name, limit, what, found=info.st_size))
         chunks: list[bytes] = []
         size = 0
         while chunk := os.read(fd, min(1 << 20, limit + 1 - size)):
             chunks.append(chunk)
             size += len(chunk)
             if size > limit:  # it grew while we read, or it is a file whose size says nothing (/proc)
-                raise error(*_too_big(name, size, limit, what))
+                raise error(*_too_big(name, limit, what))
     except OSError as exc:
         raise error(f"{name}: cannot read it ({exc.strerror or exc})", "make it a readable file") from None
     finally:
@@ -83,9 +83,9 @@ def read_bytes(
     return b"".join(chunks)
 
 
-def _too_big(name: str, size: int, limit: int, what: str) -> tuple[str, str]:
-    more = "more than" if size > limit else "at least"
-    return f"{name}: {more} {limit:,} bytes (found {size:,})", f"a {what} may have at most {limit:,} bytes"
+def _too_big(name: str, limit: int, what: str, *, found: int | None = None) -> tuple[str, str]:
+    size = f" ({found:,})" if found is not None else ""
+    return f"{name}: more than {limit:,} bytes{size}", f"a {what} may have at most {limit:,} bytes"
 
 
 def read_text(
@@ -326,7 +326,7 @@ def parse_json(text: str, *, shown: str, error: type[Refused] = Refused) -> Any:
 
 
 def _check_json(data: Any, shown: str, error: type[Refused]) -> None:
-    todo: list[tuple[Any, str, int]] = [(data, "", 0)]
+    todo: list[tuple[Any, str, int]] = [(data, "", 1)]
     while todo:
         value, path, depth = todo.pop()
         at = f"{path}: " if path else ""

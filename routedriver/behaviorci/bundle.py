@@ -44,18 +44,20 @@ class Bundle:
 
 
 def shown_path(path: Path) -> str:
-    """``path`` relative to the working directory when it is below it, else absolute."""
+    """``path`` relative to the working directory when it is below it, else absolute; a symlink is named
+    as itself, not as what it points to (a dataset linked to /dev/zero is refused as the dataset)."""
+    real = path.parent.resolve() / path.name
     try:
-        return str(path.resolve().relative_to(Path.cwd().resolve()))
+        return str(real.relative_to(Path.cwd().resolve()))
     except ValueError:
-        return str(path.resolve())
+        return str(real)
 
 
 def find_bundle_file(argument: str) -> Path:
     path = Path(argument)
     if path.is_dir():
         for name in BUNDLE_FILENAMES:
-            if (path / name).is_file():
+            if (path / name).exists() and not (path / name).is_dir():  # a FIFO: userfile says what it is
                 return path / name
         raise BundleError(
             f"no bundle.yaml in {argument}", "pass the path of a bundle.yaml or run behaviorci init"
@@ -145,7 +147,8 @@ def load_bundle(argument: str) -> Bundle:
     config = read_config(path, shown)
 
     def resolve(relative: str) -> Path:
-        return (base / os.path.expanduser(relative)).resolve()
+        path = Path(os.path.normpath(base / os.path.expanduser(relative)))
+        return path.parent.resolve() / path.name  # the file itself, a symlink or not: it is what we read
 
     dataset_path = resolve(config.dataset_path)
     dataset_shown = shown_path(dataset_path)
@@ -244,7 +247,7 @@ def _prompt_loader(searchpath: list[str]) -> Any:
         def get_source(self, environment: Any, template: str) -> tuple[str, str, Any]:
             for folder in self.searchpath:
                 candidate = Path(folder, *split_template_path(template))
-                if candidate.exists() and not candidate.is_dir():
+                if candidate.exists():  # a directory or a FIFO too: userfile says what it is
                     return _read_prompt(candidate), str(candidate), lambda: True
             raise jinja2.TemplateNotFound(template)
 

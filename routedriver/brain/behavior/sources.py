@@ -137,7 +137,7 @@ def load_profile(
         )
     folder = config_path.resolve().parent / "behavior"
     candidates = [folder / f"{ref.group(2)}.yaml", folder / f"{ref.group(2)}.yml"]
-    found = next((path for path in candidates if path.is_file()), None)
+    found = next((path for path in candidates if path.exists()), None)  # a FIFO: userfile says what it is
     if found is None:
         raise BehaviorConfigError(
             f"{config_path}: {key_path}.profile: {candidates[0]} not found",
