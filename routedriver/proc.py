@@ -11,7 +11,9 @@ Nothing a command starts outlives it (``kill_leftovers``, the default): when the
 out), its process group is killed, and on Linux so is every process that left the group (``setsid``, a
 daemon's double fork) but still carries the command's mark; see ``leftovers``, which finds them once this
 process is their subreaper. Those are killed with SIGKILL and reaped, and the output they still held open
-is not waited for.
+is not waited for. With ``kill_leftovers=False`` what a command leaves goes on (a daemon meant to outlive
+it: git's ``fsmonitor--daemon`` or ``gc --auto``, the ``gpg-agent`` a signed commit starts) and its pipes
+are read for ``DRAIN_S`` more; a timeout still kills its group.
 
 A command stopped by ``kill_running`` (the CLI on Ctrl-C or SIGTERM) comes back with ``interrupted`` set: its
 exit status and output are what our signal made of it, not its own verdict, and callers must not record
