@@ -152,8 +152,9 @@ def _kill(pid: int, *, group: bool) -> None:
 
 def sweep(marks: Collection[str], groups: Collection[int], *, within_s: float = SWEEP_S) -> int:
     """Kill and reap what belongs to the commands with ``marks`` and the process groups (and sessions)
-    ``groups``; returns how many processes it killed or reaped. ``groups`` must be groups of commands
-    ``proc`` started in their own session (never this process's own group)."""
+    ``groups``; returns how many processes it killed or reaped. ``groups`` are the pids of commands ``proc``
+    started in their own session, each the leader of its group: killed with it, but left for its ``Popen``
+    to reap (reaping it here would steal the exit status its owner waits for)."""
     if not sys.platform.startswith("linux"):
         for group in groups:
             _kill(group, group=True)
@@ -161,6 +162,7 @@ def sweep(marks: Collection[str], groups: Collection[int], *, within_s: float = 
     me = os.getpid()
     mine = {os.getpgrp(), os.getsid(0)}
     with _LOCK:
+        leaders = set(groups)  # each one its Popen waits for: signalled with its group, never reaped here
         ids = {group for group in groups if group not in mine}
         for group in ids:
             _kill(group, group=True)
@@ -171,8 +173,8 @@ def sweep(marks: Collection[str], groups: Collection[int], *, within_s: float = 
             found = False
             for pid in _children():
                 info = _stat(pid)
-                if info is None or info.ppid != me:
-                    continue  # gone already, or re-parented elsewhere between the listing and now
+                if info is None or info.ppid != me or pid in leaders:
+                    continue  # gone already, re-parented elsewhere since the listing, or a Popen's own
                 ours = pid in handled or info.pgrp in ids or info.session in ids
                 if not ours and info.state != "Z" and _carries(pid, marks):
                     ours = True

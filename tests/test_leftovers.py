@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from routedriver import proc, threads
+from routedriver import leftovers, proc, threads
 from routedriver.brain.tools import builtin_tools
 from routedriver.brain.tools.base import ToolContext, ToolSettings
 from tests.conftest import run_cli
@@ -203,3 +203,16 @@ def test_bhrain_run_leaves_nothing_running_after_it_exits(tmp_path: Path, pids: 
 def _block(command: str) -> str:
     """``command`` as a YAML block scalar in a list item: its lines kept as they are."""
     return "|\n" + "".join(f"      {line}\n" for line in command.splitlines())
+
+
+
+def test_a_sweep_leaves_a_commands_leader_to_its_own_popen() -> None:
+    # kill_running sweeps every live command's group while their threads still wait for the leaders: a
+    # leader reaped by the sweep would make its Popen read "exit 0" for a command that did otherwise.
+    leader = subprocess.Popen(["sh", "-c", "exit 3"], start_new_session=True)
+    deadline = time.monotonic() + 10
+    while Path(f"/proc/{leader.pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z":
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    leftovers.sweep([], [leader.pid], within_s=0.5)
+    assert leader.wait(timeout=5) == 3

@@ -255,7 +255,8 @@ def test_unreadable_dataset_through_the_installed_command(tmp_path: Path) -> Non
     ran = run_cli(["behaviorci", "validate", str(bundle)], tmp_path)
     assert ran.code == 2
     assert ran.out == ""
-    assert ran.err.count("\n") == 1 and ran.err.startswith("error: b/dataset.jsonl: line 1: not UTF-8"), ran.err
+    assert ran.err.count("\n") == 1, ran.err
+    assert ran.err.startswith("error: b/dataset.jsonl: line 1: not UTF-8"), ran.err
 
 
 def test_version_and_help_are_cheap(tmp_path: Path) -> None:
