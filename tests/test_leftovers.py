@@ -205,7 +205,6 @@ def _block(command: str) -> str:
     return "|\n" + "".join(f"      {line}\n" for line in command.splitlines())
 
 
-
 def test_a_sweep_leaves_a_commands_leader_to_its_own_popen() -> None:
     # kill_running sweeps every live command's group while their threads still wait for the leaders: a
     # leader reaped by the sweep would make its Popen read "exit 0" for a command that did otherwise.
