@@ -285,6 +285,24 @@ def test_route_verify_fails_a_stone_closed_whose_committed_guard_is_hostile(
     assert "Traceback" not in ran.err and ran.err.count("\n") == 1
 
 
+@pytest.mark.parametrize("case", ["link to /dev/zero", "FIFO", "directory", "oversize"])
+def test_route_verify_refuses_an_approval_when_the_approvers_file_is_hostile(
+    git_repo: Path, case: str
+) -> None:
+    from tests.route_gate.gate import commit_all, gated_route, lines_of, pass_all
+
+    route = gated_route(git_repo)
+    commit_all(git_repo, "the route")
+    pass_all(git_repo, route)  # approved by the test human, who .route-approvers lists
+    listed = git_repo / ".route-approvers"
+    listed.unlink()
+    make_hostile(listed, case, "text", userfile.MAX_BYTES)
+    ran = run_cli(["route.verify", "--route", "route"], git_repo, timeout=60)
+    assert ran.code == 2 and "Traceback" not in ran.err
+    said = lines_of(ran)["route/1.vision"]  # fails closed: nobody is an approver
+    assert said.startswith(f"unapproved: the approvers file .route-approvers: {SAYS[case]}"), said
+
+
 # -- the loader itself ---------------------------------------------------------------------------------------
 YAML_CASES = [
     ("a: 1\nb:\n  c: 2\n  c: 3\n", "f.yaml: line 4: key 'b.c' appears twice (line 3 and line 4)"),

@@ -22,7 +22,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import NamedTuple
 
-from routedriver import gitops
+from routedriver import gitops, userfile
+from routedriver.errors import Refused
 from routedriver.later import Later
 from routedriver.route import hashing
 from routedriver.route.model import STATE_DIR, Marker, Route
@@ -124,13 +125,12 @@ class Provenance:
                 continue
             if candidate in self._approvers:
                 return self._approvers[candidate]
-            try:
-                raw = candidate.read_bytes()
-            except (FileNotFoundError, NotADirectoryError):
+            if not candidate.exists():
                 continue  # absent: the next place may hold one
-            except OSError as exc:
-                why = f"cannot read the approvers file {self._show(candidate)}: {exc.strerror}; check it"
-                found = Approvers(candidate, frozenset(), why)
+            try:  # a link to /dev/zero that a pull request commits must not take the gate down
+                raw = userfile.read_bytes(candidate, what="approvers file", shown=self._show(candidate))
+            except Refused as exc:
+                found = Approvers(candidate, frozenset(), f"the approvers file {exc.what}; {exc.fix}")
             else:
                 try:
                     # utf-8-sig: an editor's byte-order mark must not hide the first email.
