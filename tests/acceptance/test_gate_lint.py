@@ -112,7 +112,7 @@ def test_unprintable_names_and_non_utf8_files_are_errors(git_repo: Path) -> None
     assert done.code == 2
     assert done.out.splitlines() == [
         "route/2.tab\there.stone: error: the name has an unprintable character; rename it without it",
-        "route/3.bytes.stone: error: not UTF-8 text; save it as UTF-8",
+        "route/3.bytes.stone: error: line 1: not UTF-8 text (byte 1); save it as UTF-8",
     ]
 
 
