@@ -55,7 +55,8 @@ def read_bytes(
     ``what`` is the kind of file (``"config file"``), ``shown`` how messages name it."""
     name = _name(path, what, shown)
     try:
-        # O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer, forever.
+        _regular(path, os.stat(path), name, what, error)  # never open a device: opening one may act
+        # O_NONBLOCK: should it have become a FIFO since, opening it must not wait for a writer, forever.
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
     except FileNotFoundError:
         raise error(f"{name}: not found", "check the path") from None
@@ -63,10 +64,7 @@ def read_bytes(
         raise error(f"{name}: cannot read it ({exc.strerror or exc})", "make it a readable file") from None
     try:
         info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            kind = next((label for test, label in _KINDS if test(info.st_mode)), "not a file")
-            via = f"a symlink to {os.path.realpath(path)}, " if os.path.islink(path) else ""
-            raise error(f"{name}: {via}{kind}, not a regular file", f"make it a regular {what}")
+        _regular(path, info, name, what, error)  # what was opened, whatever the path names now
         if info.st_size > limit:
             raise error(*_too_big(name, limit, what, found=info.st_size))
         chunks: list[bytes] = []
@@ -81,6 +79,13 @@ def read_bytes(
     finally:
         os.close(fd)
     return b"".join(chunks)
+
+
+def _regular(path: Path, info: os.stat_result, name: str, what: str, error: type[Refused]) -> None:
+    if not stat.S_ISREG(info.st_mode):
+        kind = next((label for test, label in _KINDS if test(info.st_mode)), "not a file")
+        via = f"a symlink to {os.path.realpath(path)}, " if os.path.islink(path) else ""
+        raise error(f"{name}: {via}{kind}, not a regular file", f"make it a regular {what}")
 
 
 def _too_big(name: str, limit: int, what: str, *, found: int | None = None) -> tuple[str, str]:

@@ -379,3 +379,20 @@ def test_reading_refuses_by_kind_before_reading_and_by_size_while_reading(tmp_pa
     bom.write_bytes(b"\xef\xbb\xbfa: 1\n")
     assert userfile.read_text(bom, what="x", bom=True) == "a: 1\n"
     assert userfile.load_yaml(bom, what="x") == {"a": 1}
+
+
+def test_a_device_is_refused_without_being_opened(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Opening some devices acts (a watchdog starts counting, a tape rewinds): look before opening.
+    opened: list[str] = []
+    real_open = os.open
+
+    def spying_open(path: str | os.PathLike[str], flags: int, *args: int, **kwargs: int) -> int:
+        opened.append(os.fspath(path))
+        return real_open(path, flags, *args, **kwargs)
+
+    link = tmp_path / "guard"
+    link.symlink_to("/dev/null")
+    monkeypatch.setattr(os, "open", spying_open)
+    with pytest.raises(Refused, match="a symlink to /dev/null, a character device, not a regular file"):
+        userfile.read_bytes(link, what="guard")
+    assert opened == []
