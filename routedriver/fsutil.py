@@ -26,18 +26,6 @@ def cache_dir(environ: Mapping[str, str] | None = None) -> Path:
     return Path(env.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")) / "routedriver"
 
 
-def read_user_text(path: Path, what: str) -> str:
-    """The text of a file the user named (a config, a script, a rubric), or ``Refused`` in one line when it
-    cannot be read or is not UTF-8: bad input, not an internal error."""
-    from routedriver.errors import Refused
-
-    try:
-        return path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else "it is not UTF-8 text"
-        raise Refused(f"cannot read {what} {path}: {reason}", "make it a readable UTF-8 file") from None
-
-
 def atomic_write(
     path: str | os.PathLike[str], data: str | bytes, *, fsync: bool = True, mode: int = 0o644
 ) -> None:

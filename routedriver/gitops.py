@@ -117,7 +117,8 @@ def _git(
             return early.get()
     # Local reads get no timeout: waiting with one makes Popen.wait poll with sleeps, which costs
     # milliseconds per call; they cannot prompt or block on the network. Signing checks get one.
-    return proc.run(["git", *args], cwd=cwd, extra_env=env, timeout=timeout)
+    # kill_leftovers=False: what git starts and means to keep (fsmonitor--daemon, gc --auto) is git's.
+    return proc.run(["git", *args], cwd=cwd, extra_env=env, timeout=timeout, kill_leftovers=False)
 
 
 # ---------------------------------------------------------------- queries started early
@@ -137,7 +138,7 @@ def _start_early(
     args: Sequence[str], cwd: Path, env: Mapping[str, str] = _READ_ONLY_ENV
 ) -> Later[proc.ProcResult]:
     argv = ["git", *args]
-    query = Later(lambda: proc.run(argv, cwd=cwd, extra_env=env))
+    query = Later(lambda: proc.run(argv, cwd=cwd, extra_env=env, kill_leftovers=False))
     with _EARLY_LOCK:
         _EARLY[_early_key(args, cwd, env)] = query
     return query
@@ -567,6 +568,10 @@ def blob_bytes(repo: Repo, blob: str) -> bytes | None:
     """The bytes of the blob ``blob`` (``git cat-file blob``), or None when git cannot give them."""
     # latin-1 maps every byte to one character, so the text decodes back to exactly git's bytes.
     done = proc.run(
-        ["git", "cat-file", "blob", blob], cwd=repo.toplevel, extra_env=_READ_ONLY_ENV, encoding="latin-1"
+        ["git", "cat-file", "blob", blob],
+        cwd=repo.toplevel,
+        extra_env=_READ_ONLY_ENV,
+        encoding="latin-1",
+        kill_leftovers=False,
     )
     return done.stdout.encode("latin-1") if done.returncode == 0 else None

@@ -3,7 +3,17 @@
 ``run`` takes an argv list (or a shell string with ``shell=``), closes stdin unless input is given, captures
 stdout and stderr (keeping at most ``max_output`` bytes of each: the beginning and the end, counting what was
 dropped in between), enforces a timeout by killing the whole process group, and never raises for a non-zero
-exit or a missing executable: callers get a ``ProcResult`` and decide what it means.
+exit or a program that cannot be started: callers get a ``ProcResult`` and decide what it means. A program
+that is missing (127), not executable or too long a command line for ``execve`` (126) comes back with
+``start_error`` saying why, in words a message can quote.
+
+Nothing a command starts outlives it (``kill_leftovers``, the default): when the command ends (or times
+out), its process group is killed, and on Linux so is every process that left the group (``setsid``, a
+daemon's double fork) but still carries the command's mark; see ``leftovers``, which finds them once this
+process is their subreaper. Those are killed with SIGKILL and reaped, and the output they still held open
+is not waited for. With ``kill_leftovers=False`` what a command leaves goes on (a daemon meant to outlive
+it: git's ``fsmonitor--daemon`` or ``gc --auto``, the ``gpg-agent`` a signed commit starts) and its pipes
+are read for ``DRAIN_S`` more; a timeout still kills its group.
 
 A command stopped by ``kill_running`` (the CLI on Ctrl-C or SIGTERM) comes back with ``interrupted`` set: its
 exit status and output are what our signal made of it, not its own verdict, and callers must not record
@@ -12,19 +22,27 @@ them as one. Once the process is stopping for good (``kill_running(stop=True)``)
 A ``Scope`` narrows that to one caller: commands started while it is entered (in its thread, and in threads
 that run a copy of its context) are counted, and ``Scope.stop`` stops them, and only them, the same way;
 afterwards nothing starts in that scope. A server that runs several requests at once cancels one that way.
+
+``terminal=`` runs a command in the caller's session and process group with the caller's stdin (and, with
+``"all"``, stdout and stderr) instead: it can open ``/dev/tty`` and prompt (a signing passphrase). Ctrl-C
+reaches it from the terminal, and ``kill_running`` and a timeout signal it alone (its group is ours).
 """
 
 from __future__ import annotations
 
 import contextlib
 import contextvars
+import errno
 import os
 import signal
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from typing import NamedTuple
+from typing import Literal, NamedTuple
+
+from routedriver import leftovers
 
 # How long a process group gets between SIGTERM and SIGKILL once we decide to stop it.
 TERM_GRACE_S = 1.0
@@ -35,8 +53,17 @@ DRAIN_S = 1.0
 # command prints last (a summary, counts, the error) matters most, the middle of a huge output least.
 TAIL_BYTES = 64 << 10
 
+Terminal = Literal["stdin", "all"]
+
+
+class _Running(NamedTuple):
+    popen: subprocess.Popen[bytes]
+    grouped: bool  # leads its own session and process group (not with terminal=: it is in ours)
+    mark: str | None  # its mark for ``leftovers`` when what it leaves is to be killed
+
+
 # Every child still running, so that an interrupted caller can take its process groups down with it.
-_LIVE: dict[int, subprocess.Popen[bytes]] = {}
+_LIVE: dict[int, _Running] = {}
 _LIVE_LOCK = threading.RLock()  # re-entrant: a signal handler on this thread may call kill_running
 # Pids in _LIVE that kill_running signalled: their results are marked interrupted. Kept in step with _LIVE
 # under _LIVE_LOCK, so a reused pid is never mistaken for a killed one.
@@ -88,7 +115,7 @@ _SCOPE: contextvars.ContextVar[Scope | None] = contextvars.ContextVar("routedriv
 
 
 class ProcResult(NamedTuple):  # not a dataclass: importing dataclasses costs every command ~7 ms
-    returncode: int  # the exit status; -N when killed by signal N; 127 when the program was not found
+    returncode: int  # the exit status; -N when killed by signal N; 127 / 126 when it could not start
     stdout: str
     stderr: str
     timed_out: bool
@@ -96,6 +123,9 @@ class ProcResult(NamedTuple):  # not a dataclass: importing dataclasses costs ev
     stdout_dropped: int = 0  # bytes of stdout beyond max_output that were read and discarded (the middle)
     stderr_dropped: int = 0
     interrupted: bool = False  # stopped by kill_running (or never started while stopping): no verdict
+    # Why the command could not be started at all (not found, not executable, too long for execve), in
+    # words a message can quote; empty when it ran. Also the whole of stderr then.
+    start_error: str = ""
 
     @property
     def ok(self) -> bool:
@@ -151,21 +181,26 @@ class _Capture(threading.Thread):
         return head.decode(encoding, errors="replace") + gap + tail.decode(encoding, errors="replace")
 
 
-def _signal_group(pid: int, sig: signal.Signals) -> None:
-    """Send ``sig`` to the process group led by ``pid``; a group that is already gone is not an error."""
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pid, sig)
+def _signal(running: _Running, sig: signal.Signals) -> None:
+    """Send ``sig`` to the command's process group (to the command alone when it runs in ours); a group
+    that is already gone is not an error."""
+    if running.grouped:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(running.popen.pid, sig)
+    else:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            running.popen.send_signal(sig)  # checks that it was not reaped (its pid reused) first
 
 
-def _kill_group(proc: subprocess.Popen[bytes]) -> None:
-    """SIGTERM the process group, then SIGKILL it if the leader has not gone after a grace period."""
+def _stop(running: _Running) -> None:
+    """SIGTERM the command (its group), then SIGKILL if the leader has not gone after a grace period."""
     for sig, wait_s in ((signal.SIGTERM, TERM_GRACE_S), (signal.SIGKILL, 5.0)):
-        _signal_group(proc.pid, sig)
+        _signal(running, sig)
         try:
-            proc.wait(timeout=wait_s)
+            running.popen.wait(timeout=wait_s)
             if sig == signal.SIGTERM:
                 # The leader is gone; make sure nothing else in its group outlives it.
-                _signal_group(proc.pid, signal.SIGKILL)
+                _signal(running, signal.SIGKILL)
             return
         except subprocess.TimeoutExpired:
             continue
@@ -183,13 +218,18 @@ def run(
     max_output: int | None = None,
     kill_leftovers: bool = True,
     encoding: str = "utf-8",
+    terminal: Terminal | None = None,
 ) -> ProcResult:
     """Run ``cmd`` and capture its output; never raises for a failing or missing program.
 
     ``cmd`` is an argv list, or a string run by ``shell`` (e.g. ``"bash"`` → ``bash -c cmd``). ``env``
     replaces the environment (default: inherit), ``extra_env`` is merged on top. On timeout the whole process
-    group is terminated and the output read so far is kept. With ``kill_leftovers`` (default), children that
-    outlive the leader while holding its pipes are killed too, so no command leaves processes behind.
+    group is terminated and the output read so far is kept. With ``kill_leftovers`` (default), whatever the
+    command started is killed when it ends, also what left its process group (see the module docstring);
+    without it, what it leaves may go on (a daemon git starts) and its pipes are read for ``DRAIN_S`` more.
+
+    ``terminal="stdin"`` runs it in our session and process group with our stdin (the terminal), for a
+    program that must prompt there; ``"all"`` passes stdout and stderr through too (nothing is captured).
     """
     if isinstance(cmd, str):
         if shell is None:
@@ -197,50 +237,90 @@ def run(
         argv: list[str] = [shell, "-c", cmd]
     else:
         argv = list(cmd)
+    if terminal is not None and input is not None:
+        raise ValueError("input= and terminal= both want the command's stdin")
     full_env = dict(os.environ if env is None else env)
     if extra_env:
         full_env.update(extra_env)
+    mark = None
+    if kill_leftovers:
+        leftovers.enable()  # before it starts: what it leaves behind must come to us, not to init
+        mark = leftovers.new_mark()
+        leftovers.marked(full_env, mark)
 
     started = time.monotonic()
     scope = _SCOPE.get()
     if _STOPPING.is_set() or (scope is not None and scope.stopped):
         # Shutting down: a command started now would outlive us (or, in a daemon thread, be cut off).
         return ProcResult(-signal.SIGTERM, "", "not started: stopping\n", False, 0.0, interrupted=True)
+    captured = subprocess.PIPE if terminal != "all" else None
     try:
-        proc = subprocess.Popen(
+        popen = subprocess.Popen(
             argv,
             cwd=cwd,
             env=full_env,
-            stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            start_new_session=True,  # its own process group, so a timeout can kill everything it started
+            stdin=subprocess.PIPE if input is not None else None if terminal else subprocess.DEVNULL,
+            stdout=captured,
+            stderr=captured,
+            # Its own session and process group, so a timeout can kill everything it started; with the
+            # terminal it stays in ours, where it may read the terminal without being stopped (SIGTTIN).
+            start_new_session=terminal is None,
         )
-    except (FileNotFoundError, PermissionError, NotADirectoryError) as exc:
-        return ProcResult(127, "", f"{argv[0]}: {exc.strerror or exc}\n", False, time.monotonic() - started)
+    except OSError as exc:
+        return _not_started(argv, full_env, exc, time.monotonic() - started)
 
+    running = _Running(popen, terminal is None, mark)
     with _LIVE_LOCK:
-        _LIVE[proc.pid] = proc
+        _LIVE[popen.pid] = running
         # Stopping began between our check and now: kill_running (or Scope.stop) missed it.
         late = _STOPPING.is_set() or (scope is not None and scope.stopped)
         if late:
-            _KILLED.add(proc.pid)
+            _KILLED.add(popen.pid)
         if scope is not None:
-            scope._pids.add(proc.pid)
+            scope._pids.add(popen.pid)
             scope.started += 1
     try:
         if late:
-            _kill_group(proc)
-        result = _collect(proc, input, timeout, max_output, kill_leftovers, encoding, started)
+            _stop(running)
+        result = _collect(running, input, timeout, max_output, encoding, started)
     finally:
         with _LIVE_LOCK:
-            _LIVE.pop(proc.pid, None)
-            interrupted = proc.pid in _KILLED
-            _KILLED.discard(proc.pid)
+            _LIVE.pop(popen.pid, None)
+            interrupted = popen.pid in _KILLED
+            _KILLED.discard(popen.pid)
             if scope is not None:
-                scope._pids.discard(proc.pid)
+                scope._pids.discard(popen.pid)
                 scope.finished += 1
     return result._replace(interrupted=True) if interrupted else result
+
+
+# Linux takes at most this many bytes in one argument of execve (MAX_ARG_STRLEN: 32 pages), whatever
+# ARG_MAX says about all of them together.
+_ONE_ARGUMENT = 32 * 4096
+
+
+def _not_started(argv: list[str], env: Mapping[str, str], exc: OSError, elapsed: float) -> ProcResult:
+    """The result of a command ``Popen`` could not start, saying why in words a message can quote."""
+    code = 127 if isinstance(exc, FileNotFoundError | NotADirectoryError) else 126
+    if exc.errno == errno.E2BIG:
+        longest = max(len(os.fsencode(arg)) for arg in argv)
+        if sys.platform.startswith("linux") and longest >= _ONE_ARGUMENT:
+            why = (
+                f"the command is too long to start: {longest:,} bytes in one argument, and the system "
+                f"takes at most {_ONE_ARGUMENT - 1:,}"
+            )
+        else:
+            total = sum(len(os.fsencode(arg)) + 1 for arg in argv)
+            total += sum(len(os.fsencode(key)) + len(os.fsencode(value)) + 2 for key, value in env.items())
+            why = (
+                f"the command is too long to start: {total:,} bytes of arguments and environment, more "
+                "than the system takes"
+            )
+    else:
+        # Popen names the directory when it was cwd that failed, else the program.
+        where = exc.filename if exc.filename is not None else argv[0]
+        why = f"{os.fsdecode(where)}: {exc.strerror or exc}"
+    return ProcResult(code, "", why + "\n", False, elapsed, start_error=why)
 
 
 def stopping() -> bool:
@@ -254,13 +334,13 @@ def resume() -> None:
 
 
 def kill_running(grace_s: float = TERM_GRACE_S, *, stop: bool = False) -> int:
-    """Stop the process group of every command still running; returns how many there were.
+    """Stop every command still running, and what it left; returns how many commands there were.
 
     The CLI calls this (with ``stop``) when it is interrupted (Ctrl-C) or terminated (SIGTERM), so that
     reviews and judges running in worker threads do not outlive the command that started them, and no new
-    one starts. SIGTERM first, all at once; SIGKILL for whatever is left after ``grace_s``. Every command
-    signalled here returns a result with ``interrupted`` set, however it exited: a child that traps SIGTERM
-    and exits 0 did not pass anything.
+    one starts. SIGTERM first, all at once; SIGKILL for whatever is left after ``grace_s``, and for what
+    left their groups. Every command signalled here returns a result with ``interrupted`` set, however it
+    exited: a child that traps SIGTERM and exits 0 did not pass anything.
     """
     with _LIVE_LOCK:
         if stop:
@@ -270,62 +350,67 @@ def kill_running(grace_s: float = TERM_GRACE_S, *, stop: bool = False) -> int:
     return len(running)
 
 
-def _mark_killed(pids: Iterable[int]) -> list[subprocess.Popen[bytes]]:
+def _mark_killed(pids: Iterable[int]) -> list[_Running]:
     """The live children among ``pids``, marked killed before any signal is sent, so whoever sees the exit
     also sees the mark. Call under ``_LIVE_LOCK``."""
     running = [_LIVE[pid] for pid in pids if pid in _LIVE]
-    _KILLED.update(child.pid for child in running)
+    _KILLED.update(child.popen.pid for child in running)
     return running
 
 
-def _stop_all(running: list[subprocess.Popen[bytes]], grace_s: float) -> None:
-    """SIGTERM every process group at once; SIGKILL whatever is left after ``grace_s``."""
+def _stop_all(running: list[_Running], grace_s: float) -> None:
+    """SIGTERM every process group at once; SIGKILL whatever is left after ``grace_s``, and what the
+    commands left behind."""
     for sig in (signal.SIGTERM, signal.SIGKILL):
         for child in running:
-            _signal_group(child.pid, sig)
+            _signal(child, sig)
         deadline = time.monotonic() + grace_s
         while sig == signal.SIGTERM and time.monotonic() < deadline:
-            if all(child.poll() is not None for child in running):
+            if all(child.popen.poll() is not None for child in running):
                 break
             time.sleep(0.02)
+    # Their threads sweep too, once each leader's exit is seen; but a CLI that is stopping exits first.
+    marks = [child.mark for child in running if child.mark is not None]
+    if marks:
+        leftovers.sweep(marks, [child.popen.pid for child in running if child.grouped and child.mark])
 
 
 def _collect(
-    proc: subprocess.Popen[bytes],
+    running: _Running,
     input: str | bytes | None,
     timeout: float | None,
     max_output: int | None,
-    kill_leftovers: bool,
     encoding: str,
     started: float,
 ) -> ProcResult:
-    out, err = _Capture(proc.stdout, max_output), _Capture(proc.stderr, max_output)
-    out.start()
-    err.start()
+    popen = running.popen
+    out, err = _Capture(popen.stdout, max_output), _Capture(popen.stderr, max_output)
+    readers = [reader for reader in (out, err) if reader.pipe is not None]
+    for reader in readers:
+        reader.start()
     if input is not None:
         data = input.encode(encoding) if isinstance(input, str) else input
-        threading.Thread(target=_feed, args=(proc, data), daemon=True).start()
+        threading.Thread(target=_feed, args=(popen, data), daemon=True).start()
 
     timed_out = False
     try:
-        proc.wait(timeout=timeout)
+        popen.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
         timed_out = True
-        _kill_group(proc)
+        _stop(running)
+    if running.mark is not None:
+        # Before reading on: killed, the leftovers let go of the pipes at once.
+        leftovers.sweep((running.mark,), (popen.pid,) if running.grouped else ())
 
-    for reader in (out, err):
+    for reader in readers:
         reader.join(DRAIN_S)
-    if out.is_alive() or err.is_alive():
-        # The leader exited but something it started still holds the pipes open.
-        if kill_leftovers:
-            _signal_group(proc.pid, signal.SIGKILL)
-        for reader in (out, err):
-            reader.join(DRAIN_S)
-    for pipe in (proc.stdout, proc.stderr):
-        if pipe is not None and not (out.is_alive() or err.is_alive()):
-            pipe.close()
+    if not any(reader.is_alive() for reader in readers):
+        for pipe in (popen.stdout, popen.stderr):
+            if pipe is not None:
+                pipe.close()
+    # else: something we may not kill still holds a pipe open; its reader goes on in the background
 
-    returncode = proc.returncode if proc.returncode is not None else -signal.SIGKILL
+    returncode = popen.returncode if popen.returncode is not None else -signal.SIGKILL
     return ProcResult(
         returncode=returncode,
         stdout=out.text(encoding),
@@ -337,10 +422,10 @@ def _collect(
     )
 
 
-def _feed(proc: subprocess.Popen[bytes], data: bytes) -> None:
-    assert proc.stdin is not None
+def _feed(popen: subprocess.Popen[bytes], data: bytes) -> None:
+    assert popen.stdin is not None
     try:
-        proc.stdin.write(data)
-        proc.stdin.close()
+        popen.stdin.write(data)
+        popen.stdin.close()
     except (BrokenPipeError, OSError):
         pass  # the child stopped reading; that is its business

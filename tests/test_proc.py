@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import os
+import subprocess
 import time
 from pathlib import Path
 
@@ -242,3 +243,97 @@ def test_an_interrupted_command_says_so_in_one_line_and_takes_its_children_down(
     assert returncode == 130
     assert err == "error: interrupted\n"  # not click's blank line and "aborted"
     assert _gone(child)
+
+
+# -- terminal=: the caller's session, for a program that prompts there (a signing passphrase) --------------
+TERMINAL_SCRIPT = """
+import sys
+from routedriver import proc
+from routedriver.cli._exits import run
+
+def body():
+    if sys.argv[1] == "prompt":
+        asked = proc.run(["sh", "-c", "IFS= read -r line < /dev/tty && echo got:$line"], terminal="stdin")
+        cut_off = proc.run(["sh", "-c", "exec 3< /dev/tty"])  # the default: a session without the terminal
+        print(asked.returncode, asked.stdout.strip(), cut_off.returncode, flush=True)
+        return 0
+    stuck = proc.run(["sh", "-c", f"echo $$ > {sys.argv[2]}; exec sleep 60"], terminal="stdin")
+    print("not interrupted", stuck, flush=True)
+    return 0
+
+sys.exit(run("terminal-test", body))
+"""
+
+
+def _at_a_terminal(tmp_path: Path, *args: str) -> tuple[subprocess.Popen[str], int]:
+    """Run TERMINAL_SCRIPT in a session whose controlling terminal is a new pty: (it, the pty's master)."""
+    import fcntl
+    import pty
+    import sys
+    import termios
+
+    script = tmp_path / "terminal.py"
+    script.write_text(TERMINAL_SCRIPT, encoding="utf-8")
+    master, slave = pty.openpty()
+
+    def take_terminal() -> None:
+        fcntl.ioctl(0, termios.TIOCSCTTY, 0)  # stdin (the pty) becomes the controlling terminal
+
+    started = subprocess.Popen(
+        [sys.executable, str(script), *args],
+        stdin=slave,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        preexec_fn=take_terminal,
+    )
+    os.close(slave)
+    return started, master
+
+
+def test_a_command_run_with_the_terminal_can_prompt_there(tmp_path: Path) -> None:
+    started, master = _at_a_terminal(tmp_path, "prompt")
+    try:
+        os.write(master, b"secret\n")  # typed at the terminal; the child reads it from /dev/tty
+        out, err = started.communicate(timeout=30)
+    finally:
+        os.close(master)
+    assert started.returncode == 0, err
+    asked, said, cut_off = out.split()
+    assert (asked, said) == ("0", "got:secret")
+    assert cut_off != "0"  # without terminal=, /dev/tty cannot be opened: that is what it changes
+
+
+def test_ctrl_c_at_the_terminal_stops_a_command_run_with_it(tmp_path: Path) -> None:
+    pidfile = tmp_path / "child.pid"
+    started, master = _at_a_terminal(tmp_path, "wait", str(pidfile))
+    try:
+        child = int(_wait_for(pidfile))
+        os.write(master, b"\x03")  # Ctrl-C: the terminal sends SIGINT to its foreground group, ours
+        out, err = started.communicate(timeout=30)
+    finally:
+        os.close(master)
+    assert (started.returncode, err, out) == (130, "error: interrupted\n", "")
+    assert _gone(child)
+
+
+def test_terminal_and_input_both_want_stdin() -> None:
+    with pytest.raises(ValueError, match="stdin"):
+        proc.run(["cat"], input="x", terminal="stdin")
+
+
+def test_a_command_in_our_process_group_is_stopped_alone(tmp_path: Path) -> None:
+    # terminal= puts the child in OUR process group: signalling "its group" would take the caller down too.
+    from routedriver import threads
+
+    pidfile = tmp_path / "child.pid"
+    command = ["sh", "-c", f"echo $$ > {pidfile}; exec sleep 60"]
+    batch = threads.Batch(lambda _: proc.run(command, terminal="stdin"), [None], workers=1)
+    child = int(_wait_for(pidfile))
+    assert os.getpgid(child) == os.getpgrp()
+    assert proc.kill_running() == 1
+    (stopped,) = batch.results()
+    assert stopped.interrupted and _gone(child)
+    timed = proc.run(["sleep", "60"], terminal="stdin", timeout=0.3)
+    assert timed.timed_out and timed.returncode == -15  # and we are still here to see it

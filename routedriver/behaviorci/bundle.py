@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from routedriver import userfile
 from routedriver.behaviorci.dataset import Case, load_dataset
 from routedriver.behaviorci.errors import BundleError, InvalidInvariant
 from routedriver.behaviorci.invariants import Invariant, UnsafeExpression, compile_invariant
@@ -44,18 +45,20 @@ class Bundle:
 
 
 def shown_path(path: Path) -> str:
-    """``path`` relative to the working directory when it is below it, else absolute."""
+    """``path`` relative to the working directory when it is below it, else absolute; a symlink is named
+    as itself, not as what it points to (a dataset linked to /dev/zero is refused as the dataset)."""
+    real = path.parent.resolve() / path.name
     try:
-        return str(path.resolve().relative_to(Path.cwd().resolve()))
+        return str(real.relative_to(Path.cwd().resolve()))
     except ValueError:
-        return str(path.resolve())
+        return str(real)
 
 
 def find_bundle_file(argument: str) -> Path:
     path = Path(argument)
     if path.is_dir():
         for name in BUNDLE_FILENAMES:
-            if (path / name).is_file():
+            if (path / name).exists() and not (path / name).is_dir():  # a FIFO: userfile says what it is
                 return path / name
         raise BundleError(
             f"no bundle.yaml in {argument}", "pass the path of a bundle.yaml or run behaviorci init"
@@ -68,26 +71,9 @@ def find_bundle_file(argument: str) -> Path:
 
 
 def read_config(path: Path, shown: str) -> BundleConfig:
-    import yaml
     from pydantic import ValidationError
 
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        raise BundleError(f"cannot read {shown}: {reason}", "make it a readable UTF-8 file") from None
-    try:
-        raw = yaml.load(text, Loader=_strict_loader())  # noqa: S506 - a SafeLoader subclass
-    except _DuplicateKey as exc:
-        raise BundleError(
-            f"{shown}: key '{exc.key}' appears twice (line {exc.first} and line {exc.again})",
-            "keep one of them; YAML would silently use the last",
-        ) from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
-        problem = getattr(exc, "problem", None) or "cannot parse"
-        raise BundleError(f"{shown}: invalid YAML{where} ({problem})", "fix the YAML syntax") from None
+    raw = userfile.load_yaml(path, what="bundle", shown=shown, error=BundleError)
     if not isinstance(raw, dict):
         raise BundleError(
             f"{shown}: expected a mapping of keys (name:, prompt_path:, …)", "see behaviorci init"
@@ -102,36 +88,6 @@ def read_config(path: Path, shown: str) -> BundleConfig:
         return BundleConfig.model_validate(raw)
     except ValidationError as exc:
         raise _config_error(exc, shown) from None
-
-
-class _DuplicateKey(Exception):
-    def __init__(self, key: str, first: int, again: int) -> None:
-        super().__init__(key)
-        self.key, self.first, self.again = key, first, again
-
-
-def _strict_loader() -> Any:
-    """yaml.SafeLoader, except that a key given twice in one mapping is an error instead of last-one-wins
-    (unknown keys are refused; a repeated one would otherwise be a silent surprise)."""
-    import yaml
-
-    class StrictLoader(yaml.SafeLoader):
-        def construct_mapping(self, node: Any, deep: bool = False) -> Any:
-            if isinstance(node, yaml.MappingNode):
-                seen: dict[Any, int] = {}
-                for key_node, _ in node.value:
-                    if key_node.tag == "tag:yaml.org,2002:merge":
-                        continue  # `<<: *defaults` may be overridden; that is what merging is for
-                    key = self.construct_object(key_node, deep=True)
-                    if not isinstance(key, (str, int, float, bool)):
-                        continue
-                    line = key_node.start_mark.line + 1
-                    if key in seen:
-                        raise _DuplicateKey(str(key), seen[key], line)
-                    seen[key] = line
-            return super().construct_mapping(node, deep=deep)
-
-    return StrictLoader
 
 
 def _config_error(exc: Any, shown: str) -> BundleError:
@@ -192,7 +148,8 @@ def load_bundle(argument: str) -> Bundle:
     config = read_config(path, shown)
 
     def resolve(relative: str) -> Path:
-        return (base / os.path.expanduser(relative)).resolve()
+        path = Path(os.path.normpath(base / os.path.expanduser(relative)))
+        return path.parent.resolve() / path.name  # the file itself, a symlink or not: it is what we read
 
     dataset_path = resolve(config.dataset_path)
     dataset_shown = shown_path(dataset_path)
@@ -237,13 +194,10 @@ def _render_prompts(path: Path, bundle_dir: Path, cases: list[Case], dataset_sho
     from jinja2.sandbox import SandboxedEnvironment
 
     shown = shown_path(path)
-    if path.is_dir():
-        raise BundleError(f"prompt {shown} is a directory", "point prompt_path in bundle.yaml at a template")
-    if not path.is_file():
+    if not path.exists():  # what is there but is no file (a FIFO, a device), userfile names
         raise BundleError(f"prompt {shown} not found", "check prompt_path in bundle.yaml")
     env = SandboxedEnvironment(
-        # utf-8-sig: a byte order mark is not part of the prompt (bundle.yaml and the dataset drop it too).
-        loader=jinja2.FileSystemLoader([str(bundle_dir), str(path.parent)], encoding="utf-8-sig"),
+        loader=_prompt_loader([str(bundle_dir), str(path.parent)]),
         undefined=jinja2.StrictUndefined,
         autoescape=False,  # prompts are not HTML
     )
@@ -264,6 +218,8 @@ def _render_prompts(path: Path, bundle_dir: Path, cases: list[Case], dataset_sho
                 f"{shown}: case '{case.id}' ({dataset_shown} line {case.line}): {exc.message}",
                 "add the variable to the case's input or fix the template",
             ) from None
+        except BundleError:
+            raise  # a file it includes cannot be read: that file's own line
         except Exception as exc:  # noqa: BLE001 - a template can raise anything; name the case and go on
             raise BundleError(
                 f"{shown}: case '{case.id}' ({dataset_shown} line {case.line}): cannot render: "
@@ -278,7 +234,28 @@ def _main_template(env: Any, path: Path, bundle_dir: Path) -> Any:
         # By its path in the bundle, as 0.1.0 named it (a bare name could find a namesake in bundle_dir).
         return env.get_template(path.relative_to(bundle_dir).as_posix())
     except ValueError:  # a prompt outside the bundle's directory (prompt_path: ../shared/p.md)
-        return env.from_string(path.read_text(encoding="utf-8-sig"))
+        return env.from_string(_read_prompt(path))
+
+
+def _read_prompt(path: Path) -> str:
+    # bom: a byte order mark is not part of the prompt (bundle.yaml and the dataset drop it too).
+    return userfile.read_text(path, what="prompt", shown=shown_path(path), error=BundleError, bom=True)
+
+
+def _prompt_loader(searchpath: list[str]) -> Any:
+    """Jinja2's file system loader (the same search, ``..`` refused), reading through ``userfile``."""
+    import jinja2
+    from jinja2.loaders import split_template_path
+
+    class PromptLoader(jinja2.FileSystemLoader):
+        def get_source(self, environment: Any, template: str) -> tuple[str, str, Any]:
+            for folder in self.searchpath:
+                candidate = Path(folder, *split_template_path(template))
+                if candidate.exists():  # a directory or a FIFO too: userfile says what it is
+                    return _read_prompt(candidate), str(candidate), lambda: True
+            raise jinja2.TemplateNotFound(template)
+
+    return PromptLoader(searchpath)
 
 
 def _compile_invariants(sources: list[str], shown: str) -> tuple[Invariant, ...]:

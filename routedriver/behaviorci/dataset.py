@@ -11,16 +11,17 @@ that invariants should see belongs under ``metadata``.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from routedriver import userfile
 from routedriver.behaviorci.errors import BundleError
 from routedriver.behaviorci.text import lone_surrogate_at
 
 CASE_KEYS = ("input", "id", "expected_output", "metadata", "mock_output", "min_pass_rate")
 _MISSING: Any = object()
+MAX_BYTES = 1 << 30  # a dataset may be large; one gigabyte is still read whole, so more is refused
 
 
 @dataclass(frozen=True)
@@ -45,18 +46,9 @@ class Dataset(NamedTuple):
 
 def load_dataset(path: Path, shown: str, *, default_min_pass_rate: float = 1.0) -> Dataset:
     """Parse the JSONL file at ``path`` (``shown`` is how errors and warnings name it)."""
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except FileNotFoundError:
-        raise BundleError(f"dataset {shown} not found", "check dataset_path in bundle.yaml") from None
-    except IsADirectoryError:
-        raise BundleError(
-            f"dataset {shown} is a directory", "point dataset_path in bundle.yaml at a JSONL file"
-        ) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise BundleError(
-            f"cannot read dataset {shown}: {_reason(exc)}", "make it a readable UTF-8 file"
-        ) from None
+    if not path.exists():  # what is there but is no file (a FIFO, a device), userfile names
+        raise BundleError(f"dataset {shown} not found", "check dataset_path in bundle.yaml")
+    text = userfile.read_text(path, what="dataset", shown=shown, limit=MAX_BYTES, error=BundleError, bom=True)
 
     cases: list[Case] = []
     seen: dict[str, int] = {}
@@ -99,12 +91,7 @@ def _parse_line(
     raw: str, number: int, shown: str, default_min_pass_rate: float, ignored: dict[str, list[int]]
 ) -> Case:
     where = f"{shown} line {number}"
-    try:
-        data = json.loads(raw)
-    except json.JSONDecodeError as exc:
-        raise BundleError(
-            f"{where}: invalid JSON ({exc.msg} at column {exc.colno})", "fix the line"
-        ) from None
+    data = userfile.parse_json(raw, shown=where, error=BundleError)
     if not isinstance(data, dict):
         raise BundleError(f"{where}: expected a JSON object, got {_kind(data)}", 'write {"input": {...}}')
     surrogate = lone_surrogate_at(data) if "\\u" in raw else None  # only a \u escape can spell one
@@ -164,9 +151,3 @@ def _kind(value: Any) -> str:
     return {dict: "an object", list: "an array", str: "a string", bool: "a boolean", type(None): "null"}.get(
         type(value), "a number"
     )
-
-
-def _reason(exc: BaseException) -> str:
-    if isinstance(exc, OSError):
-        return exc.strerror or str(exc)
-    return str(exc).split("\n")[0]

@@ -5,16 +5,15 @@ evaluates and aggregates. Results come back in dataset order whatever order the 
 authentication failure stops the run at once (every other call would fail the same way) and becomes a
 configuration error; any other failure is that run's error and the rest go on.
 
-Stopping: when the run ends early (Ctrl-C, SIGTERM, an authentication failure) its ``Cancellation`` is set, so
-no worker starts another call or retry (a backoff wait ends at once), and the workers are not waited for: they
-are daemon threads, so a call already in flight does not hold the exit up (it was sent, and paid for, before
-the stop; nothing is sent after it).
+Stopping: when the run ends early (Ctrl-C, SIGTERM, an authentication failure) its ``Cancellation`` is set and
+its ``threads.Batch`` stopped, so no worker starts another call or retry (a backoff wait ends at once), and
+the workers are not waited for: a call already in flight does not hold the exit up (it was sent, and paid
+for, before the stop; nothing is sent after it).
 """
 
 from __future__ import annotations
 
 import datetime
-import queue
 import threading
 import time
 from collections.abc import Callable
@@ -29,10 +28,10 @@ from routedriver.behaviorci.providers.base import Provider, ProviderCallError
 from routedriver.behaviorci.results import CaseResult, RunOutcome, RunResult
 from routedriver.behaviorci.thresholds import check_thresholds, compute_metrics
 from routedriver.llm.types import Usage
+from routedriver.threads import Batch
 
 Progress = Callable[[int, int], None]  # (runs done, runs in total)
 Job = tuple[Case, int]  # a case and its repeat index
-Done = tuple[Job, RunOutcome | None, BaseException | None]  # a job and its outcome, or why it has none
 
 
 class RunCancelled(Exception):
@@ -130,22 +129,22 @@ def run_bundle(bundle: Bundle, provider: Provider, options: RunOptions) -> RunRe
         )
 
     workers = max(1, min(options.concurrency, len(jobs)))
-    done = _run_jobs(jobs, run_one, workers, cancel)
-    try:
-        for done_count in range(1, len(jobs) + 1):
-            (case, index), outcome, failure = done.get()
-            if failure is not None:
-                if isinstance(failure, ProviderCallError):  # authentication: every other call would fail too
-                    raise ProviderConfigError(failure.message, failure.fix) from None
-                raise failure
-            assert outcome is not None
-            outcomes[(case.id, index)] = outcome
-            if options.on_progress is not None:
-                options.on_progress(done_count, len(jobs))
-    finally:
-        # Normally nothing is left to stop; after an error or an interrupt the workers must not start another
-        # call or retry. They are not joined: an answer in flight must not hold up the exit.
-        cancel.cancel()
+    with Batch(lambda job: run_one(*job), jobs, workers=workers, name="behaviorci") as batch:
+        try:
+            for done_count, done in enumerate(batch, start=1):
+                if done.error is not None:
+                    if isinstance(done.error, ProviderCallError):  # authentication: every call would fail too
+                        raise ProviderConfigError(done.error.message, done.error.fix) from None
+                    raise done.error
+                assert done.value is not None
+                outcomes[(done.job[0].id, done.job[1])] = done.value
+                if options.on_progress is not None:
+                    options.on_progress(done_count, len(jobs))
+        finally:
+            # Normally nothing is left to stop; after an error or an interrupt no worker may start another
+            # call or retry (a backoff wait ends at once). They are not joined: an answer in flight must not
+            # hold up the exit.
+            cancel.cancel()
 
     cases = tuple(
         CaseResult(
@@ -174,35 +173,6 @@ def run_bundle(bundle: Bundle, provider: Provider, options: RunOptions) -> RunRe
         cache_misses=sum(1 for run in runs if not run.cached) if cache is not None else 0,
         cache_dir=str(cache.directory) if cache is not None else None,
     )
-
-
-def _run_jobs(
-    jobs: list[Job], run_one: Callable[[Case, int], RunOutcome], workers: int, cancel: Cancellation
-) -> queue.Queue[Done]:
-    """Start ``workers`` daemon threads working through ``jobs``; each result (or failure) is put on the
-    returned queue. Daemon threads, not a ThreadPoolExecutor: the interpreter joins an executor's threads at
-    exit, so a Ctrl-C would still wait for every call in flight."""
-    todo: queue.SimpleQueue[Job] = queue.SimpleQueue()
-    for job in jobs:
-        todo.put(job)
-    done: queue.Queue[Done] = queue.Queue()
-
-    def work() -> None:
-        while not cancel.cancelled:
-            try:
-                job = todo.get_nowait()
-            except queue.Empty:
-                return
-            try:
-                done.put((job, run_one(*job), None))
-            except BaseException as exc:  # noqa: BLE001 - handed to the main thread, which decides
-                done.put((job, None, exc))
-                if isinstance(exc, RunCancelled):
-                    return
-
-    for number in range(workers):
-        threading.Thread(target=work, name=f"behaviorci-{number}", daemon=True).start()
-    return done
 
 
 def _describe(exc: BaseException) -> str:

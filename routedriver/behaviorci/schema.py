@@ -9,12 +9,12 @@ read at load are the only ones a run uses (a file edited mid-run changes nothing
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from routedriver import userfile
 from routedriver.behaviorci.errors import BundleError
 
 
@@ -48,22 +48,9 @@ def load_schema(path: Path, shown: str) -> ContractSchema:
 
 
 def _read(path: Path, shown: str) -> Any:
-    try:
-        return json.loads(path.read_text(encoding="utf-8-sig"))
-    except FileNotFoundError:
-        raise BundleError(
-            f"schema {shown} not found", "check output_contract.schema_path in bundle.yaml"
-        ) from None
-    except IsADirectoryError:
-        raise BundleError(
-            f"schema {shown} is a directory", "point output_contract.schema_path at a JSON schema file"
-        ) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise BundleError(f"cannot read schema {shown}: {exc}", "make it a readable UTF-8 file") from None
-    except json.JSONDecodeError as exc:
-        raise BundleError(
-            f"{shown} line {exc.lineno}: invalid JSON ({exc.msg})", "fix the schema file"
-        ) from None
+    if not path.exists():  # what is there but is no file (a FIFO, a device), userfile names
+        raise BundleError(f"schema {shown} not found", "check output_contract.schema_path in bundle.yaml")
+    return userfile.load_json(path, what="schema", shown=shown, error=BundleError)
 
 
 def _check(contents: Any, shown: str, root_shown: str) -> None:
@@ -98,7 +85,7 @@ def _resolve_refs(contents: dict[str, Any], uri: str, shown: str) -> ContractSch
         from urllib.request import url2pathname  # here: urllib.request loads http.client and ssl (~10 ms)
 
         file = Path(url2pathname(parts.path))
-        if not file.is_file():
+        if not file.exists():  # a FIFO or a device: userfile says what it is
             raise BundleError(f"{_shown(file)} not found", "fix the $ref or add the file it names")
         document = _read(file, _shown(file))
         if not isinstance(document, (dict, bool)):

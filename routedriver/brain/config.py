@@ -15,9 +15,9 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from routedriver import userfile
 from routedriver.brain.prices import Price, parse_price
 from routedriver.errors import Refused
-from routedriver.fsutil import read_user_text
 
 if TYPE_CHECKING:
     from routedriver.mcp.servers_config import ServerSpec
@@ -93,17 +93,9 @@ RETRY_KEYS = {"max_retries", "base_delay_s", "max_delay_s", "max_retry_after_s"}
 
 
 def load_config(path: Path) -> RunSettings:
-    if not path.is_file():
+    if not path.exists():  # what is there but is no file (a FIFO, a device), userfile names
         raise Refused(f"config file {path} not found", "check the path given to --config")
-    import yaml
-
-    text = read_user_text(path, "config file")
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise Refused(
-            f"config file {path} is not valid YAML: {' '.join(str(exc).split())[:200]}", "fix the syntax"
-        ) from None
+    data = userfile.load_yaml(path, what="config file")
     if data is None:
         data = {}
     if not isinstance(data, Mapping):

@@ -11,8 +11,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from routedriver import userfile
 from routedriver.errors import Refused
-from routedriver.fsutil import read_user_text
 
 COMMON = (
     "You are bhrain, a careful agent working in a software repository through tools. Ground every claim in "
@@ -136,9 +136,9 @@ def render_rubric(rubric: Path | None, artifacts: Sequence[Artifact], input_text
         source = files("routedriver.templates").joinpath("review/default.md.j2").read_text(encoding="utf-8")
         name = "default review rubric"
     else:
-        if not rubric.is_file():
+        if not rubric.exists():  # what is there but is no file (a FIFO, a device), userfile names
             raise Refused(f"rubric {rubric} not found", "check the path given to --rubric")
-        source, name = read_user_text(rubric, "rubric"), str(rubric)
+        source, name = userfile.read_text(rubric, what="rubric"), str(rubric)
     # An empty loader: a rubric is one file, so {% include %} / {% import %} / {% extends %} fail as
     # "template not found" (a TemplateError) instead of jinja2's TypeError about a missing loader.
     env = jinja2.Environment(

@@ -76,10 +76,9 @@ def get_command(route_option: str | None, selector: str, say: bool, as_json: boo
 
 
 def _content(path: Any) -> str:
-    try:
-        return str(path.read_text(encoding="utf-8", errors="replace"))
-    except OSError as exc:
-        raise UserError(f"cannot read {path}: {exc.strerror}", "check the file's permissions") from None
+    from routedriver import userfile  # refuses what is no regular file or too big, in one line
+
+    return userfile.read_bytes(path, what="stone").decode("utf-8", errors="replace")
 
 
 def get_payload(result: GetResult, say: bool) -> dict[str, Any]:
@@ -294,8 +293,7 @@ def set_text(result: SetResult) -> str:
     for review in evaluation.reviews:
         state = "reused" if review.reused else "fresh"
         lines.append(
-            f"  review r{review.record.position} {state} {review.record.status}: "
-            f"{show(review.record.path)}"
+            f"  review r{review.record.position} {state} {review.record.status}: {show(review.record.path)}"
         )
     for judge in evaluation.judges:
         state = "reused" if judge.reused else "fresh"

@@ -15,13 +15,14 @@ read; nothing starts then.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from routedriver import userfile
 from routedriver.errors import Refused
-from routedriver.fsutil import read_user_text
 
 SERVER_KEYS = ("type", "command", "args", "env", "cwd")
 _NAME = re.compile(r"^[A-Za-z0-9_-]{1,48}$")
@@ -113,21 +114,14 @@ def _server(name: str, spec: Any, where: str, base_dir: Path) -> ServerSpec:
 
 def load_mcp_config(path: Path) -> tuple[ServerSpec, ...]:
     """``--mcp-config FILE``: a ``.mcp.json`` (JSON, or YAML) whose ``mcpServers`` block is read."""
-    if not path.is_file():
+    if not os.path.lexists(path):
         raise Refused(f"MCP config file {path} not found", "check the path given to --mcp-config")
-    text = read_user_text(path, "MCP config file")
-    try:
-        if path.suffix.lower() == ".json":
-            import json
-
-            data = json.loads(text)
-        else:
-            import yaml
-
-            data = yaml.safe_load(text)
-    except Exception as exc:  # noqa: BLE001 - any parse error becomes one line naming the file
-        detail = " ".join(str(exc).split())[:200]
-        raise Refused(f"MCP config file {path} is not valid: {detail}", "fix the syntax") from None
+    # Through the one door for user files: no FIFO or /dev/zero, no duplicate keys, no alias bombs.
+    shown = f"MCP config file {path}"
+    if path.suffix.lower() == ".json":
+        data = userfile.load_json(path, what="MCP config file", shown=shown)
+    else:
+        data = userfile.load_yaml(path, what="MCP config file", shown=shown)
     if not isinstance(data, Mapping) or "mcpServers" not in data:
         raise Refused(f"MCP config file {path} has no mcpServers block", 'write {"mcpServers": {...}}')
     return parse_servers(data["mcpServers"], f"MCP config file {path}: mcpServers", path.resolve().parent)

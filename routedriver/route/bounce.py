@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from routedriver import userfile
 from routedriver.errors import Refused
 from routedriver.hookevent import MISSING, path_problem, text_problem, wrong
 from routedriver.route import store
@@ -186,8 +187,8 @@ def _protected(target: Path, route_option: str | None) -> Bounce:
         if guard_path is None:
             continue
         try:
-            text = guard_path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
+            text = userfile.read_text(guard_path, what="guard", shown=route.show(guard_path))
+        except Refused:
             continue
         if "protect" not in text:
             continue

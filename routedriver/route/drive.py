@@ -15,7 +15,7 @@ import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
-from routedriver.errors import Refused
+from routedriver import userfile
 from routedriver.route import inputs, judges, records, store
 from routedriver.route.api import open_route
 from routedriver.route.artifacts import artifact_globs
@@ -336,10 +336,8 @@ def fix_malfunction(route: Route, stone: Stone) -> str:
 
 
 def _read(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8", errors="replace")
-    except OSError as exc:
-        raise Refused(f"cannot read {path}: {exc.strerror}", "check the file's permissions") from None
+    # Through userfile: a stone that is a FIFO would hang every robot turn, a link to /dev/zero fill memory.
+    return userfile.read_bytes(path, what="stone").decode("utf-8", errors="replace")
 
 
 def to_json(guide: Guidance) -> dict[str, object]:

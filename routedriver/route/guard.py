@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Literal
 
 from routedriver import proc
-from routedriver.errors import Malfunction
+from routedriver.errors import Malfunction, Refused
 from routedriver.route import inputs, judges, records, state, store
 from routedriver.route.inputs import StoneContext
 from routedriver.route.model import JudgeRecord, ReviewRecord, Verdict
@@ -92,6 +92,9 @@ def _run(
         timeout=timeout_s,
         max_output=MAX_OUTPUT,
     )
+    if result.start_error and context.guard is not None:  # never ran (e.g. too long for execve): no verdict
+        where = context.route.show(context.guard.path)
+        raise Refused(f"{where}: {what} cannot start: {result.start_error}", "move the command into a script")
     if result.interrupted:
         raise Malfunction(
             f"{context.stone.name}: {what} was stopped before it finished ({command}); nothing was recorded",

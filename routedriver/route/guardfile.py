@@ -9,6 +9,7 @@ import math
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from routedriver import userfile
 from routedriver.errors import Refused
 from routedriver.route.judges import JudgeSpecError, parse_builtin
 from routedriver.route.model import DEFAULT_TIMEOUT_S, Guard, Route, Stone
@@ -28,43 +29,6 @@ def default_artifacts(stone_name: str) -> tuple[str, ...]:
     """``$route/<name>*.md``: matches ``1.vision.md`` and versioned ``1.vision.v1.i1.md`` alike (a file
     that the default of a stone with a longer name also matches is that stone's: see ``artifacts.py``)."""
     return DEFAULT_ARTIFACTS
-
-
-_LOADER: Any = None
-
-
-def _yaml_loader() -> Any:
-    """A safe loader that refuses duplicate keys, built once per process. Deliberately the pure-Python
-    parser: libyaml reads some texts PyYAML refuses (``[approved?]``), and a guard must mean the same
-    on every installation."""
-    global _LOADER
-    if _LOADER is not None:
-        return _LOADER
-    import yaml
-
-    class StrictLoader(yaml.SafeLoader):
-        """A safe loader that refuses duplicate keys instead of silently keeping the last one."""
-
-    def construct_mapping(loader: Any, node: Any, deep: bool = False) -> Any:
-        seen: set[object] = set()
-        for key_node, _ in node.value:
-            key = loader.construct_object(key_node, deep=deep)
-            try:
-                hash(key)
-            except TypeError:
-                raise yaml.constructor.ConstructorError(
-                    None, None, "a key that is a list or a mapping", key_node.start_mark
-                ) from None
-            if key in seen:
-                raise yaml.constructor.ConstructorError(
-                    None, None, f"duplicate key {key!r}", key_node.start_mark
-                )
-            seen.add(key)
-        return yaml.SafeLoader.construct_mapping(loader, node, deep=deep)
-
-    StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, construct_mapping)
-    _LOADER = StrictLoader
-    return _LOADER
 
 
 def _type_name(value: object) -> str:
@@ -110,36 +74,22 @@ def _validate(text: str, path: Path, shown: str, stone_name: str, problems: list
     data = guardyaml.load(text)  # the common shapes without PyYAML; None → PyYAML reads (and judges) it
     if data is None:
         try:
-            data = _yaml_load(text, shown)
+            data = userfile.parse_yaml(text, shown=shown, hint=_yaml_hint)
         except Refused as exc:
             problems.append(exc)
             return None
     return _guard_from(data, text, path, shown, stone_name, problems)
 
 
-def _yaml_load(text: str, shown: str) -> Any:
-    import yaml
-
-    try:
-        return yaml.load(text, Loader=_yaml_loader())  # noqa: S506 - a SafeLoader subclass
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        where = f"line {mark.line + 1}: " if mark is not None else ""
-        problem = " ".join(str(exc.problem or exc.context or "unreadable").split())
-        fix = "fix the YAML syntax"
-        lines = text.splitlines()
-        bad_line = lines[mark.line] if mark is not None and mark.line < len(lines) else ""
-        if "?" in bad_line and "[" in bad_line:
-            # PyYAML cannot read a bare "approved?" inside [ ]: say how to write it instead.
-            fix = "quote entries that end in '?' inside [ ] (['approved?']) or write a '- approved?' list"
-        elif bad_line.lstrip().startswith("- ") and ": " in bad_line:
-            # `- echo a: b: c`: the colon trap with a second ': ', which YAML cannot even read as a mapping.
-            fix = _COLON_FIX
-        raise Refused(f"{shown}: {where}malformed YAML ({problem})", fix) from None
-    except yaml.YAMLError as exc:
-        raise Refused(
-            f"{shown}: malformed YAML ({' '.join(str(exc).split())})", "fix the YAML syntax"
-        ) from None
+def _yaml_hint(line: str) -> str | None:
+    """A better fix than "fix the YAML syntax", from the text of the line PyYAML could not read."""
+    if "?" in line and "[" in line:
+        # PyYAML cannot read a bare "approved?" inside [ ]: say how to write it instead.
+        return "quote entries that end in '?' inside [ ] (['approved?']) or write a '- approved?' list"
+    if line.lstrip().startswith("- ") and ": " in line:
+        # `- echo a: b: c`: the colon trap with a second ': ', which YAML cannot even read as a mapping.
+        return _COLON_FIX
+    return None
 
 
 _COLON_FIX = (
@@ -296,13 +246,8 @@ def check_guard_file(route: Route, stone: Stone) -> GuardCheck:
 def _read(route: Route, path: Path, stone_name: str, problems: list[Refused]) -> Guard | None:
     shown = route.show(path)
     try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        problems.append(Refused(f"{shown}: not UTF-8 text", "save it as UTF-8"))
-        return None
-    except OSError as exc:
-        problems.append(
-            Refused(f"{shown}: cannot read it ({exc.strerror})", "check that it is a readable file")
-        )
+        text = userfile.read_text(path, what="guard", shown=shown)
+    except Refused as exc:  # a FIFO, a link to /dev/zero, too big, not UTF-8: this stone's problem
+        problems.append(exc)
         return None
     return _validate(text, path, shown, stone_name, problems)

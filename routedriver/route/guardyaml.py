@@ -16,7 +16,8 @@ from typing import Any
 
 _KEY = re.compile(r"([a-z_]+):(?:[ ]+(.*?))?[ ]*\Z")
 _ITEM = re.compile(r"([ ]+)-[ ]+(.*?)[ ]*\Z")
-_NUMBER = re.compile(r"[1-9][0-9]*(?:\.[0-9]+)?\Z")
+# At most 15 digits a side: a longer number goes to PyYAML, where userfile refuses an integer too long.
+_NUMBER = re.compile(r"[1-9][0-9]{0,14}(?:\.[0-9]{1,15})?\Z")
 # A plain (unquoted) scalar we are sure PyYAML reads as this very string: no indicator at the start, no
 # ': ' or ' #' inside, and not a word YAML 1.1 resolves to something else (bool, null, number, date, …).
 _PLAIN_START_FORBIDDEN = set("-?:,[]{}#&*!|>'\"%@`~=<+.0123456789")

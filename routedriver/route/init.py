@@ -68,9 +68,7 @@ def templates() -> tuple[Template, ...]:
 def _template_dir(name: str) -> Traversable:
     known = [template.name for template in templates()]
     if name not in known:  # only listed names: "../x" or "feature/" never reach the file system
-        raise Refused(
-            f"unknown template {name!r}; templates: {', '.join(known)}", "see route.init --list"
-        )
+        raise Refused(f"unknown template {name!r}; templates: {', '.join(known)}", "see route.init --list")
     return _templates_root() / name
 
 

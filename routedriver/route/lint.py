@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from routedriver import userfile
 from routedriver.errors import Refused
 from routedriver.route.guard import search_path
 from routedriver.route.guardfile import DEFAULT_ARTIFACTS, check_guard_file
@@ -137,11 +138,9 @@ def _visible(name: str, suffix: str) -> bool:
 
 def _instructions_problem(path: Path) -> str:
     try:
-        text = path.read_bytes().decode("utf-8")
-    except UnicodeDecodeError:
-        return "not UTF-8 text; save it as UTF-8"
-    except OSError as exc:
-        return f"cannot read it ({exc.strerror})"
+        text = userfile.read_text(path, what="stone", shown="")  # a FIFO would hang lint, /dev/zero fill it
+    except Refused as exc:  # lint names the file itself, in front of the problem
+        return f"{exc.what}; {exc.fix}".removeprefix(": ")
     if not text.strip():
         what = "empty" if not text else "only whitespace"
         return f"no instructions (the file is {what}); write what to do, why and how"

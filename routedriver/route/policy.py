@@ -57,7 +57,6 @@ ChangeKind = Literal["changed", "added", "removed"]
 RouteState = Literal["compared", "added", "removed"]
 
 
-
 class Change(NamedTuple):
     path: str  # the definition, relative to the top-level
     kind: ChangeKind

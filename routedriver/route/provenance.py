@@ -21,12 +21,14 @@ says so (the next place is looked at only when a file is absent).
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import NamedTuple, Protocol
 
-from routedriver import gitops
+from routedriver import gitops, userfile
+from routedriver.errors import Refused
 from routedriver.later import Later
 from routedriver.route import hashing
 from routedriver.route.model import STATE_DIR, Route
@@ -327,14 +329,12 @@ def find_approvers(
         if candidate in cache:
             return cache[candidate]
         shown = _shown(candidate, repo)
-        try:
-            raw = candidate.read_bytes()
-        except (FileNotFoundError, NotADirectoryError):
+        if not os.path.lexists(candidate):
             continue  # absent: the next place may hold one
-        except OSError as exc:
-            found = Approvers(
-                candidate, frozenset(), f"cannot read the approvers file {shown}: {exc.strerror}; check it"
-            )
+        try:  # a link to /dev/zero that a pull request commits must not take the gate down
+            raw = userfile.read_bytes(candidate, what="approvers file", shown=shown)
+        except Refused as exc:
+            found = Approvers(candidate, frozenset(), f"the approvers file {exc.what}; {exc.fix}")
         else:
             try:
                 # utf-8-sig: an editor's byte-order mark must not hide the first email.

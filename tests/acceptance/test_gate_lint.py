@@ -112,7 +112,7 @@ def test_unprintable_names_and_non_utf8_files_are_errors(git_repo: Path) -> None
     assert done.code == 2
     assert done.out.splitlines() == [
         "route/2.tab\there.stone: error: the name has an unprintable character; rename it without it",
-        "route/3.bytes.stone: error: not UTF-8 text; save it as UTF-8",
+        "route/3.bytes.stone: error: line 1: not UTF-8 text (byte 1); save it as UTF-8",
     ]
 
 
@@ -217,8 +217,8 @@ def test_a_misnamed_stone_and_its_guard_are_each_checked_grouped_by_file(git_rep
         "route/01.a.stone: error: duplicate of 1.a.stone (same numbers, same name); keep one",
         "route/1.a.guard: error: protect[1]: expected a string, got int; quote it",
         "route/1.a.stone: error: duplicate of 01.a.stone (same numbers, same name); keep one",
-        "route/2.b.guard: error: not UTF-8 text; save it as UTF-8",
-        "route/4.d.guard: error: cannot read it (Is a directory); check that it is a readable file",
+        "route/2.b.guard: error: line 1: not UTF-8 text (byte 11); save it as UTF-8",
+        "route/4.d.guard: error: a directory, not a regular file; make it a regular guard",
         "route/notes.guard: error: unknown key 'foo'; allowed: artifacts, judges, protect, reviews, timeout",
         "route/notes.guard: error: timeout: expected a positive number of seconds, got 0; write timeout: 1200",
         "route/notes.stone: error: the name has no numeric prefix; rename it like 1.notes.stone",

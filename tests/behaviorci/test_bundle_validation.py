@@ -99,7 +99,7 @@ CASES: list[tuple[str, Callable[[Path], Path], list[str]]] = [
     (
         "duplicate nested key",
         _raw("name: x\nprompt_path: p.md\ndataset_path: d.jsonl\nprovider:\n  name: mock\n  name: openai\n"),
-        ["key 'name' appears twice (line 5 and line 6)"],
+        ["key 'provider.name' appears twice (line 5 and line 6)"],
     ),
     (
         "lone surrogate in bundle.yaml",
@@ -137,7 +137,7 @@ CASES: list[tuple[str, Callable[[Path], Path], list[str]]] = [
         ["missing required key 'prompt_path'"],
     ),
     ("empty dataset_path", _raw("name: x\nprompt_path: prompt.md\ndataset_path: ' '\n"), ["dataset_path"]),
-    ("invalid YAML", _raw("name: x\n  bad: [\n"), ["invalid YAML at line"]),
+    ("invalid YAML", _raw("name: x\n  bad: [\n"), ["bundle.yaml: line 2: malformed YAML ("]),
     ("not a mapping", _raw("- a\n- b\n"), ["expected a mapping"]),
     ("prompt missing", _remove("prompt.md"), ["prompt", "prompt.md not found", "prompt_path"]),
     ("dataset missing", _remove("dataset.jsonl"), ["dataset", "not found", "dataset_path"]),
@@ -145,7 +145,7 @@ CASES: list[tuple[str, Callable[[Path], Path], list[str]]] = [
     (
         "schema not JSON",
         _write("schema.json", "{\n  'type': 'object'\n}"),
-        ["schema.json line 2: invalid JSON"],
+        ["schema.json: line 2: malformed JSON ("],
     ),
     ("schema not a schema", _write("schema.json", '{"type": "objekt"}'), ["not a valid JSON schema"]),
     (
@@ -255,7 +255,8 @@ def test_unreadable_dataset_through_the_installed_command(tmp_path: Path) -> Non
     ran = run_cli(["behaviorci", "validate", str(bundle)], tmp_path)
     assert ran.code == 2
     assert ran.out == ""
-    assert ran.err.count("\n") == 1 and ran.err.startswith("error: cannot read dataset"), ran.err
+    assert ran.err.count("\n") == 1, ran.err
+    assert ran.err.startswith("error: b/dataset.jsonl: line 1: not UTF-8"), ran.err
 
 
 def test_version_and_help_are_cheap(tmp_path: Path) -> None:

@@ -14,7 +14,7 @@ from tests.conftest import run_cli
 GOOD = '{"input": {"question": "q"}}'
 
 BAD_LINES: list[tuple[str, list[str], str]] = [
-    ("invalid JSON", [GOOD, "", '{"input": {"question": "q"'], "line 3: invalid JSON"),
+    ("invalid JSON", [GOOD, "", '{"input": {"question": "q"'], "line 3: malformed JSON"),
     ("not an object", [GOOD, '["input"]'], "line 2: expected a JSON object, got an array"),
     ("missing input", ['{"id": "a"}'], "line 1: missing required key 'input'"),
     ("input not an object", ['{"input": "what?"}'], "line 1: 'input' must be an object"),

@@ -86,7 +86,7 @@ def test_choose_picks_the_first_alternative_whose_text_appears(tmp_path: Path) -
         ("- {tool_calls: [{name: x, args: {}}]}", "tool call 1: unknown key 'args'"),
         ("{turns: [hi], context_window: -1}", "context_window must be a positive integer"),
         ("{turns: [hi], window: 10}", "unknown key 'window'"),
-        ("- [unclosed", "cannot be parsed"),
+        ("- [unclosed", "malformed YAML"),
     ],
 )
 def test_bad_scripts_are_refused_naming_the_file_and_place(

@@ -472,7 +472,7 @@ def test_a_named_file_that_is_not_utf8_is_refused_in_one_line(tmp_path: Path, fl
     ran = bhrain([*args, "--input", "x"], tmp_path)
     assert (ran.code, ran.err) == (
         2,
-        f"error: cannot read {what} {bad}: it is not UTF-8 text; make it a readable UTF-8 file\n",
+        f"error: {what} {bad}: line 1: not UTF-8 text (byte 4); save it as UTF-8\n",
     )
 
 

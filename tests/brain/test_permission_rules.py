@@ -552,7 +552,7 @@ def test_permissions_files_in_json_and_yaml(tmp_path: Path) -> None:
         ('{"permissions": {"deny": ["Bash(rm:*"]}}', "is not a rule"),
         ('{"permissions": {"default": "maybe"}}', "default must be allow, ask or deny"),
         ('{"permisions": {"deny": []}}', "has no permissions block"),
-        ('{"permissions": {"deny": [}', "is not valid json"),
+        ('{"permissions": {"deny": [}', "malformed JSON (Expecting value at column 27)"),
     ],
 )
 def test_bad_permissions_files_are_refused_in_one_line(tmp_path: Path, content: str, message: str) -> None:

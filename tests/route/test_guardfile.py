@@ -66,7 +66,8 @@ def test_bare_builtin_in_a_flow_list_gets_a_hint() -> None:
 
 
 def test_duplicate_keys_are_refused() -> None:
-    assert "duplicate key 'reviews'" in refusal("reviews: [a]\nreviews: [b]\n")
+    said = refusal("reviews: [a]\nreviews: [b]\n")
+    assert "line 2: key 'reviews' appears twice (line 1 and line 2)" in said
 
 
 @pytest.mark.parametrize(

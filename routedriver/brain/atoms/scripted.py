@@ -31,8 +31,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from routedriver import userfile
 from routedriver.errors import Malfunction, Refused
-from routedriver.fsutil import read_user_text
 from routedriver.llm.types import Completion, Message, ToolCall, ToolSpec, Usage, estimate_tokens
 
 if TYPE_CHECKING:
@@ -151,21 +151,10 @@ def _tool_call(raw: Mapping[str, Any], number: int, index: int) -> ToolCall:
 
 # -- loading -------------------------------------------------------------------------------------------------
 def load_script(path: Path) -> ScriptedModel:
-    if not path.is_file():
+    if not path.exists():  # what is there but is no file (a FIFO, a device), userfile names
         raise Refused(f"script file {path} not found", "check the path given to --script")
-    text = read_user_text(path, "script file")
-    try:
-        if path.suffix.lower() == ".json":
-            data = json.loads(text)
-        else:
-            import yaml
-
-            data = yaml.safe_load(text)
-    except Exception as exc:  # noqa: BLE001
-        raise Refused(
-            f"script file {path} cannot be parsed: {' '.join(str(exc).split())[:200]}",
-            "fix its JSON/YAML syntax",
-        ) from None
+    load = userfile.load_json if path.suffix.lower() == ".json" else userfile.load_yaml
+    data = load(path, what="script file")
     return parse_script(data, source=str(path))
 
 

@@ -17,6 +17,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+from routedriver import userfile
+from routedriver.errors import Refused
 from routedriver.fsutil import atomic_write
 
 CACHE_FORMAT = 1  # bump when the resolved form or the resolution rules change
@@ -26,10 +28,9 @@ def _fingerprint(path: str) -> list[Any] | None:
     # Content hash as well as mtime: an edit within the file system's timestamp granularity that keeps
     # the size must still invalidate. The files are small; hashing them costs microseconds.
     try:
-        with open(path, "rb") as handle:
-            content = handle.read()
-            mtime = os.fstat(handle.fileno()).st_mtime_ns
-    except OSError:
+        mtime = os.stat(path).st_mtime_ns
+        content = userfile.read_bytes(Path(path), what="behavior file")  # a FIFO now: a miss, not a hang
+    except (OSError, Refused):
         return None
     return [path, mtime, len(content), hashlib.sha256(content).hexdigest()]
 

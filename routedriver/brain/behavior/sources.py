@@ -18,9 +18,9 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ValidationError
 
+from routedriver import userfile
 from routedriver.brain.behavior import models
 from routedriver.brain.behavior.errors import BehaviorConfigError
-from routedriver.fsutil import read_user_text
 
 HERE = Path(__file__).resolve().parent
 BUILTIN_RULES = HERE / "builtin_rules.yaml"
@@ -137,7 +137,7 @@ def load_profile(
         )
     folder = config_path.resolve().parent / "behavior"
     candidates = [folder / f"{ref.group(2)}.yaml", folder / f"{ref.group(2)}.yml"]
-    found = next((path for path in candidates if path.is_file()), None)
+    found = next((path for path in candidates if path.exists()), None)  # a FIFO: userfile says what it is
     if found is None:
         raise BehaviorConfigError(
             f"{config_path}: {key_path}.profile: {candidates[0]} not found",
@@ -157,16 +157,7 @@ def load_profile(
 
 
 def load_yaml(path: Path, display: str) -> Any:
-    text = read_user_text(path, "behavior file")
-    try:
-        return yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        at = f" line {mark.line + 1}" if mark is not None else ""
-        problem = getattr(exc, "problem", None) or "not valid YAML"
-        raise BehaviorConfigError(f"{display}:{at}: {problem}", "fix the YAML syntax") from None
-    except OSError as exc:
-        raise BehaviorConfigError(f"cannot read {display}: {exc.strerror}", "check the path") from None
+    return userfile.load_yaml(path, what="behavior file", shown=display, error=BehaviorConfigError)
 
 
 def prompt_ref(text: str, config_path: Path, sources: list[str], key: str) -> str:
@@ -180,9 +171,9 @@ def prompt_ref(text: str, config_path: Path, sources: list[str], key: str) -> st
         )
     folder = config_path.resolve().parent / "prompts"
     for candidate in (folder / f"{ref.group(2)}.md", folder / f"{ref.group(2)}.txt", folder / ref.group(2)):
-        if candidate.is_file():
+        if candidate.exists() and not candidate.is_dir():  # a FIFO or a device: userfile says what it is
             sources.append(str(candidate))
-            return read_user_text(candidate, "prompt file")
+            return userfile.read_text(candidate, what="prompt file", error=BehaviorConfigError)
     raise BehaviorConfigError(
         f"{config_path}: {key}: {folder / (ref.group(2) + '.md')} not found",
         "create the prompt file or write the prompt inline",

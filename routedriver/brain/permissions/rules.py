@@ -34,7 +34,6 @@ from __future__ import annotations
 import difflib
 import fnmatch
 import functools
-import json
 import logging
 import os
 import re
@@ -43,9 +42,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from routedriver import userfile
 from routedriver.brain.hooks import ToolEvent
 from routedriver.errors import Refused
-from routedriver.fsutil import read_user_text
 
 log = logging.getLogger("bhrain")
 
@@ -314,22 +313,10 @@ def _gitignore(pattern: str) -> Any:
 
 # -- loading -------------------------------------------------------------------------------------------------
 def load_permissions_file(path: Path, workdir: Path) -> RulesPolicy:
-    if not path.is_file():
+    if not path.exists():  # what is there but is no file (a FIFO, a device), userfile names
         raise Refused(f"permissions file {path} not found", "check the path given to --permissions")
-    text = read_user_text(path, "permissions file")
-    try:
-        if path.suffix.lower() == ".json":
-            data = json.loads(text)
-        else:
-            import yaml
-
-            data = yaml.safe_load(text)
-    except Exception as exc:  # noqa: BLE001 - any parse error becomes one line naming the file
-        detail = " ".join(str(exc).split())[:200]
-        raise Refused(
-            f"permissions file {path} is not valid {path.suffix.lstrip('.') or 'YAML'}: {detail}",
-            "fix the syntax",
-        ) from None
+    load = userfile.load_json if path.suffix.lower() == ".json" else userfile.load_yaml
+    data = load(path, what="permissions file")
     if not isinstance(data, Mapping):
         raise Refused(f"permissions file {path} must be a mapping", 'write {"permissions": {"deny": [...]}}')
     block = data.get("permissions")

@@ -219,7 +219,5 @@ def test_a_behavior_file_that_is_not_utf8_is_refused(tmp_path: Path) -> None:
     config.write_bytes("rules: caf\xe9\n".encode("latin-1"))
     with pytest.raises(Refused) as caught:
         load_behavior_file(config)
-    assert caught.value.line() == (
-        f"error: cannot read behavior file {config}: it is not UTF-8 text; make it a readable UTF-8 file"
-    )
+    assert caught.value.line() == (f"error: {config}: line 1: not UTF-8 text (byte 11); save it as UTF-8")
     assert caught.value.exit_code == ExitCode.REFUSED

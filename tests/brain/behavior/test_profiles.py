@@ -259,7 +259,7 @@ def test_profile_file_without_extends_has_only_its_rules(tmp_path: Path) -> None
         ("extend: dev\n", "extend: extra inputs are not permitted"),
         ("rules:\n  max_blind_raeds: 1\n", "rules.max_blind_raeds: unknown rule or setting"),
         ("custom:\n  - id: x\n    acton: block\n", "custom[0].acton: extra inputs are not permitted"),
-        ("rules: [1, 2\n", "broken.yaml: line 2: expected ','"),
+        ("rules: [1, 2\n", "broken.yaml: line 2: malformed YAML (expected ','"),
         (
             "- a\n- b\n",
             "broken.yaml: the file must be a mapping of settings, not a list; write it as key: value",

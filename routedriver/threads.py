@@ -1,0 +1,125 @@
+"""Run work concurrently, and stop on Ctrl-C without waiting for it: the one way routedriver uses threads.
+
+``Batch(work, jobs, workers=N)`` calls ``work(job)`` for every job in at most ``N`` daemon threads, starting
+at once. Then either:
+
+- ``batch.results()``: every job's value in job order; or, when a job raised, the first exception (in the
+  order the jobs finished), once the jobs already running are done (so nothing they do, like a review
+  writing its record, is cut off by the exit);
+- ``for done in batch``: each ``Finished`` job (its value, or the exception it raised) as it finishes, for
+  a caller that reports progress or stops early; or
+- ``later.Later(fn)``: one job started now, its value (or exception) collected by ``get()`` when needed.
+
+Stopping: a job that raises stops the batch, and so does ``batch.stop()`` (also called on leaving ``with
+Batch(...) as batch:``, however the block ends): no job starts after it; the jobs running go on, and
+nobody waits for them unless they ask (``results()``, iterating). The threads are daemon threads and no pool
+joins them at exit (a ``ThreadPoolExecutor``'s are joined), so a Ctrl-C (the signal handler raising in the
+waiting thread: every wait here can be interrupted) exits at once, while ``proc.kill_running`` takes down
+the commands they were running.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Generic, TypeVar, cast
+
+J = TypeVar("J")
+R = TypeVar("R")
+
+
+class Finished(Generic[J, R]):
+    """One job that finished: its value, or the exception it raised (``error``; then ``value`` is None)."""
+
+    __slots__ = ("error", "index", "job", "value")
+
+    def __init__(self, job: J, index: int, value: R | None, error: BaseException | None) -> None:
+        self.job, self.index, self.value, self.error = job, index, value, error
+
+
+class Batch(Generic[J, R]):
+    """``work(job)`` for each of ``jobs`` in at most ``workers`` daemon threads named ``<name>-<n>``."""
+
+    def __init__(
+        self, work: Callable[[J], R], jobs: Iterable[J], *, workers: int, name: str = "work"
+    ) -> None:
+        self._work = work
+        self._jobs: Sequence[J] = list(jobs)
+        self._changed = threading.Condition()
+        self._next = 0  # the index of the next job to start
+        self._stopped = False
+        self._finished: list[Finished[J, R]] = []  # in the order they finished
+        self._taken = 0  # how many of them the iterator handed out
+        self._results: list[R] | None = None
+        self._failure: BaseException | None = None
+        for number in range(max(1, min(workers, len(self._jobs)))):
+            threading.Thread(target=self._worker, name=f"{name}-{number + 1}", daemon=True).start()
+
+    def _worker(self) -> None:
+        while True:
+            with self._changed:
+                if self._stopped or self._next >= len(self._jobs):
+                    return
+                index = self._next
+                self._next += 1
+            job = self._jobs[index]
+            try:
+                done: Finished[J, R] = Finished(job, index, self._work(job), None)
+            except BaseException as exc:  # noqa: BLE001 - handed to the waiting thread, which decides
+                done = Finished(job, index, None, exc)
+            with self._changed:
+                self._finished.append(done)
+                if done.error is not None:
+                    self._stopped = True  # a job that raises stops the batch: no job starts after it
+                self._changed.notify_all()
+
+    def stop(self) -> None:
+        """Start no new job; the running ones go on, and are not waited for."""
+        with self._changed:
+            self._stopped = True
+            self._changed.notify_all()
+
+    @property
+    def stopped(self) -> bool:
+        return self._stopped
+
+    def __enter__(self) -> Batch[J, R]:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+    def __iter__(self) -> Iterator[Finished[J, R]]:
+        """Each job as it finishes; ends when every job started has finished and no other will start."""
+        while True:
+            with self._changed:
+                while self._taken == len(self._finished):
+                    final = self._stopped or self._next == len(self._jobs)
+                    if final and self._taken == self._next:
+                        return
+                    self._changed.wait()  # a signal handler that raises ends the wait (Ctrl-C)
+                done = self._finished[self._taken]
+                self._taken += 1
+            yield done
+
+    def results(self) -> list[R]:
+        """Every job's value, in job order; or the first failure, raised once the jobs running are done."""
+        if self._results is None and self._failure is None:
+            values: dict[int, R] = {}
+            for done in self:
+                if done.error is not None:
+                    self._failure = self._failure or done.error
+                else:
+                    values[done.index] = cast(R, done.value)  # no error: it returned a value
+            if self._failure is None:
+                self._results = [values[index] for index in range(len(self._jobs))]
+        if self._failure is not None:
+            raise self._failure
+        assert self._results is not None
+        return self._results
+
+
+def run_all(work: Callable[[J], R], jobs: Iterable[J], *, workers: int, name: str = "work") -> list[R]:
+    """``Batch(work, jobs, workers=workers, name=name).results()``: the values in job order."""
+    with Batch(work, jobs, workers=workers, name=name) as batch:
+        return batch.results()

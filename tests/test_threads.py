@@ -1,0 +1,157 @@
+"""threads.Batch and later.Later: concurrent work in daemon threads that a Ctrl-C does not wait for."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from routedriver import threads
+from routedriver.later import Later
+
+
+def test_results_come_in_job_order_whatever_order_the_jobs_finish_in() -> None:
+    def slow_first(number: int) -> int:
+        time.sleep(0.05 * (5 - number))
+        return number * 10
+
+    assert threads.run_all(slow_first, range(5), workers=5) == [0, 10, 20, 30, 40]
+    assert threads.run_all(slow_first, [], workers=3) == []
+
+
+def test_at_most_workers_jobs_run_at_once() -> None:
+    lock = threading.Lock()
+    running, most = 0, 0
+
+    def job(_: int) -> None:
+        nonlocal running, most
+        with lock:
+            running += 1
+            most = max(most, running)
+        time.sleep(0.02)
+        with lock:
+            running -= 1
+
+    threads.run_all(job, range(20), workers=3)
+    assert most == 3
+
+
+def test_the_first_failure_starts_nothing_new_waits_for_what_runs_and_is_raised() -> None:
+    started: list[int] = []
+    finished: list[int] = []
+    one_running = threading.Event()
+
+    def job(number: int) -> int:
+        started.append(number)
+        if number == 0:
+            assert one_running.wait(5)
+            raise ValueError("job 0 broke")
+        one_running.set()
+        time.sleep(0.3)  # still running when job 0 fails
+        finished.append(number)
+        return number
+
+    batch = threads.Batch(job, range(10), workers=2)
+    with pytest.raises(ValueError, match="job 0 broke"):
+        batch.results()
+    assert finished == [1]  # the running job was waited for …
+    assert sorted(started) == [0, 1]  # … and no other one started
+    with pytest.raises(ValueError, match="job 0 broke"):
+        batch.results()  # asked again: the same answer
+
+
+def test_iterating_gives_each_job_as_it_finishes_with_its_value_or_error() -> None:
+    def job(number: int) -> int:
+        time.sleep(0.05 * number)
+        if number == 1:
+            raise KeyError(number)
+        return number
+
+    done = list(threads.Batch(job, [2, 0, 1], workers=3))
+    assert [(item.job, item.index) for item in done] == [(0, 1), (1, 2), (2, 0)]
+    assert [item.value for item in done] == [0, None, 2]
+    assert isinstance(done[1].error, KeyError) and done[0].error is None
+
+
+def test_stopping_starts_no_new_job_and_leaves_the_running_one_alone() -> None:
+    started: list[int] = []
+    release = threading.Event()
+
+    def job(number: int) -> int:
+        started.append(number)
+        release.wait(10)
+        return number
+
+    began = time.monotonic()
+    with threads.Batch(job, range(5), workers=1) as batch:
+        time.sleep(0.1)
+    assert time.monotonic() - began < 5  # leaving the block did not wait for job 0
+    assert batch.stopped and started == [0]
+    release.set()
+    assert [item.value for item in batch] == [0]  # the one that ran finished; no other started
+    assert started == [0]
+
+
+def test_later_runs_at_once_and_answers_the_same_every_time() -> None:
+    ran = threading.Event()
+    later = Later(lambda: ran.set() or 42)
+    assert ran.wait(5)  # started before anybody asked
+    assert later.get() == 42 and later.get() == 42
+
+    def broken() -> int:
+        raise OSError("no git")
+
+    failing = Later(broken)
+    for _ in range(2):
+        with pytest.raises(OSError, match="no git"):
+            failing.get()
+
+
+CTRL_C = """
+import pathlib, sys, time
+from routedriver import threads
+from routedriver.cli._exits import run
+
+log = pathlib.Path(sys.argv[1])
+
+def job(number):
+    with log.open("a") as handle:
+        handle.write(f"started {number}\\n")
+    time.sleep(60)
+    return number
+
+def body():
+    threads.run_all(job, range(6), workers=2)
+    return 0
+
+if sys.argv[2] == "cli":
+    sys.exit(run("threads-test", body))
+body()  # no handler of ours: Python's own KeyboardInterrupt
+"""
+
+
+@pytest.mark.parametrize("mode", ["cli", "plain"])
+def test_ctrl_c_stops_the_wait_at_once_and_starts_no_new_job(tmp_path: Path, mode: str) -> None:
+    script, log = tmp_path / "ctrl_c.py", tmp_path / "log"
+    script.write_text(CTRL_C, encoding="utf-8")
+    started = subprocess.Popen(
+        [sys.executable, str(script), str(log), mode], stderr=subprocess.PIPE, text=True
+    )
+    deadline = time.monotonic() + 20
+    while not (log.exists() and log.read_text().count("started") == 2):
+        assert time.monotonic() < deadline, "the first two jobs never started"
+        time.sleep(0.02)
+    interrupted = time.monotonic()
+    started.send_signal(signal.SIGINT)
+    _, err = started.communicate(timeout=20)
+    assert time.monotonic() - interrupted < 5  # nobody waited for the 60 s jobs
+    if mode == "cli":
+        assert (started.returncode, err) == (130, "error: interrupted\n")
+    else:
+        assert started.returncode != 0 and "KeyboardInterrupt" in err
+    assert sorted(log.read_text().split("\n")[:-1]) == ["started 0", "started 1"]
