@@ -21,6 +21,7 @@ from routedriver.later import Later
 
 _READ_ONLY_ENV = {"GIT_OPTIONAL_LOCKS": "0", "GIT_LITERAL_PATHSPECS": "1"}
 _GLOB_ENV = {"GIT_OPTIONAL_LOCKS": "0", "GIT_LITERAL_PATHSPECS": "0"}  # for ':(glob)' pathspecs
+_MAGIC_ENV = _GLOB_ENV  # pathspecs that say what they are (':(literal)…', ':(exclude,literal)…')
 _REGULAR_FILE_MODES = frozenset(("100644", "100755"))  # symlinks and submodules: ids that are not file bytes
 _PLAIN_TAGGED_MODES = frozenset(f"H {mode}" for mode in _REGULAR_FILE_MODES)  # see _LS_STAGE
 _REV_PARSE = ("rev-parse", "--show-toplevel", "--show-object-format", "--absolute-git-dir")
@@ -71,6 +72,12 @@ class IndexSnapshot(NamedTuple):
         clean = staged.keys() & paths  # set operations: route.verify asks about 10,000 paths at once
         clean -= self.modified
         return dict(zip(clean, map(staged.__getitem__, clean), strict=True))
+
+    def merged(self, other: IndexSnapshot | None) -> IndexSnapshot:
+        """Both snapshots' knowledge (of disjoint parts of the index)."""
+        if other is None:
+            return self
+        return IndexSnapshot({**self.staged, **other.staged}, self.modified | other.modified)
 
     def unsure(self, paths: Iterable[str]) -> set[str]:
         """Those of ``paths`` git does not vouch for as regular files: untracked, not a regular file in the
@@ -237,16 +244,19 @@ def _pathspecs(paths: Sequence[str]) -> list[str]:
     return sorted({os.path.dirname(path) or "." for path in paths})
 
 
-def index_snapshot(repo: Repo, pathspecs: Sequence[str] = ()) -> IndexSnapshot | None:
+def index_snapshot(
+    repo: Repo, pathspecs: Sequence[str] = (), env: Mapping[str, str] = _READ_ONLY_ENV
+) -> IndexSnapshot | None:
     """ONE ``git ls-files -v -s`` and ONE ``git diff-files`` (side by side), limited to ``pathspecs`` if
-    given; None when git cannot answer (the caller then hashes files itself)."""
+    given (literal paths; with ``env=_MAGIC_ENV``, pathspecs with their own magic); None when git cannot
+    answer (the caller then hashes files itself)."""
     specs = ["--", *pathspecs] if pathspecs else []
     modified_box: list[proc.ProcResult] = []
     side = threading.Thread(
-        target=lambda: modified_box.append(_git([*_DIFF_FILES, *specs], repo.toplevel)), daemon=True
+        target=lambda: modified_box.append(_git([*_DIFF_FILES, *specs], repo.toplevel, env)), daemon=True
     )
     side.start()
-    staged_run = _git([*_LS_STAGE, *specs], repo.toplevel)
+    staged_run = _git([*_LS_STAGE, *specs], repo.toplevel, env)
     side.join()
     if staged_run.returncode != 0 or not modified_box or modified_box[0].returncode != 0:
         return None
@@ -287,6 +297,16 @@ def clean_blob_ids(repo: Repo, paths: Sequence[str]) -> dict[str, str]:
     files whose work-tree copy is unmodified; the rest are left out for the caller to hash itself."""
     snapshot = snapshot_of(repo, paths)
     return snapshot.clean_ids(paths) if snapshot is not None else {}
+
+
+def route_snapshot(repo: Repo, route: str, state_files: Sequence[str] = ()) -> IndexSnapshot | None:
+    """``index_snapshot`` of a route directory (``route``, relative to the top-level, POSIX; ``.`` for the
+    top-level) without its ``.route/`` records, which may be thousands and are never hashed, but with
+    ``state_files`` (names under ``.route/``: the approval markers)."""
+    head = "" if route in ("", ".") else route + "/"
+    specs = [f":(literal){route or '.'}", f":(exclude,literal){head}.route"]
+    specs += [f":(literal){head}.route/{name}" for name in state_files]
+    return index_snapshot(repo, specs, _MAGIC_ENV)
 
 
 def snapshot_of(repo: Repo, paths: Sequence[str]) -> IndexSnapshot | None:

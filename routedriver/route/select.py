@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from routedriver.errors import Refused
-from routedriver.route import store
 from routedriver.route.model import Route, Stone
 from routedriver.route.state import Done, Survey
 
@@ -69,17 +68,11 @@ class _Status:
 
 def survey_of(route: Route) -> Survey:
     """A ``Survey`` of ``route`` with git's index read once for the stones that have a pass to check (git
-    is not even imported for a route that has none)."""
-    names = store.list_state(route)
-    checked = [stone for stone in route.stones if store.has_marker(names, stone.name)]
-    repo = None
+    is not even started for a route that has none, until something needs it)."""
+    survey = Survey(route, None, Path.cwd(), locate=True)
+    checked = [stone for stone in route.stones if survey.needs_checking(stone)]
     if checked:
-        from routedriver import gitops
-
-        repo = gitops.find_repo(route.path)
-    base = repo.toplevel if repo is not None else Path.cwd()
-    survey = Survey(route, repo, base, names=names)
-    survey.prepare(checked)
+        survey.prepare(checked)
     return survey
 
 

@@ -24,10 +24,10 @@ from typing import TYPE_CHECKING, Literal, NamedTuple
 
 from routedriver.errors import Refused
 from routedriver.route import hashing, manifest, store
-from routedriver.route.artifacts import Listings, artifact_map, artifact_paths
+from routedriver.route.artifacts import Listings, artifact_paths
 from routedriver.route.guardfile import load_guard
 from routedriver.route.inputs import StoneContext, unlisted_approver
-from routedriver.route.model import Guard, PassRecord, Route, Stone
+from routedriver.route.model import STATE_DIR, Guard, PassRecord, Route, Stone
 
 if TYPE_CHECKING:  # on route.stone.get's path: git only once a stone has a pass to check
     from routedriver import gitops
@@ -105,8 +105,15 @@ def gather(
 
 
 class Survey:
-    """One route's state, read once for many stones: the ``.route/`` listing, each stone's guard, one
-    listing per artifact directory, and ONE read of git's index for the files involved."""
+    """One route's state, read once for many stones: the ``.route/`` listing, one listing per artifact
+    directory, and ONE read of git's index for the route's own files (``gitops.route_snapshot``).
+
+    Deciding a stone costs no file read when git vouches for its files and its reviews ran once for its
+    content: content ids come from the index, the pass record is found by its name, and whether a review ran
+    again since is told by the review files' names. A route with 10,000 passed stones is answered from two
+    listings and the index; the pass record is read only to tell which of several runs it used, and by
+    ``route.verify`` (``record``), which checks the evidence behind a pass.
+    """
 
     def __init__(
         self,
@@ -117,10 +124,14 @@ class Survey:
         names: frozenset[str] | None = None,
         snapshot: gitops.IndexSnapshot | None = None,
         approvers: Approvers | None = None,
+        locate: bool = False,
     ) -> None:
+        """``locate``: find the repository holding the route (and so ``base``) only when first needed, so
+        a route where nothing has passed is answered without starting git."""
         self.route = route
-        self.repo = repo
-        self.base = base
+        self._repo = repo
+        self._base = base
+        self._located = not locate
         self.names = store.list_state(route) if names is None else names
         self.files = store.files_by_stone(self.names)
         self._snapshot = snapshot
@@ -129,6 +140,36 @@ class Survey:
         self._contexts: dict[str, StoneContext] = {}
         self._artifacts: dict[str, dict[str, str]] = {}
         self._listings = Listings()
+        self._by_guard_id: dict[str, Guard | None] = {}  # what finding artifacts needs, by guard content
+        self._abs = os.fspath(route.path) + os.sep
+        self._rel_known: str | None = None
+
+    def _locate(self) -> None:
+        if not self._located:
+            from routedriver import gitops
+
+            self._located = True
+            self._repo = gitops.find_repo(self.route.path)
+            self._base = self._repo.toplevel if self._repo is not None else Path.cwd()
+
+    @property
+    def repo(self) -> gitops.Repo | None:
+        self._locate()
+        return self._repo
+
+    @property
+    def base(self) -> Path:
+        """Where paths are relative to: the git top-level, or the current directory outside git."""
+        self._locate()
+        return self._base
+
+    @property
+    def _rel(self) -> str:
+        """The route's directory as its files are keyed: relative to ``base``, ending in ``/`` (or empty)."""
+        if self._rel_known is None:
+            relative = hashing.relative_posix(self.route.path, self.base)
+            self._rel_known = "" if relative == "." else relative + "/"
+        return self._rel_known
 
     # ------------------------------------------------------------ what a stone is made of
 
@@ -140,32 +181,49 @@ class Survey:
             found = self._contexts[stone.name] = StoneContext(self.route, stone, guard, self.repo, self.base)
         return found
 
+    def _known_id(self, relative: str) -> str | None:
+        """The content id git's index vouches for (tracked, regular, unmodified), else None."""
+        snapshot = self._snapshot
+        if snapshot is None or relative in snapshot.modified:
+            return None
+        return snapshot.staged.get(relative)
+
     def _artifact_guard(self, stone: Stone) -> tuple[Guard | None, bool]:
         """What finding the stone's artifacts needs from its guard, and whether it must have one: the parsed
-        guard when its text sets ``artifacts``, else None (the default globs). A long route has thousands
-        of passed stones; parsing every guard would cost more than everything else here."""
+        guard when its text sets ``artifacts``, else None (the default globs). Read once per guard content:
+        a long route's guards are mostly alike, and parsing every one would cost more than the rest."""
         if stone.name in self._contexts:
             guard = self._contexts[stone.name].guard
-        elif stone.guard_path is None:
+        elif not stone.has_guard:
             guard = None
         else:
-            try:
-                text = stone.guard_path.read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError):
-                text = "artifacts"  # load_guard says what is wrong with it
-            guard = self.context(stone).guard if "artifacts" in text else None
+            guard_id = self._known_id(f"{self._rel}{stone.name}.guard")
+            if guard_id is not None and guard_id in self._by_guard_id:
+                known = self._by_guard_id[guard_id]
+                assert stone.guard_path is not None
+                guard = known._replace(path=stone.guard_path) if known is not None else None
+            else:
+                guard = self._read_artifact_guard(stone)
+                if guard_id is not None and (guard is None or guard.artifacts):
+                    self._by_guard_id[guard_id] = guard
         return guard, guard is None or bool(guard.artifacts)
+
+    def _read_artifact_guard(self, stone: Stone) -> Guard | None:
+        """The parsed guard when its text mentions ``artifacts``, else None; refuses a guard that cannot be
+        read (through ``userfile``: a FIFO or a link to /dev/zero must not hang or fill memory)."""
+        from routedriver import userfile
+
+        assert stone.guard_path is not None
+        text = userfile.read_bytes(stone.guard_path, what="guard", shown=self.route.show(stone.guard_path))
+        return self.context(stone).guard if b"artifacts" in text else None
 
     def artifacts(self, stone: Stone) -> dict[str, str]:
         """``{path relative to the top-level: absolute path}`` of the stone's artifacts now."""
         found = self._artifacts.get(stone.name)
         if found is None:
             guard, _required = self._artifact_guard(stone)
-            if self._snapshot_read and self._snapshot is not None:
-                found = artifact_map(self.route, stone, guard, self.base, self._snapshot.unsure)
-            else:
-                paths = artifact_paths(self.route, stone, guard, self.base, self._listings)
-                found = {hashing.relative_posix(path, self.base): path for path in paths}
+            paths = artifact_paths(self.route, stone, guard, self.base, self._listings)
+            found = {hashing.relative_posix(path, self.base): path for path in paths}
             self._artifacts[stone.name] = found
         return found
 
@@ -175,27 +233,33 @@ class Survey:
         return known if known is not None else StoneContext(self.route, stone, None, self.repo, self.base)
 
     def prepare(self, stones: Iterable[Stone]) -> None:
-        """Read git's index once for the files of ``stones`` (their artifacts, stone files, guards and
-        approval markers) before any of them is checked. Stones that cannot be looked at are left to
-        ``check``, which reports them."""
+        """Read git's index once before ``stones`` are checked: the route's own files (stones, guards, the
+        default artifacts, approval markers) and, when guards name artifacts elsewhere, those directories.
+        Stones that cannot be looked at are left to ``check``, which reports them."""
         if self._snapshot_read:
             return
         self._snapshot_read = True
         if self.repo is None:
             return
-        wanted: list[str] = []
-        for stone in stones:
-            try:
-                wanted += self.artifacts(stone)
-            except Refused:
-                continue
-            wanted.append(hashing.relative_posix(stone.path, self.base))
-        wanted.append(hashing.relative_posix(self.route.state_dir / "x", self.base))
-        if any(path.startswith("../") for path in wanted):
-            return  # an artifact outside the work tree: each stone asks git for its own files
         from routedriver import gitops
 
-        self._snapshot = gitops.snapshot_of(self.repo, wanted)
+        approvals = sorted(name for name in self.names if name.endswith(".approved"))
+        self._snapshot = gitops.route_snapshot(self.repo, self._rel.rstrip("/") or ".", approvals)
+        elsewhere: set[str] = set()
+        for stone in stones:
+            try:
+                found = self.artifacts(stone)
+            except Refused:
+                continue
+            elsewhere.update(
+                path.rpartition("/")[0]
+                for path in found
+                if not path.startswith(self._rel) or "/" in path[len(self._rel) :]
+            )
+        if self._snapshot is not None and elsewhere and not any(path.startswith("../") for path in elsewhere):
+            self._snapshot = self._snapshot.merged(
+                gitops.snapshot_of(self.repo, [f"{d}/x" for d in elsewhere])
+            )
 
     @property
     def snapshot(self) -> gitops.IndexSnapshot | None:
@@ -204,12 +268,42 @@ class Survey:
     def needs_checking(self, stone: Stone) -> bool:
         """Has the stone any record of a pass (else it is simply incomplete, nothing to read)?"""
         name = stone.name
-        return (name in self.files and bool(self.files[name].passes)) or (
-            store.legacy_passed_name(name) in self.names
-        )
+        found = self.files.get(name)
+        return (found is not None and bool(found.passes)) or store.legacy_passed_name(name) in self.names
 
     def inputs(self, stone: Stone) -> StoneInputs:
-        return gather(self._bare(stone), self.artifacts(stone), from_disk=False, snapshot=self._snapshot)
+        """The stone's inputs now, from git's index where it vouches for the files (else from disk)."""
+        name = stone.name
+        stone_rel = f"{self._rel}{name}.stone"
+        guard_rel = f"{self._rel}{name}.guard" if stone.has_guard else None
+        approval_rel = f"{self._rel}{STATE_DIR}/{name}.approved"
+        wanted: dict[str, str | Path] = dict(self.artifacts(stone))
+        wanted[stone_rel] = f"{self._abs}{name}.stone"
+        if guard_rel is not None:
+            wanted[guard_rel] = f"{self._abs}{name}.guard"
+        has_approval = f"{name}.approved" in self.names
+        if has_approval:
+            wanted[approval_rel] = f"{self._abs}{STATE_DIR}{os.sep}{name}.approved"
+        ids: dict[str, str] = {}
+        missing: dict[str, str | Path] = {}
+        for relative, path in wanted.items():
+            known = self._known_id(relative)
+            if known is None:
+                missing[relative] = path
+            else:
+                ids[relative] = known
+        if missing:
+            ids.update(hashing.content_ids_of(missing, self.repo, None, from_disk=True).ids)
+        artifact_ids = {
+            path: ids[path] for path in wanted if path not in (stone_rel, guard_rel, approval_rel)
+        }
+        return StoneInputs(
+            artifact_ids,
+            hashing.review_input_hash(artifact_ids),
+            ids[stone_rel],
+            ids[guard_rel] if guard_rel is not None else None,
+            ids[approval_rel] if has_approval else None,
+        )
 
     def approvers(self) -> Approvers:
         if self._approvers is None:
@@ -243,21 +337,42 @@ class Survey:
         if wanted not in passes:
             return self._stale(self._bare(stone), inputs, passes)
         path = self.route.state_dir / wanted
-        record = store.read_pass(path, name)
         history = len(passes) - 1
-        if record is None or record.key != inputs.key:
-            why = f"its pass record {self.route.show(path)} is not what the driver wrote (edited or renamed?)"
-            return Done("broken", why, None, inputs, path, history)
-        newer = self._newer_reviews(name, record)
-        if newer:
-            why = f"a review ran again since the pass ({newer}); run route.stone.set again"
-            return Done("stale", why, record, inputs, self.route.state_dir / newer, history)
+        record: PassRecord | None = None
+        if self._reran(name, inputs.review_input_hash):
+            # Several runs of a review for this content: the record says which one the pass relied on.
+            record = store.read_pass(path, name)
+            if record is None or record.key != inputs.key:
+                return Done("broken", _not_written(self.route, path), None, inputs, path, history)
+            newer = self._newer_reviews(name, record)
+            if newer:
+                why = f"a review ran again since the pass ({newer}); run route.stone.set again"
+                return Done("stale", why, record, inputs, self.route.state_dir / newer, history)
         unlisted = self._unlisted_approval(self._bare(stone), inputs)
         if unlisted:
             return Done(
                 "unapproved", unlisted, record, inputs, store.approved_path(self.route, name), history
             )
         return Done("passed", "passed", record, inputs, path, history)
+
+    def record(self, stone: Stone, done: Done) -> PassRecord | None:
+        """The pass record behind a ``passed`` answer, read and checked (None: it is not what the driver
+        wrote)."""
+        if done.record is not None or done.inputs is None:
+            return done.record
+        record = store.read_pass(
+            self.route.state_dir / store.pass_name(stone.name, done.inputs.key), stone.name
+        )
+        return record if record is not None and record.key == done.inputs.key else None
+
+    def _reran(self, stone: str, review_input_hash: str) -> bool:
+        """Did some review run more than once on this content (its files' names say so)?"""
+        files = self.files.get(stone)
+        if files is None or not files.reviews:
+            return False
+        short = review_input_hash[: store.SHORT]
+        positions = [entry.position for entry in files.reviews if entry.short_hash == short]
+        return len(positions) != len(set(positions))
 
     def _newer_reviews(self, stone: str, record: PassRecord) -> str:
         """The name of a review file run after the ones the pass relied on (for the same artifacts and
@@ -300,6 +415,10 @@ class Survey:
         record = max(found, key=lambda record: _likeness(record, inputs))
         why, file = _what_changed(context, record, inputs)
         return Done("stale", why, record, inputs, file, len(passes))
+
+
+def _not_written(route: Route, path: Path) -> str:
+    return f"its pass record {route.show(path)} is not what the driver wrote (edited or renamed?)"
 
 
 def _likeness(record: PassRecord, inputs: StoneInputs) -> tuple[int, int]:

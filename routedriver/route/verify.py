@@ -291,8 +291,13 @@ def _check_stone(
         return result("incomplete", why)
     if not done.passed:
         return result(done.state, done.why, done.file)
-    record, now = done.record, done.inputs
-    assert record is not None and now is not None
+    record, now = survey.record(stone, done), done.inputs
+    assert now is not None
+    if record is None:
+        path = route.state_dir / store.pass_name(stone.name, now.key)
+        shown = relative_posix(path, survey.base)
+        why = f"its pass record {shown} is not what the driver wrote (edited by hand?)"
+        return result("forged", why, path)
     if guard is None:
         return result("passed", _passed_why("passed; its artifacts are unchanged", done))
     files = survey.files.get(stone.name)
