@@ -28,6 +28,7 @@ import click
 
 from routedriver.cli._exits import run, say
 from routedriver.errors import ExitCode
+from routedriver.report import Report
 
 
 def invoke(cmd: click.Command, args: Sequence[str] | None, prog_name: str | None, **extra: Any) -> int:
@@ -38,7 +39,7 @@ def invoke(cmd: click.Command, args: Sequence[str] | None, prog_name: str | None
 
 def _click_main(
     cmd: click.Command, args: Sequence[str] | None, prog: str, extra: dict[str, Any]
-) -> int | None:
+) -> Report | int | None:
     try:
         rv = click.Command.main(cmd, args=args, prog_name=prog, standalone_mode=False, **extra)
     except click.exceptions.NoArgsIsHelpError as exc:
@@ -58,7 +59,7 @@ def _click_main(
         # before the handler was set) still says what happened.
         say("error: interrupted" if isinstance(exc.__cause__, KeyboardInterrupt) else "error: aborted")
         return 130
-    return rv if isinstance(rv, int) else None
+    return rv if isinstance(rv, Report | int) else None
 
 
 class _OneLineErrors:

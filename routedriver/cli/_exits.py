@@ -1,6 +1,7 @@
 """How every command turns an outcome into one exit code and at most one line on stderr. No click here.
 
-``run(prog, body)`` runs ``body`` (a command's work, returning its exit code or None for 0) and maps:
+``run(prog, body)`` runs ``body`` (a command's work, returning a ``report.Report`` that it writes and turns
+into the exit code, or an exit code, or None for 0) and maps:
 
 - ``UserError``          → ``error: <what>; <fix>``, its exit code (2 refused, 1 malfunction)
 - SIGINT / SIGTERM       → children stopped (none started after), ``error: interrupted`` 130 /
@@ -23,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from routedriver.errors import ExitCode, Interrupted, Terminated, UserError
+from routedriver.report import Report
 
 
 def crash_log_path() -> Path:
@@ -73,7 +75,7 @@ def _on_signal(signum: int, frame: object) -> None:
     raise Terminated()
 
 
-def run(prog: str, body: Callable[[], int | None]) -> int:
+def run(prog: str, body: Callable[[], Report | int | None]) -> int:
     """Run ``body`` under the shared error contract; returns the exit code."""
     import signal
 
@@ -90,7 +92,7 @@ def run(prog: str, body: Callable[[], int | None]) -> int:
             signal.signal(restored, handler)
 
 
-def _run(prog: str, body: Callable[[], int | None]) -> int:
+def _run(prog: str, body: Callable[[], Report | int | None]) -> int:
     try:
         os.getcwd()
     except FileNotFoundError:
@@ -99,6 +101,8 @@ def _run(prog: str, body: Callable[[], int | None]) -> int:
         return int(ExitCode.MALFUNCTION)
     try:
         code = body()
+        if isinstance(code, Report):
+            return _write(code)
     except UserError as exc:
         say(exc.line())
         return int(exc.exit_code)
@@ -117,6 +121,16 @@ def _run(prog: str, body: Callable[[], int | None]) -> int:
         say(f"error: {internal_error(prog, exc)}")
         return int(ExitCode.MALFUNCTION)
     return int(code) if isinstance(code, int) else int(ExitCode.OK)
+
+
+def _write(report: Report) -> int:
+    """A command's report: its result on stdout, its lines on stderr, its exit code."""
+    if report.stdout:
+        sys.stdout.write(report.stdout)
+        sys.stdout.flush()
+    for line in report.stderr:
+        say(line)
+    return int(report.exit_code)
 
 
 def internal_error(prog: str, exc: Exception) -> str:

@@ -8,7 +8,9 @@ from typing import TYPE_CHECKING
 import click
 
 from routedriver.cli._command import Command
-from routedriver.cli.route_stone import ROUTE_HELP, _call, _json
+from routedriver.cli.route_stone import ROUTE_HELP, _call
+from routedriver.report import Report
+from routedriver.report import as_json as json_document
 
 if TYPE_CHECKING:
     from routedriver.route.policy import PolicyApproveResult
@@ -20,7 +22,7 @@ if TYPE_CHECKING:
     "--no-commit", is_flag=True, help="Write the policy approval but do not commit it (commit it yourself)."
 )
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
-def approve_command(route_option: str | None, no_commit: bool, as_json: bool) -> int:
+def approve_command(route_option: str | None, no_commit: bool, as_json: bool) -> Report:
     """Approve the route's definitions as they are now (its stones, guards and approvers file): humans only,
     in a terminal. Writes $route/.route/policy.approved and commits it alone with your git identity (and
     signing) unless --no-commit; route.verify --base then accepts the changes since the base."""
@@ -35,28 +37,28 @@ def approve_command(route_option: str | None, no_commit: bool, as_json: bool) ->
         {"route": route_option},
         lambda: policy.approve(route_option, human=human, commit=not no_commit),
     )
-    _render(result, as_json)
-    return 0
+    return _report(result, as_json)
 
 
-def _render(result: PolicyApproveResult, as_json: bool) -> None:
+def _report(result: PolicyApproveResult, as_json: bool) -> Report:
     show = result.route.show
     if as_json:
-        _json(
-            {
-                "route": result.route.display,
-                "outcome": result.outcome,
-                "marker": show(result.marker),
-                "definitions_hash": result.definitions_hash,
-                "files": [{"path": path, "blob": blob} for path, blob in sorted(result.files.items())],
-                "approver": {"name": result.approver[0], "email": result.approver[1]},
-                "since": result.since or None,
-                "commit": result.commit,
-                "committed": not result.not_committed,
-                "not_committed": result.not_committed or None,
-            }
+        return Report(
+            json_document(
+                {
+                    "route": result.route.display,
+                    "outcome": result.outcome,
+                    "marker": show(result.marker),
+                    "definitions_hash": result.definitions_hash,
+                    "files": [{"path": path, "blob": blob} for path, blob in sorted(result.files.items())],
+                    "approver": {"name": result.approver[0], "email": result.approver[1]},
+                    "since": result.since or None,
+                    "commit": result.commit,
+                    "committed": not result.not_committed,
+                    "not_committed": result.not_committed or None,
+                }
+            )
         )
-        return
     who = f"{result.approver[0]} <{result.approver[1]}>"
     count = f"{len(result.files)} definition file{'s' if len(result.files) != 1 else ''}"
     if result.outcome == "already-approved":
@@ -70,4 +72,4 @@ def _render(result: PolicyApproveResult, as_json: bool) -> None:
         lines.append(f"  committed {result.commit[:12]} (only the marker; other staged work is untouched)")
     elif result.not_committed:
         lines.append(f"  not committed ({result.not_committed}); commit {show(result.marker)} yourself")
-    click.echo("\n".join(lines))
+    return Report("\n".join(lines) + "\n")

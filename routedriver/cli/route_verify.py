@@ -15,12 +15,12 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple, TextIO
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
     import click
 
-    from routedriver.route.verify import VerifyReport
+    from routedriver.report import Report
 
 PROG = "route.verify"
 HELP = "Re-check every stone's claims from the files and git: exit 0 only when all are passed and fresh."
@@ -176,8 +176,8 @@ def run_verify(
     allow_incomplete: bool,
     junit_path: Path | None,
     as_json: bool,
-) -> int:
-    """Verify, print the report (and the JUnit file, the GitHub annotations); 0 when every claim holds."""
+) -> Report:
+    """Verify; the report (written by ``_exits``), after the JUnit file and GitHub's step summary."""
     from routedriver.errors import Refused
     from routedriver.route import verify_report
     from routedriver.route.verify import verify
@@ -196,28 +196,10 @@ def run_verify(
     )
     if junit_path is not None:  # first: a path it cannot write is refused before any report is shown
         _write_junit(junit_path, verify_report.junit(report))
-    out = sys.stdout
-    if as_json:
-        import json
-
-        out.write(json.dumps(verify_report.as_json(report), ensure_ascii=False, indent=2) + "\n")
-    else:
-        out.write(verify_report.text(report))
-    if os.environ.get("GITHUB_ACTIONS") == "true":
-        # The runner reads workflow commands on both streams; with --json, stdout holds the JSON alone.
-        _github(report, sys.stderr if as_json else out)
-    out.flush()
-    for notice in verify_report.notices(report):  # before the verdict's error line, which stays the last
-        sys.stderr.write(notice + "\n")
-    if report.ok:
-        return 0
-    failing = report.failing
-    sys.stderr.write(
-        f"error: {len(failing)} of {len(report.checks)} stones failed route.verify "
-        f"({', '.join(sorted({check.status for check in failing}))}); "
-        "see each stone's line on stdout for what to fix\n"
-    )
-    return 2
+    github = os.environ.get("GITHUB_ACTIONS") == "true"
+    if github:
+        _append_summary(verify_report.step_summary(report))
+    return verify_report.outcome(report, json=as_json, github=github)
 
 
 def _write_junit(path: Path, xml: str) -> None:
@@ -232,15 +214,12 @@ def _write_junit(path: Path, xml: str) -> None:
         ) from None
 
 
-def _github(report: VerifyReport, stream: TextIO) -> None:
-    from routedriver.route import verify_report
-
-    for line in verify_report.github_annotations(report):
-        stream.write(line + "\n")
+def _append_summary(markdown: str) -> None:
+    """The step summary GitHub shows for the job (``$GITHUB_STEP_SUMMARY``), appended to."""
     summary_path = os.environ.get("GITHUB_STEP_SUMMARY")
     if summary_path:
         try:
             with open(summary_path, "a", encoding="utf-8") as handle:
-                handle.write(verify_report.step_summary(report))
+                handle.write(markdown)
         except OSError as exc:
             sys.stderr.write(f"warning: cannot append to GITHUB_STEP_SUMMARY ({exc.strerror})\n")

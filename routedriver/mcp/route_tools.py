@@ -66,8 +66,8 @@ def _human_gate(route_option: str | None, stone: str) -> str:
 
 
 def _next(route_option: str | None, arguments: Mapping[str, Any]) -> Answer:
-    from routedriver.cli.route_stone import get_payload, get_text
     from routedriver.route import api
+    from routedriver.route.stone_report import get_payload, get_text
 
     result = api.get(route_option, arguments.get("selector", "@next-one"))
     return Answer(get_text(result, True), get_payload(result, True))
@@ -122,8 +122,8 @@ def _drive(route_option: str | None, arguments: Mapping[str, Any]) -> Answer:
 
 
 def _set_passed(route_option: str | None, arguments: Mapping[str, Any]) -> Answer:
-    from routedriver.cli.route_stone import set_error_line, set_payload, set_text
     from routedriver.route import api
+    from routedriver.route.stone_report import set_error_line, set_payload, set_text
 
     result = api.set_passed(route_option, arguments["stone"])
     evaluation = result.evaluation
@@ -138,8 +138,8 @@ def _set_passed(route_option: str | None, arguments: Mapping[str, Any]) -> Answe
 
 
 def _judge(route_option: str | None, arguments: Mapping[str, Any]) -> Answer:
-    from routedriver.cli.route_stone import verdict_error_line
     from routedriver.route import api
+    from routedriver.route.stone_report import verdict_error_line
 
     stone, mechanism = arguments["stone"], arguments["mechanism"]
     verdict = api.judge(

@@ -1,12 +1,14 @@
 """How a ``route.verify`` report is shown: text, JSON, JUnit XML, GitHub annotations and step summary.
 
-Pure functions from a ``VerifyReport`` to strings; the CLI decides where they go.
+Pure functions from a ``VerifyReport`` to strings, and ``outcome``: what the command prints and its exit code.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from routedriver.errors import ExitCode
+from routedriver.report import Report
 from routedriver.route.verify import StoneCheck, VerifyReport
 
 if TYPE_CHECKING:
@@ -193,3 +195,27 @@ def step_summary(report: VerifyReport) -> str:
             f"| {icon} | {_cell(check.route)} | {_cell(check.stone)} | {check.status} | {_cell(check.why)} |"
         )
     return "\n".join(lines) + "\n\n"
+
+
+def outcome(report: VerifyReport, *, json: bool, github: bool) -> Report:
+    """What route.verify prints and how it exits: the text (or one JSON document) on stdout; under GitHub
+    Actions (``github``) an annotation per failing stone (on stderr with ``json``, so stdout stays one
+    document: the runner reads workflow commands on both); the notices; then, when a claim fails, one
+    ``error:`` line, last. Exit 0 only when every claim holds, else 2."""
+    import json as json_module
+
+    stdout = json_module.dumps(as_json(report), ensure_ascii=False, indent=2) + "\n" if json else text(report)
+    annotations = github_annotations(report) if github else []
+    stderr = list(annotations) if json else []
+    if annotations and not json:
+        stdout += "".join(line + "\n" for line in annotations)
+    stderr += notices(report)  # before the verdict's error line, which stays the last
+    if report.ok:
+        return Report(stdout, tuple(stderr))
+    failing = report.failing
+    stderr.append(
+        f"error: {len(failing)} of {len(report.checks)} stones failed route.verify "
+        f"({', '.join(sorted({check.status for check in failing}))}); "
+        "see each stone's line on stdout for what to fix"
+    )
+    return Report(stdout, tuple(stderr), ExitCode.REFUSED)
