@@ -15,11 +15,12 @@ Batch(...) as batch:``, however the block ends): no job starts after it; the job
 nobody waits for them unless they ask (``results()``, iterating). The threads are daemon threads and no pool
 joins them at exit (a ``ThreadPoolExecutor``'s are joined), so a Ctrl-C (the signal handler raising in the
 waiting thread: every wait here can be interrupted) exits at once, while ``proc.kill_running`` takes down
-the commands they were running.
+the commands they were running. Workers run in a copy of the caller's ``contextvars`` context.
 """
 
 from __future__ import annotations
 
+import contextvars
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Generic, TypeVar, cast
@@ -52,8 +53,13 @@ class Batch(Generic[J, R]):
         self._taken = 0  # how many of them the iterator handed out
         self._results: list[R] | None = None
         self._failure: BaseException | None = None
+        # Each worker runs in a copy of the caller's context: what the caller set in a ContextVar (a
+        # proc.Scope, so that route.mcp can stop one request's commands) holds in the jobs too.
+        context = contextvars.copy_context()
         for number in range(max(1, min(workers, len(self._jobs)))):
-            threading.Thread(target=self._worker, name=f"{name}-{number + 1}", daemon=True).start()
+            threading.Thread(
+                target=context.copy().run, args=(self._worker,), name=f"{name}-{number + 1}", daemon=True
+            ).start()
 
     def _worker(self) -> None:
         while True:

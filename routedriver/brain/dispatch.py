@@ -3,7 +3,7 @@
 In call order: a malformed call gets an error result that quotes what was sent; an unknown tool gets
 ``tool not found: X; available: …``; arguments that do not fit the schema are fed back as malformed; then
 the ``pre_tool`` hooks decide (the permission guard first; the first block wins; a hook that raises blocks).
-The allowed calls then run concurrently on a thread pool, except where two of them name the same file and
+The allowed calls then run concurrently (threads.Batch), except where two of them name the same file and
 one changes it (any tool not declared ``read_only``): the later one waits, so two edits of one file both
 land, in call order (``call_groups``). Calls naming no file, bash among them, never wait: like the API's
 parallel tool use, calls of one response are independent; a model that needs an order sends them in turns.
@@ -24,9 +24,8 @@ import logging
 import os
 import time
 from collections.abc import Mapping, Sequence
-from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from routedriver.brain.hooks import ALLOW, HookVerdict, LoopHook, ToolEvent, ToolOutcome
 from routedriver.brain.records import CallRecord, CallStatus, Limits
@@ -43,6 +42,7 @@ from routedriver.brain.tools.base import (
 )
 from routedriver.errors import Stopped
 from routedriver.llm.types import Message, ToolCall
+from routedriver.threads import Batch
 
 log = logging.getLogger("bhrain")
 
@@ -74,7 +74,6 @@ class Dispatcher:
     ) -> None:
         self.registry, self.hooks, self.workdir = registry, hooks, workdir
         self.limits, self.redactor = limits, redactor
-        self._pool: ThreadPoolExecutor | None = None
         self.batch: list[CallRecord] = []  # the records of the response being run (or last run)
 
     def run(
@@ -148,9 +147,7 @@ class Dispatcher:
         return messages, records
 
     def close(self) -> None:
-        pool, self._pool = self._pool, None
-        if pool is not None:
-            pool.shutdown(wait=False, cancel_futures=True)
+        """Nothing to release: tool calls run in ``threads.Batch`` daemon threads that end with them."""
 
     def preview(self, text: str, limit: int = 200) -> str:
         flat = " ".join(self.redactor.text(text).split())
@@ -167,20 +164,20 @@ class Dispatcher:
         readable = read_filter_of(self.hooks)
         outcomes: dict[int, ToolOutcome] = {}
         for group in call_groups(runnable):
-            # Even a lone call runs on the pool: the loop's thread, where Python delivers signals, only waits,
-            # so Ctrl-C never lands inside a tool half-way (a process started but not yet registered to be
-            # killed would outlive us); the tool's thread finishes its step and proc stops what it started.
-            if self._pool is None:
-                self._pool = ThreadPoolExecutor(self.limits.max_parallel, thread_name_prefix="bhrain-tool")
-            futures = {
-                i: self._pool.submit(self._execute, tool, call, records[i], iteration, readable)
-                for i, tool, call in group
-            }
-            # Only a stop gets out of _execute: raised as soon as any call raises it, not after the others.
-            finished, _ = wait(futures.values(), return_when=FIRST_EXCEPTION)
-            for future in finished:
-                future.result()
-            outcomes.update((i, future.result()) for i, future in futures.items())
+            # Even a lone call runs on a worker thread: the loop's thread, where Python delivers signals, only
+            # waits, so Ctrl-C never lands inside a tool half-way (a process started but not yet registered
+            # to be killed would outlive us); the tool's thread finishes its step and proc stops what it
+            # started. Only a stop gets out of _execute: raised as soon as any call raises it.
+            with Batch(
+                lambda item: self._execute(item[1], item[2], records[item[0]], iteration, readable),
+                group,
+                workers=self.limits.max_parallel,
+                name="bhrain-tool",
+            ) as batch:
+                for done in batch:
+                    if done.error is not None:
+                        raise done.error
+                    outcomes[done.job[0]] = cast(ToolOutcome, done.value)
         return outcomes
 
     def _execute(

@@ -131,40 +131,12 @@ def _run_reviews(
 
     if len(positions) == 1:
         return {positions[0]: one(positions[0])}
-    import contextvars
-    import threading
+    from routedriver.threads import run_all
 
-    # Daemon threads rather than a pool: on Ctrl-C the driver exits at once instead of waiting for every
-    # review to finish (a pool's threads are joined at interpreter exit).
-    slots = threading.BoundedSemaphore(MAX_PARALLEL_REVIEWS)
-    results: dict[int, ReviewRecord] = {}
-    errors: list[BaseException] = []
-
-    def work(position: int) -> None:
-        with slots:
-            try:
-                results[position] = one(position)
-            except BaseException as exc:  # re-raised in the calling thread below
-                errors.append(exc)
-
-    threads = [
-        # Each thread runs in a copy of the caller's context, so a proc.Scope the caller entered (route.mcp:
-        # one per request, to cancel it) covers the reviews too.
-        threading.Thread(
-            target=contextvars.copy_context().run,
-            args=(work, position),
-            name=f"review-r{position}",
-            daemon=True,
-        )
-        for position in positions
-    ]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    if errors:
-        raise errors[0]
-    return results
+    # The one helper for threads: Ctrl-C exits at once (no pool to join), proc stops the commands, and a
+    # review that raised lets the others finish writing their records before it is raised here.
+    found = run_all(one, positions, workers=MAX_PARALLEL_REVIEWS, name="review")
+    return dict(zip(positions, found, strict=True))
 
 
 _EXIT_OF = {"passed": 0, "failed": 2, "malfunction": 1}
