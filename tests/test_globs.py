@@ -450,3 +450,18 @@ def test_stone_globs_read_names_by_the_same_rule(git_repo: Path) -> None:
     assert [stone.name for stone in match_names(route, "3.*")] == ["3.1.x", "3.2.y"]
     assert [stone.name for stone in match_names(route, "[^3]*")] == ["1.a", "2.b"]
     assert [stone.name for stone in match_names(route, "[!3]*")] == ["1.a", "2.b"]
+
+
+def test_read_rules_hide_hidden_files_the_glob_tool_now_lists(tmp_path: Path) -> None:
+    # The glob tool reaches hidden names; bhrain's Read deny rules (gitignore-style, Claude Code's syntax)
+    # must never be narrower than that reach.
+    from routedriver.brain.permissions.rules import policy_from_block
+
+    for path in ("src/a.py", "src/.env", "secrets/.key", "secrets/.d/k", "x/.env", ".env"):
+        write(tmp_path / path, "s\n")
+    rules = policy_from_block(
+        {"deny": ["Read(secrets/**)", "Read(**/.env)"]}, base_dir=tmp_path, workdir=tmp_path, where="p"
+    )
+    context = ToolContext(tmp_path, readable=rules.read_filter())
+    shown = glob_tool({"pattern": "**"}, context).output.splitlines()
+    assert shown == ["src", "src/a.py", "x", "[skipped: 4 paths the permission rules protect]"]
