@@ -1,5 +1,10 @@
 """Which files are a stone's artifacts: the guard's ``artifacts:`` globs (default ``$route/<name>*.md``).
 
+A glob means what ``routedriver.globs`` says (hidden names match like any other; ``out/`` is every file
+below ``out``); only files count, and a walk never enters a symlinked directory, ``.git`` or any route's
+``.route/`` through a wildcard. The driver's own files are never artifacts: nothing under this route's
+``.route/``, no ``.stone`` or ``.guard`` file.
+
 The default glob of ``3.plan`` also matches ``3.plan-details.md``, the default artifact of ``3.plan-details``.
 The most specific name owns such a file: a file the default glob of a stone with a longer name (one that
 extends this stone's name) also matches is not this stone's. Globs written in a guard are taken as written.
@@ -8,22 +13,25 @@ extends this stone's name) also matches is not this stone's. Globs written in a 
 from __future__ import annotations
 
 import bisect
-import fnmatch
-import glob
 import os
 import re
 from collections.abc import Callable, Iterable, Iterator
 from functools import lru_cache
 from itertools import filterfalse
 from pathlib import Path
+from typing import NamedTuple
 
+from routedriver import globs
 from routedriver.route.guardfile import DEFAULT_ARTIFACTS, default_artifacts
 from routedriver.route.hashing import relative_posix
-from routedriver.route.model import Guard, Route, Stone
+from routedriver.route.model import STATE_DIR, Guard, Route, Stone
 from routedriver.route.subst import VARIABLE
 
 _DRIVER_SUFFIXES = (".stone", ".guard")
 _DRIVER_FILE = re.compile(r".*\.(?:stone|guard)\Z", re.DOTALL)  # a name ending in one of _DRIVER_SUFFIXES
+# Directories a wildcard never enters: a repository's own store, and any route's driver files (a route may
+# live inside another stone's artifact directory; its markers are not that stone's output).
+_NEVER_ENTERED = globs.NEVER_ENTERED | {STATE_DIR}
 
 # Given relative paths, says which are NOT known to be regular files (e.g. ``IndexSnapshot.unsure``: git's
 # index lists them as regular files and the work tree agrees); those, and only those, are stat-ed.
@@ -32,7 +40,7 @@ Unsure = Callable[[Iterable[str]], set[str]]
 
 def expand_glob(pattern: str, route: Route, stone: Stone) -> str:
     """``pattern`` with ``$route``/``$stone`` replaced by their values, escaped to match only themselves."""
-    values = {"route": glob.escape(str(route.path)), "stone": glob.escape(stone.name)}
+    values = {"route": globs.escape(str(route.path)), "stone": globs.escape(stone.name)}
     return VARIABLE.sub(lambda match: values.get(match[1] or match[2], match[0]), pattern)
 
 
@@ -40,25 +48,39 @@ def artifact_globs(stone: Stone, guard: Guard | None) -> tuple[str, ...]:
     return guard.artifacts if guard is not None else default_artifacts(stone.name)
 
 
+class Listing(NamedTuple):
+    """One directory's entries, read once."""
+
+    names: list[str]  # sorted
+    is_file: dict[str, bool]  # a regular file, or a link to one
+    subdirs: frozenset[str]  # real directories (not links): where a wildcard may go on
+
+
 class Listings:
     """Directory listings read once and shared by every glob asked in one run: a route keeps its stones'
     artifacts side by side, and ``route.drive`` looks at every passed stone (a thousand stones would
-    otherwise be a thousand scans of one directory). Each listing knows which names are files
-    (``os.scandir``: no stat per file) and is sorted, so a glob's literal prefix is found by bisection."""
+    otherwise be a thousand scans of one directory). Each listing knows which names are files and which are
+    directories (``os.scandir``: no stat per file) and is sorted, so a glob's literal prefix is found by
+    bisection."""
 
     def __init__(self) -> None:
-        self._read: dict[str, tuple[list[str], dict[str, bool]]] = {}
+        self._read: dict[str, Listing] = {}
 
-    def get(self, directory: str) -> tuple[list[str], dict[str, bool]]:
-        """(sorted names, {name: is a file}) of ``directory``; empty when it is missing or unreadable."""
+    def get(self, directory: str) -> Listing:
+        """The entries of ``directory``; none when it is missing or unreadable."""
         found = self._read.get(directory)
         if found is None:
+            is_file: dict[str, bool] = {}
+            subdirs: set[str] = set()
             try:
                 with os.scandir(directory) as entries:
-                    is_file = {entry.name: entry.is_file() for entry in entries}
+                    for entry in entries:
+                        is_file[entry.name] = entry.is_file()
+                        if entry.is_dir(follow_symlinks=False):
+                            subdirs.add(entry.name)
             except OSError:
-                is_file = {}  # like glob: a directory that is missing or unreadable matches nothing
-            found = self._read[directory] = (sorted(is_file), is_file)
+                pass  # a directory that is missing or unreadable holds nothing
+            found = self._read[directory] = Listing(sorted(is_file), is_file, frozenset(subdirs))
         return found
 
 
@@ -103,8 +125,8 @@ def artifact_map(
     state_dir = os.fspath(route.state_dir)
     state_prefix = state_dir + os.sep
     for pattern in _patterns(route, stone, guard, base):
-        directory, name = os.path.split(pattern)
-        if unsure is None or os.sep != "/" or glob.has_magic(directory) or not _last_only(name):
+        directory, name = _last_only(pattern)
+        if unsure is None or os.sep != "/" or name is None:
             for path in _files(pattern, Listings()):
                 if not (path.endswith(_DRIVER_SUFFIXES) or path.startswith(state_prefix)):
                     found[relative_posix(path, base)] = path
@@ -114,8 +136,8 @@ def artifact_map(
         try:
             names = os.listdir(directory)
         except OSError:
-            continue  # like glob: a directory that is missing or unreadable matches nothing
-        entries = list(filter(_name_matcher(name), names))
+            continue  # a directory that is missing or unreadable holds nothing
+        entries = list(filter(globs.name_matcher(name), names))
         if _may_match_driver_files(name):
             entries = list(filterfalse(_DRIVER_FILE.match, entries))
         relative_dir = relative_posix(directory, base)
@@ -169,14 +191,6 @@ def _taken_by_longer_name(route: Route, stone: Stone, guard: Guard | None) -> Ca
 
 
 @lru_cache(maxsize=256)
-def _name_matcher(name: str) -> Callable[[str], re.Match[str] | None]:
-    """Matches a file name against the glob component ``name`` as glob does: like fnmatch, except that a
-    leading dot is matched only by a pattern that starts with one."""
-    hidden = "" if name.startswith(".") else r"(?!\.)"
-    return re.compile(hidden + fnmatch.translate(name)).match
-
-
-@lru_cache(maxsize=256)
 def _may_match_driver_files(name: str) -> bool:
     """Whether the glob component ``name`` can match a ``.stone`` or ``.guard`` file: not when it ends in
     literal text that rules both out (``*.md``: every name it matches ends in ``.md``)."""
@@ -184,57 +198,74 @@ def _may_match_driver_files(name: str) -> bool:
     return not tail or any(suffix.endswith(tail) or tail.endswith(suffix) for suffix in _DRIVER_SUFFIXES)
 
 
-def _last_only(name: str) -> bool:
-    """Wildcards in this (last) component, none of them ``**``: one directory listing answers the glob."""
-    return glob.has_magic(name) and "**" not in name
+def _last_only(pattern: str) -> tuple[str, str | None]:
+    """(the directory, the last component) of a glob with wildcards in its last component only, none of them
+    a whole ``**`` (``route/1.vision*.md``, ``docs/*.md``): one listing of that directory answers it. The
+    component is None for any other glob."""
+    directory, _, name = pattern.rpartition("/")
+    if globs.has_magic(name) and name != globs.GLOBSTAR and not globs.has_magic(directory):
+        return directory or "/", name  # the usual glob, told without parsing it (a thousand stones ask)
+    spec = globs.parse(pattern).cover
+    rest = spec.rest
+    if rest is None or len(rest.parts) != 1 or rest.parts[0] == globs.GLOBSTAR:
+        return spec.head, None
+    return spec.head, rest.parts[0]
 
 
 def _patterns(route: Route, stone: Stone, guard: Guard | None, base: Path) -> list[str]:
-    """The stone's artifact globs, substituted, absolute (relative ones start at ``base``) and normalized."""
-    escaped_base = glob.escape(str(base))
+    """The stone's artifact globs, substituted, absolute (relative ones start at ``base``) and normalized
+    (a trailing ``/`` kept: it means every file below)."""
+    escaped_base = globs.escape(str(base))
     patterns = []
     for pattern in artifact_globs(stone, guard):
         expanded = expand_glob(pattern, route, stone)
         if not os.path.isabs(expanded):
             expanded = os.path.join(escaped_base, expanded)
-        patterns.append(os.path.normpath(expanded))
+        normalized = os.path.normpath(expanded)
+        patterns.append(normalized + "/" if expanded.endswith("/") and normalized != "/" else normalized)
     return patterns
 
 
-_MAGIC = re.compile(r"[*?\[]")
-
-
 def _files(pattern: str, listings: Listings) -> Iterator[str]:
-    """Normalized paths of the files ``glob.glob(pattern, recursive=True)`` matches (``pattern`` is
-    normalized). The common shape, wildcards in the last component only (``route/1.vision*.md``,
-    ``docs/*.md``), is answered from the directory's listing: only the names that start with the glob's
-    literal prefix are looked at, and none is stat-ed, which matters at 10,000 files."""
-    directory, name = os.path.split(pattern)
-    if glob.has_magic(directory) or not _last_only(name):
-        for match in glob.glob(pattern, recursive=True):
-            if os.path.isfile(match):
-                yield os.path.normpath(match)
+    """Normalized paths of the files the (absolute, normalized) glob ``pattern`` covers. The common shape,
+    wildcards in the last component only (``route/1.vision*.md``, ``docs/*.md``), is answered from the
+    directory's listing: only the names that start with the glob's literal prefix are looked at, and none is
+    stat-ed, which matters at 10,000 files. Other globs walk down from their literal head, entering only
+    directories below which something could match."""
+    directory, name = _last_only(pattern)
+    if name is not None:
+        listing = listings.get(directory or os.curdir)
+        names, is_file = listing.names, listing.is_file
+        literal = globs.literal_prefix(name)
+        matches = globs.name_matcher(name)
+        head = directory.rstrip(os.sep) + os.sep if directory else ""
+        # By index, not islice: islice steps through every name before the start (quadratic over a route).
+        for index in range(bisect.bisect_left(names, literal), len(names)):
+            entry = names[index]
+            if not entry.startswith(literal):
+                break  # sorted: every later name has another prefix
+            if matches(entry) and is_file[entry]:
+                yield head + entry
         return
-    names, is_file = listings.get(directory or os.curdir)
-    literal = _MAGIC.split(name, 1)[0]
-    matches = _component_matcher(name, literal)
-    skip_hidden = not name.startswith(".")  # like glob: '*' does not match a leading dot
-    head = directory.rstrip(os.sep) + os.sep if directory else ""
-    # By index, not islice: islice steps through every name before the start (quadratic over a long route).
-    for index in range(bisect.bisect_left(names, literal), len(names)):
-        entry = names[index]
-        if not entry.startswith(literal):
-            break  # sorted: every later name has another prefix
-        if not (skip_hidden and entry[0] == ".") and matches(entry) and is_file[entry]:
-            yield head + entry
+    spec = globs.parse(pattern).cover
+    if spec.rest is None:
+        if os.path.isfile(spec.head):
+            yield spec.head
+        return
+    yield from _walk(spec.head, spec.rest, listings)
 
 
-def _component_matcher(name: str, literal: str) -> Callable[[str], object]:
-    """Whether a file name that starts with ``literal`` matches the glob component ``name``. Each stone's own
-    default, ``<literal>*<suffix>`` (``1.vision*.md``), is told by the name's length and end: compiling a
-    regular expression per stone costs more than the rest on a long route."""
-    rest = name[len(literal) :]
-    if rest.startswith("*") and not _MAGIC.search(rest, 1):
-        suffix, shortest = rest[1:], len(name) - 1
-        return lambda entry: len(entry) >= shortest and entry.endswith(suffix)
-    return re.compile(fnmatch.translate(name)).match
+def _walk(top: str, rest: globs.Glob, listings: Listings) -> Iterator[str]:
+    """The files below ``top`` whose paths relative to it ``rest`` matches."""
+    pending = [("", top)]
+    while pending:
+        relative_dir, directory = pending.pop()
+        listing = listings.get(directory)
+        prefix = relative_dir + "/" if relative_dir else ""
+        for name in listing.names:
+            relative = prefix + name
+            if listing.is_file[name]:
+                if rest.matches(relative):
+                    yield os.path.join(directory, name)
+            elif name in listing.subdirs and name not in _NEVER_ENTERED and rest.may_match_below(relative):
+                pending.append((relative, os.path.join(directory, name)))

@@ -23,12 +23,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from routedriver import userfile
+from routedriver import globs, userfile
 from routedriver.errors import Refused
 from routedriver.hookevent import MISSING, path_problem, text_problem, wrong
 from routedriver.route import store
 from routedriver.route.model import STATE_DIR, Route, Stone
-from routedriver.route.pathglob import matches
 
 # The file-editing tools bounce polices, and the key that names the file each one writes.
 WRITE_TOOLS = {
@@ -234,17 +233,14 @@ def _protecting_glob(
 
 
 def _match(pattern: str, route: Route, stone: Stone, relative: str, base: Path) -> bool:
+    """Whether the guard's glob ``pattern`` covers ``relative`` (``routedriver.globs``'s rule: hidden names
+    included, ``x/`` is everything below ``x``), ``$route`` and ``$stone`` substituted."""
     from routedriver.route.subst import VARIABLE
 
     route_value = Path(os.path.relpath(route.path, base)).as_posix()
-    values = {"route": _escape(route_value), "stone": _escape(stone.name)}
+    values = {"route": globs.escape(route_value), "stone": globs.escape(stone.name)}
     expanded = VARIABLE.sub(lambda match: values.get(match[1] or match[2], match[0]), pattern)
     if os.path.isabs(expanded):
-        expanded = Path(os.path.relpath(expanded, base)).as_posix()
-    if expanded.startswith("./"):
-        expanded = expanded[2:]
-    return matches(relative, expanded)
-
-
-def _escape(value: str) -> str:
-    return "".join(f"[{char}]" if char in "*?[" else char for char in value)
+        # relpath drops a trailing "/", which means "everything below": keep it.
+        expanded = Path(os.path.relpath(expanded, base)).as_posix() + ("/" if expanded.endswith("/") else "")
+    return globs.covers(expanded, relative)

@@ -8,18 +8,17 @@ them); the rest are simply incomplete.
 
 from __future__ import annotations
 
-import fnmatch
 import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
+from routedriver import globs
 from routedriver.errors import Refused
 from routedriver.route.model import Route, Stone
 from routedriver.route.state import Done, Survey
 
 NEXT_ONE = "@next-one"
 NEXT_ALL = "@next-all"
-_GLOB_CHARS = frozenset("*?[")
 
 
 @dataclass(frozen=True)
@@ -77,7 +76,7 @@ def survey_of(route: Route) -> Survey:
 
 
 def has_glob(pattern: str) -> bool:
-    return any(char in _GLOB_CHARS for char in pattern)
+    return globs.has_magic(pattern)
 
 
 def match_names(route: Route, pattern: str) -> list[Stone]:
@@ -88,7 +87,8 @@ def match_names(route: Route, pattern: str) -> list[Stone]:
     )
     if exact is not None:
         return [exact]
-    matched = [stone for stone in route.stones if fnmatch.fnmatchcase(stone.name, pattern)]
+    matches = globs.name_matcher(pattern)  # a stone's name is one name: the glob rule of routedriver.globs
+    matched = [stone for stone in route.stones if matches(stone.name)]
     if not matched:
         raise Refused(
             f"no stone matches {pattern!r} in {route.display}",

@@ -3,7 +3,6 @@ robot's own edits made stale (which route.verify would reject in CI)."""
 
 from __future__ import annotations
 
-import glob
 import json
 import os
 from pathlib import Path
@@ -143,31 +142,43 @@ def test_stop_hook_sends_the_robot_back_to_a_pass_its_edits_made_stale(git_repo:
     assert code == 0 and "waiting for human approval of 1.vision" in json.loads(out)["systemMessage"]
 
 
-def _by_glob(route: Route, stone: Stone, guard: Guard | None, base: Path) -> list[Path]:
-    """The artifacts as glob.glob itself finds them: the semantics the listing fast path must keep."""
+def _by_rule(route: Route, stone: Stone, guard: Guard | None, base: Path) -> list[Path]:
+    """The artifacts by brute force: every file below ``base`` (links to directories, .git and .route/ not
+    entered) whose absolute path a substituted glob covers, by routedriver.globs's rule. The listing fast
+    path and the walk must find exactly these."""
+    from routedriver import globs
     from routedriver.route.artifacts import artifact_globs, expand_glob
 
-    found = set()
-    for pattern in artifact_globs(stone, guard):
-        expanded = expand_glob(pattern, route, stone)
+    files = []
+    for current, dirs, names in os.walk(base):
+        dirs[:] = [name for name in dirs if name not in (".git", ".route")]
+        files += [
+            os.path.join(current, name) for name in names if os.path.isfile(os.path.join(current, name))
+        ]
+
+    def covered(pattern: str, of: Stone) -> set[str]:
+        expanded = expand_glob(pattern, route, of)
         if not os.path.isabs(expanded):
-            expanded = os.path.join(glob.escape(str(base)), expanded)
-        for match in glob.glob(os.path.normpath(expanded), recursive=True):
-            path = os.path.normpath(match)
-            driver_file = path.endswith((".stone", ".guard")) or path.startswith(f"{route.state_dir}{os.sep}")
-            if os.path.isfile(path) and not driver_file:
-                found.add(path)
+            expanded = os.path.join(globs.escape(str(base)), expanded)
+        return {path for path in files if globs.covers(expanded, path)}
+
+    found = {
+        path
+        for pattern in artifact_globs(stone, guard)
+        for path in covered(pattern, stone)
+        if not path.endswith((".stone", ".guard"))
+    }
     if guard is None:  # a file the default glob of a stone with a longer name also matches is that stone's
         for other in route.stones:
             if len(other.name) > len(stone.name):
                 for pattern in artifact_globs(other, None):
-                    found -= set(map(os.path.normpath, glob.glob(expand_glob(pattern, route, other))))
+                    found -= covered(pattern, other)
     return [Path(path) for path in sorted(found)]
 
 
 def test_drive_finds_the_same_artifacts_as_every_other_command(git_repo: Path) -> None:
     """drive lists each directory once for all stones (one shared Listings); what it finds must be what
-    glob finds for each stone."""
+    the one glob rule gives for each stone (hidden names included)."""
     from routedriver.route.artifacts import Listings, find_artifacts
     from routedriver.route.load import load_route
 
@@ -179,12 +190,15 @@ def test_drive_finds_the_same_artifacts_as_every_other_command(git_repo: Path) -
     write(route / ".route" / "1.a.md", "the driver's own\n")
     write(git_repo / "docs" / "x1.md", "x\n")
     write(git_repo / "docs" / "deep" / "y.md", "y\n")
+    write(git_repo / "docs" / ".hidden" / "z.md", "z\n")
+    (git_repo / "docs" / "loop").symlink_to("..")  # never entered
     loaded = load_route(route)
     shared = Listings()
     globs = [
         (),  # the default: $route/${stone}*.md
         ("$route/${stone}*.md", "$route/${stone}.md"),
         ("$route/.*.md", "$route/*.stone*"),
+        ("$route/*.md", "docs/**", "docs/"),
         ("$route/?.a*.md", "$route/[12].*.txt", "$route/.route/*.md"),
         ("docs/x?.md", "docs/**/*.md", "missing/*.md", str(route / "2.*.md")),
     ]
@@ -195,4 +209,4 @@ def test_drive_finds_the_same_artifacts_as_every_other_command(git_repo: Path) -
         for stone in loaded.stones:
             guard = None if not patterns else Guard(route / "g", patterns, (), ())
             found = find_artifacts(loaded, stone, guard, git_repo, shared)
-            assert found == _by_glob(loaded, stone, guard, git_repo), (patterns, stone)
+            assert found == _by_rule(loaded, stone, guard, git_repo), (patterns, stone)

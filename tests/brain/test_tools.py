@@ -234,17 +234,24 @@ def test_glob_and_grep_do_not_follow_directory_symlinks(tmp_path: Path) -> None:
     assert run(t["grep"], tmp_path, pattern="needle").output == "src/a.py:1:needle\nsrc/link.py:1:needle"
 
 
-def test_glob_follows_globs_rules_for_hidden_names_and_literal_parts(tmp_path: Path) -> None:
-    for name in ("a.py", ".hidden.py", ".github/ci.py", "pkg/b.py", "pkg/.cache/c.py", "docs/x.md"):
+def test_glob_matches_hidden_names_like_any_other_and_starts_at_literal_parts(tmp_path: Path) -> None:
+    # routedriver.globs's one rule: a wildcard matches a name starting with "." (protect: and the robot's
+    # other tools reach hidden files, so the listing does too); .git is never entered.
+    names = ("a.py", ".hidden.py", ".github/ci.py", "pkg/b.py", "pkg/.cache/c.py", "docs/x.md", ".git/h.py")
+    for name in names:
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text("", encoding="utf-8")
     t = tools(tmp_path)
-    assert run(t["glob"], tmp_path, pattern="**/*.py").output == "a.py\npkg/b.py"
+    assert run(t["glob"], tmp_path, pattern="**/*.py").output == (
+        ".github/ci.py\n.hidden.py\na.py\npkg/.cache/c.py\npkg/b.py"
+    )
     assert run(t["glob"], tmp_path, pattern=".*/*.py").output == ".github/ci.py"
-    assert run(t["glob"], tmp_path, pattern="pkg/**/*.py").output == "pkg/b.py"
-    assert run(t["glob"], tmp_path, pattern="*/").output == "docs/\npkg/"
+    assert run(t["glob"], tmp_path, pattern="pkg/**/*.py").output == "pkg/.cache/c.py\npkg/b.py"
+    assert run(t["glob"], tmp_path, pattern="*/").output == ".github/\ndocs/\npkg/"
     assert run(t["glob"], tmp_path, pattern="docs/x.md").output == "docs/x.md"
+    assert run(t["glob"], tmp_path, pattern=".git/*.py").output == ".git/h.py"  # named: entered
     assert run(t["glob"], tmp_path, pattern=f"{tmp_path}/pkg/*.py").output == f"{tmp_path}/pkg/b.py"
+    assert run(t["glob"], tmp_path, pattern=".").output == "."
     assert not run(t["glob"], tmp_path, pattern="").ok
 
 

@@ -303,7 +303,11 @@ def files_tools() -> list[Tool]:
             "Find files whose paths match a glob pattern such as '**/*.py'.",
             schema(
                 {
-                    "pattern": {"type": "string", "description": "Glob pattern; ** matches directories."},
+                    "pattern": {
+                        "type": "string",
+                        "description": "Glob pattern; ** matches any number of directories; wildcards match "
+                        "names starting with '.' too; a trailing / lists directories only.",
+                    },
                     "path": {"type": "string", "description": "Directory to search (default: working dir)."},
                 },
                 ("pattern",),

@@ -16,9 +16,10 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from routedriver import globs
 from routedriver.brain.hooks import ToolOutcome
 from routedriver.brain.tools.base import ToolContext, fail, ok, truncate
-from routedriver.brain.tools.walk import GlobPattern, Skipped, walk
+from routedriver.brain.tools.walk import Skipped, walk
 
 MAX_GLOB_RESULTS = 500
 MAX_GREP_MATCHES = 200
@@ -72,27 +73,36 @@ def glob(args: Mapping[str, Any], ctx: ToolContext) -> ToolOutcome:
         return fail(f"{where} is not a directory; pass a directory as path")
     if not pattern.strip():
         return fail("pattern is empty; give a glob pattern such as '**/*.py' or '*'")
-    spec = GlobPattern(pattern)
-    absolute = os.path.isabs(spec.prefix)
-    start = Path(spec.prefix) if absolute else base / spec.prefix
-    shown_root = [p for p in ("" if absolute or where == "." else where, spec.prefix) if p]
+    spec = globs.parse(pattern)
+    head, rest = spec.head, spec.rest
+    absolute = os.path.isabs(head)
+    start = Path(head) if absolute else base / head
+    shown_root = [p for p in ("" if absolute or where == "." else where, head) if p]
     skipped = Skipped()
     matches: list[str] = []
-    if spec.literal:
-        if os.path.lexists(start) and (not spec.dirs_only or start.is_dir()):
+    if rest is None:
+        if os.path.lexists(start) and (not spec.directories or start.is_dir()):
             if ctx.readable is None or ctx.readable(start, start.is_dir()):
-                matches.append(os.path.join(*shown_root) + ("/" if spec.dirs_only else ""))
+                shown = os.path.join(*shown_root) if shown_root else "."
+                matches.append(shown + ("/" if spec.directories else ""))
             else:
                 skipped.denied += 1
     elif start.is_dir():
+        below = rest  # for the closures: mypy keeps the narrowing
 
         def wanted(parts: tuple[str, ...], is_dir: bool) -> bool:
-            return (is_dir or not spec.dirs_only) and spec.matches(parts)
+            return (is_dir or not below.directories) and below.matches("/".join(parts))
 
+        def descend(parts: tuple[str, ...]) -> bool:
+            return below.may_match_below("/".join(parts))
+
+        # Hidden names match like any other, so the clutter grep skips is skipped here too, unless the
+        # pattern names such a directory (``**/node_modules/**``) or starts inside one.
+        skip = SKIP_DIRS.difference(rest.parts)
         entries = walk(
-            start, skipped=skipped, readable=ctx.readable, wanted=wanted, descend=spec.may_match_below
+            start, skipped=skipped, skip_dirs=skip, readable=ctx.readable, wanted=wanted, descend=descend
         )
-        suffix = "/" if spec.dirs_only else ""
+        suffix = "/" if rest.directories else ""
         matches.extend(os.path.join(*shown_root, *entry.parts) + suffix for entry in entries)
     matches.sort()
     note = skipped.note() if skipped.denied else ""  # unreadable corners of a tree are normal for glob

@@ -1,27 +1,25 @@
-"""Walking a directory tree for the search tools (``glob``, ``grep``), and glob patterns matched against it.
+"""Walking a directory tree for the search tools (``glob``, ``grep``).
 
 The walk never follows a symlinked directory (a link to ``..`` would otherwise loop until memory or time
-runs out); such a link is still listed as an entry, so ``glob`` shows it. Paths the permission rules hide
+runs out); such a link is still listed as an entry, so ``glob`` shows it. It never enters ``.git``, ``.hg``
+or ``.svn`` (``globs.NEVER_ENTERED``) below where it starts. Paths the permission rules hide
 (``ToolContext.readable``) are skipped and counted, so a result can say that something was left out.
 
-Glob patterns follow ``glob.glob(recursive=True)``: ``*``, ``?`` and ``[…]`` match within one path component,
-a component that is exactly ``**`` matches any number of directories, and wildcards do not match names
-starting with a dot unless the pattern's component starts with one too.
+What a glob pattern matches is ``routedriver.globs``'s one rule (hidden names included); ``glob`` hands the
+walk that module's tests as ``wanted`` and ``descend``.
 """
 
 from __future__ import annotations
 
-import fnmatch
 import os
-import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from routedriver.brain.tools.base import ReadFilter
+from routedriver.globs import NEVER_ENTERED
 
-VCS_DIRS = frozenset({".git", ".hg", ".svn"})
-_MAGIC = re.compile(r"[*?[]")
+VCS_DIRS = NEVER_ENTERED
 
 
 @dataclass(frozen=True)
@@ -107,93 +105,3 @@ def walk(
                 skipped.denied += 1
                 continue
             yield Entry(here / name, parts, False)
-
-
-class GlobPattern:
-    """A glob pattern split into the literal directory it starts from and the components to match below."""
-
-    def __init__(self, pattern: str) -> None:
-        self.dirs_only = len(pattern) > 1 and pattern.endswith("/")
-        components = pattern.rstrip("/").split("/") if self.dirs_only else pattern.split("/")
-        literal = 0
-        while literal < len(components) and not _MAGIC.search(components[literal]):
-            literal += 1
-        # The literal head is where the walk starts ("src" of "src/**/*.py", "/abs" of "/abs/*.txt").
-        head = components[:literal]
-        self.prefix = "/".join(head) if head != [""] else "/"
-        self.parts = tuple(c for c in components[literal:] if c)
-        self.literal = not self.parts
-        # One compiled regex is several times faster than matching component by component; character sets
-        # ("[a-z]", "[!x]") keep fnmatch's own rules through the component matcher.
-        has_sets = any("[" in part for part in self.parts)
-        self._regex = None if has_sets else re.compile(_path_regex(self.parts))
-
-    def matches(self, parts: tuple[str, ...]) -> bool:
-        if self._regex is None:
-            return self._match(parts, partial=False)
-        return self._regex.fullmatch("/".join(parts)) is not None
-
-    def may_match_below(self, parts: tuple[str, ...]) -> bool:
-        """Could a path below the directory ``parts`` match? (Lets the walk skip whole subtrees.)"""
-        return self._match(parts, partial=True)
-
-    def _match(self, parts: tuple[str, ...], *, partial: bool) -> bool:
-        """The reference matcher, component by component; ``matches`` is its compiled equivalent."""
-        pats = self.parts
-        memo: dict[tuple[int, int], bool] = {}  # "**" can try many splits; each (i, j) is decided once
-
-        def match(i: int, j: int) -> bool:
-            key = (i, j)
-            if key in memo:
-                return memo[key]
-            if i == len(parts):
-                result = j < len(pats) if partial else all(p == "**" for p in pats[j:])
-            elif j == len(pats):
-                result = False
-            elif pats[j] == "**":
-                result = match(i, j + 1) or (not parts[i].startswith(".") and match(i + 1, j))
-            else:
-                result = _component_matches(parts[i], pats[j]) and match(i + 1, j + 1)
-            memo[key] = result
-            return result
-
-        return match(0, 0)
-
-
-def _component_matches(name: str, pattern: str) -> bool:
-    if name.startswith(".") and not pattern.startswith("."):
-        return False  # as glob: a wildcard does not match a hidden name
-    return fnmatch.fnmatchcase(name, pattern)
-
-
-_ANY_NAME = r"(?!\.)[^/]+"  # one component a wildcard may match: any name not starting with a dot
-
-
-def _path_regex(pats: tuple[str, ...]) -> str:
-    """The components as one regex over "a/b/c" (a whole-component ``**`` is any number of directories)."""
-    out, separate = "", False
-    for index, pat in enumerate(pats):
-        last = index == len(pats) - 1
-        if pat == "**" and not last:  # the separator stays owed to the next component: zero dirs is fine
-            out += f"(?:/{_ANY_NAME})*" if separate else f"(?:{_ANY_NAME}/)*"
-        elif pat == "**":
-            out += f"(?:/{_ANY_NAME})*" if separate else f"(?:{_ANY_NAME}(?:/{_ANY_NAME})*)?"
-        else:
-            out += ("/" if separate else "") + ("" if pat.startswith(".") else r"(?!\.)") + _name_regex(pat)
-            separate = True
-    return out
-
-
-def _name_regex(pat: str) -> str:
-    """fnmatch's rules for one name without ``[…]`` sets, never matching a "/"."""
-    out, i = "", 0
-    while i < len(pat):
-        char = pat[i]
-        i += 1
-        if char == "*":
-            out += "[^/]*"
-        elif char == "?":
-            out += "[^/]"
-        else:
-            out += re.escape(char)
-    return out
