@@ -93,6 +93,28 @@ def find_artifacts(
     return [Path(path) for path in artifact_paths(route, stone, guard, base, listings)]
 
 
+def default_glob_files(route: Route, stone: Stone, listings: Listings) -> list[str] | None:
+    """The files of the stone's default glob (``$route/<name>*.md``) as names in the route's directory,
+    sorted, read from its listing without expanding or matching a pattern (route.stone.get answers for
+    every passed stone of a long route); None when the stone has written globs (or a name that holds glob
+    characters): then ``artifact_paths`` does. The same files ``artifact_paths`` finds."""
+    name = stone.name
+    if globs.has_magic(name):
+        return None
+    listing = listings.get(os.fspath(route.path))
+    names, is_file = listing.names, listing.is_file
+    least = len(name) + len(_DEFAULT_SUFFIX)
+    found: list[str] = []
+    for index in range(bisect.bisect_left(names, name), len(names)):
+        entry = names[index]
+        if not entry.startswith(name):
+            break  # sorted: every later name has another prefix
+        if len(entry) >= least and entry.endswith(_DEFAULT_SUFFIX) and is_file[entry]:
+            found.append(entry)
+    taken = _taken_by_longer_name(route, stone, None) if found else None
+    return [entry for entry in found if not taken(entry)] if taken is not None else found
+
+
 def artifact_paths(
     route: Route, stone: Stone, guard: Guard | None, base: Path, listings: Listings | None = None
 ) -> list[str]:

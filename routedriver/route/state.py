@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Literal, NamedTuple
 
 from routedriver.errors import Refused
 from routedriver.route import hashing, manifest, store
-from routedriver.route.artifacts import Listings, artifact_paths
+from routedriver.route.artifacts import Listings, artifact_paths, default_glob_files
 from routedriver.route.guardfile import load_guard
 from routedriver.route.inputs import StoneContext, unlisted_approver
 from routedriver.route.model import STATE_DIR, Guard, PassRecord, Route, Stone
@@ -141,6 +141,7 @@ class Survey:
         self._artifacts: dict[str, dict[str, str]] = {}
         self._listings = Listings()
         self._by_guard_id: dict[str, Guard | None] = {}  # what finding artifacts needs, by guard content
+        self._guards: dict[str, tuple[Guard | None, bool]] = {}  # _artifact_guard, by stone
         self._abs = os.fspath(route.path) + os.sep
         self._rel_known: str | None = None
 
@@ -192,6 +193,12 @@ class Survey:
         """What finding the stone's artifacts needs from its guard, and whether it must have one: the parsed
         guard when its text sets ``artifacts``, else None (the default globs). Read once per guard content:
         a long route's guards are mostly alike, and parsing every one would cost more than the rest."""
+        known = self._guards.get(stone.name)
+        if known is None:
+            known = self._guards[stone.name] = self._find_artifact_guard(stone)
+        return known
+
+    def _find_artifact_guard(self, stone: Stone) -> tuple[Guard | None, bool]:
         if stone.name in self._contexts:
             guard = self._contexts[stone.name].guard
         elif not stone.has_guard:
@@ -222,8 +229,13 @@ class Survey:
         found = self._artifacts.get(stone.name)
         if found is None:
             guard, _required = self._artifact_guard(stone)
-            paths = artifact_paths(self.route, stone, guard, self.base, self._listings)
-            found = {hashing.relative_posix(path, self.base): path for path in paths}
+            names = default_glob_files(self.route, stone, self._listings) if guard is None else None
+            if names is not None:  # the default glob, straight from the route's listing
+                rel, absolute = self._rel, self._abs
+                found = {rel + name: absolute + name for name in names}
+            else:
+                paths = artifact_paths(self.route, stone, guard, self.base, self._listings)
+                found = {hashing.relative_posix(path, self.base): path for path in paths}
             self._artifacts[stone.name] = found
         return found
 
@@ -336,10 +348,10 @@ class Survey:
         wanted = store.pass_name(name, inputs.key)
         if wanted not in passes:
             return self._stale(self._bare(stone), inputs, passes)
-        path = self.route.state_dir / wanted
         history = len(passes) - 1
         record: PassRecord | None = None
         if self._reran(name, inputs.review_input_hash):
+            path = self.route.state_dir / wanted
             # Several runs of a review for this content: the record says which one the pass relied on.
             record = store.read_pass(path, name)
             if record is None or record.key != inputs.key:
@@ -348,12 +360,12 @@ class Survey:
             if newer:
                 why = f"a review ran again since the pass ({newer}); run route.stone.set again"
                 return Done("stale", why, record, inputs, self.route.state_dir / newer, history)
-        unlisted = self._unlisted_approval(self._bare(stone), inputs)
+        unlisted = self._unlisted_approval(stone, inputs) if inputs.approval_id is not None else ""
         if unlisted:
             return Done(
                 "unapproved", unlisted, record, inputs, store.approved_path(self.route, name), history
             )
-        return Done("passed", "passed", record, inputs, path, history)
+        return Done("passed", "passed", record, inputs, None, history)
 
     def record(self, stone: Stone, done: Done) -> PassRecord | None:
         """The pass record behind a ``passed`` answer, read and checked (None: it is not what the driver
@@ -388,12 +400,12 @@ class Survey:
                 return entry.filename
         return ""
 
-    def _unlisted_approval(self, context: StoneContext, inputs: StoneInputs) -> str:
+    def _unlisted_approval(self, stone: Stone, inputs: StoneInputs) -> str:
         """Why the stone's approval does not count here (its approver is not in the approvers file), or ""."""
         if inputs.approval_id is None:
             return ""
-        marker = store.read_marker(store.approved_path(self.route, context.stone.name), context.stone.name)
-        return unlisted_approver(marker, self.approvers(), context)
+        marker = store.read_marker(store.approved_path(self.route, stone.name), stone.name)
+        return unlisted_approver(marker, self.approvers(), self._bare(stone))
 
     def _stale(self, context: StoneContext, inputs: StoneInputs, passes: Sequence[str]) -> Done:
         """It passed, but not for what it is now: say what changed, against the pass that is closest."""
