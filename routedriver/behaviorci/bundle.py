@@ -194,6 +194,8 @@ def _render_prompts(path: Path, bundle_dir: Path, cases: list[Case], dataset_sho
     from jinja2.sandbox import SandboxedEnvironment
 
     shown = shown_path(path)
+    if path.is_dir():  # the likeliest slip: the prompts folder, not a template in it
+        raise BundleError(f"prompt {shown} is a directory", "point prompt_path in bundle.yaml at a template")
     if not path.exists():  # what is there but is no file (a FIFO, a device), userfile names
         raise BundleError(f"prompt {shown} not found", "check prompt_path in bundle.yaml")
     env = SandboxedEnvironment(

@@ -46,6 +46,10 @@ class Dataset(NamedTuple):
 
 def load_dataset(path: Path, shown: str, *, default_min_pass_rate: float = 1.0) -> Dataset:
     """Parse the JSONL file at ``path`` (``shown`` is how errors and warnings name it)."""
+    if path.is_dir():
+        raise BundleError(
+            f"dataset {shown} is a directory", "point dataset_path in bundle.yaml at a JSONL file"
+        )
     if not path.exists():  # what is there but is no file (a FIFO, a device), userfile names
         raise BundleError(f"dataset {shown} not found", "check dataset_path in bundle.yaml")
     text = userfile.read_text(path, what="dataset", shown=shown, limit=MAX_BYTES, error=BundleError, bom=True)

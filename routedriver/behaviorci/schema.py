@@ -48,6 +48,10 @@ def load_schema(path: Path, shown: str) -> ContractSchema:
 
 
 def _read(path: Path, shown: str) -> Any:
+    if path.is_dir():
+        raise BundleError(
+            f"schema {shown} is a directory", "point output_contract.schema_path at a JSON schema file"
+        )
     if not path.exists():  # what is there but is no file (a FIFO, a device), userfile names
         raise BundleError(f"schema {shown} not found", "check output_contract.schema_path in bundle.yaml")
     return userfile.load_json(path, what="schema", shown=shown, error=BundleError)

@@ -28,9 +28,7 @@ def test_the_demo_drives_the_example_route_end_to_end(tmp_path: Path) -> None:
     env = outside_the_venv()
     if env:
         assert shutil.which("route.stone.get", path=env["PATH"]) is None  # really outside the venv
-    ran = run_cli(
-        ["python3", str(DEMO), "--keep", str(tmp_path / "demo")], REPO_ROOT, env=env, timeout=300
-    )
+    ran = run_cli(["python3", str(DEMO), "--keep", str(tmp_path / "demo")], REPO_ROOT, env=env, timeout=300)
     assert ran.code == 0, ran.out[-3000:] + ran.err
     out = ran.out
     # The story's turning points, in order: a blocker, a refused robot approval, a human approval, a

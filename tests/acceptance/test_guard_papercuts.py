@@ -21,9 +21,9 @@ TRAP_FIX = "quote the whole command (- 'echo blockers: 0') or write it as a bloc
             "instead of the command (echo blockers: 0); " + TRAP_FIX,
         ),
         (  # quotes in the middle of a plain scalar do not protect the ': '
-            "judges:\n  - grep -q \"status: done\" $route/1.a.md   # done?\n",
+            'judges:\n  - grep -q "status: done" $route/1.a.md   # done?\n',
             "error: route/1.a.guard: judges[1]: a ': ' inside an unquoted command makes YAML read a mapping "
-            "instead of the command (grep -q \"status: done\" $route/1.a.md); quote the whole command "
+            'instead of the command (grep -q "status: done" $route/1.a.md); quote the whole command '
             "(- 'grep -q \"status: done\" $route/1.a.md') or write it as a block",
         ),
         (  # a flow list has the same trap

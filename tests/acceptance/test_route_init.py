@@ -257,7 +257,7 @@ def test_claude_code_merges_into_existing_settings_and_is_idempotent(git_repo: P
         ("[]", "error: cannot add hooks to .claude/settings.json: it is not a JSON object"),
         ('{"hooks": []}', "error: cannot add hooks to .claude/settings.json: 'hooks' is not an object"),
         ('{"hooks": {"Stop": {}}}', "error: cannot add hooks to .claude/settings.json: 'hooks.Stop' is not"),
-        (b"{\"model\": \"\xff\"}", "error: .claude/settings.json is not UTF-8 text"),
+        (b'{"model": "\xff"}', "error: .claude/settings.json is not UTF-8 text"),
     ],
 )
 def test_settings_it_cannot_merge_are_refused_untouched_and_no_route_is_written(
