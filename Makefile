@@ -13,6 +13,8 @@ $(STAMP): pyproject.toml setup.py
 
 install: $(STAMP)
 
+# Two workers (the machines this runs on have two cores); PYTEST_ARGS replaces that, e.g. PYTEST_ARGS=-x.
+PYTEST_ARGS ?= -n 2
 test: $(STAMP)
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
