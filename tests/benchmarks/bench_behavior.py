@@ -18,9 +18,9 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent.parent))
 
 from tests.benchmarks._harness import (  # noqa: E402
-    BIN_DIR,
     bare_python,
     command,
+    commands_dir,
     exit_code,
     median_wall,
     report,
@@ -100,7 +100,7 @@ def main() -> int:
         )
         hook = command(
             [
-                str(BIN_DIR / "bhrain"),
+                str(commands_dir() / "bhrain"),
                 "behave",
                 "--config",
                 str(config),

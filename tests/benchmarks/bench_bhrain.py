@@ -18,7 +18,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from _harness import BIN_DIR, bare_python, command, exit_code, median_wall, report, report_absolute  # noqa: E402
+from _harness import bare_python, command, commands_dir, exit_code, median_wall, report, report_absolute  # noqa: E402
 
 from routedriver.brain.atoms.scripted import parse_script  # noqa: E402
 from routedriver.brain.loop import Limits, Loop  # noqa: E402
@@ -112,7 +112,12 @@ def main() -> int:
         print("MISSED bhrain: importing the CLI module loaded an LLM SDK")
         return 1
     baseline = bare_python()
-    report("bhrain --help", median_wall(command([str(BIN_DIR / "bhrain"), "--help"])), baseline, max_ratio=6)
+    report(
+        "bhrain --help",
+        median_wall(command([str(commands_dir() / "bhrain"), "--help"])),
+        baseline,
+        max_ratio=6,
+    )
     return int(exit_code())
 
 

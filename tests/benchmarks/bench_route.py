@@ -1,6 +1,7 @@
 """Speed targets of the route driver core (issue 2). Run with `make bench` (or this file directly).
 
-- route.stone.get --stone @next-one --say on a 1,000-stone route: ≤ 6× bare python
+- route.stone.get --stone @next-one --say on a 1,000-stone route (999 passed, each checked fresh): ≤ 6× bare
+  python; on 10,000 stones: ≤ 2× its time on 1,000 (issue 16); route.status on 1,000: ≤ 2× get (issue 14)
 - route.stone.set --as passed on an unchanged, passed, guarded stone with 200 artifacts: no review or judge
   process starts, ≤ 8× bare python
 - hashing 1 GiB of artifacts: ≥ 70% of sha256sum's throughput on the same (warm) files; committed files
@@ -62,23 +63,95 @@ def commit_all(repo: Path) -> None:
     git(repo, "-c", "user.name=bench", "-c", "user.email=bench@example.com", "commit", "-q", "-m", "work")
 
 
-def bench_get(workdir: Path, bare: float) -> None:
-    repo = new_repo(workdir, "get")
+def passed_route(parent: Path, stones: int) -> Path:
+    """A committed route of ``stones`` stones, each with its artifact, every third with a guard (``reviews:
+    []``), all but the last passed: the worst case for ``@next-one``, whose every stone before the last must
+    be checked. The passes are recorded with the driver's own functions (a Survey's inputs from git's index,
+    then ``store.write_pass``), as ``route.stone.set`` would record them, and committed."""
+    from routedriver.route.state import Survey
+
+    repo = new_repo(parent, f"get-{stones}")
     route_dir = repo / "route"
     route_dir.mkdir()
-    for index in range(1, 1001):
+    for index in range(1, stones + 1):
         (route_dir / f"{index}.stone-{index}.stone").write_text(f"Stone {index}.\n" * 30)
         if index % 3 == 0:
             (route_dir / f"{index}.stone-{index}.guard").write_text("reviews: []\n")
+        if index < stones:
+            (route_dir / f"{index}.stone-{index}.md").write_text(f"Artifact {index}.\n")
+    commit_all(repo)
     route = load_route(route_dir)
-    # The worst case for @next-one: 999 stones passed, so every marker is read before the last stone.
+    found = find_repo(repo)
+    assert found is not None
+    survey = Survey(route, found, found.toplevel)
+    survey.prepare(route.stones[:-1])
+    store.ensure_state_dir(route)
     for stone in route.stones[:-1]:
-        store.write_passed(route, stone.name, "a" * 64, "b" * 64, [])
-    argv = [str(harness.BIN_DIR / "route.stone.get"), "--route", "route", "--stone", "@next-one", "--say"]
-    out = subprocess.run(argv, cwd=repo, capture_output=True, text=True, check=True).stdout
-    assert out.startswith("==> route/1000.stone-1000.stone (incomplete) <=="), out[:200]
-    wall = harness.median_wall(harness.command(argv, cwd=repo), repeat=21)
-    harness.report("route.stone.get @next-one --say, 1,000 stones (999 passed)", wall, bare, max_ratio=6)
+        now = survey.inputs(stone)
+        store.write_pass(
+            route,
+            stone.name,
+            review_input_hash=now.review_input_hash,
+            stone_id=now.stone_id,
+            guard_id=now.guard_id,
+            approval_id=now.approval_id,
+            judge_input_hash="0" * 64,
+            files=[],
+            manifest=now.artifacts,
+        )
+    commit_all(repo)
+    return repo
+
+
+def bench_get(workdir: Path, bare: float) -> None:
+    """route.stone.get --stone @next-one --say and route.status on 1,000 and 10,000 stones, all passed but the
+    last: every earlier stone is checked for freshness (one view of done), from names and git's index."""
+    bin_dir = harness.commands_dir()
+    get = [str(bin_dir / "route.stone.get"), "--route", "route", "--stone", "@next-one", "--say"]
+    status = [str(bin_dir / "route.status"), "--route", "route"]
+    python = str(bin_dir / "python")
+    walls: dict[str, float] = {}
+    repos = {stones: passed_route(workdir, stones) for stones in (1000, 10000)}
+    for stones, repo in repos.items():
+        out = subprocess.run(get, cwd=repo, capture_output=True, text=True, check=True).stdout
+        assert out.startswith(f"==> route/{stones}.stone-{stones}.stone (incomplete) <=="), out[:200]
+        floor = subprocess.run([python, str(HERE / "get_floor.py")], cwd=repo, capture_output=True, text=True)
+        assert floor.stdout.strip() == str(stones - 1), floor.stdout + floor.stderr
+    # A and B interleaved: each round times every command once, so a busy moment hits them alike.
+    samples: dict[str, list[float]] = {}
+    runs = {
+        f"{kind}-{stones}": harness.command(argv, cwd=repo)
+        for stones, repo in repos.items()
+        for kind, argv in (("get", get), ("status", status), ("floor", [python, str(HERE / "get_floor.py")]))
+    }
+    for _round in range(13):
+        for key, run in runs.items():
+            started = time.perf_counter()
+            run()
+            samples.setdefault(key, []).append(time.perf_counter() - started)
+    walls = {key: sorted(values)[len(values) // 2] for key, values in samples.items()}
+    harness.report(
+        "route.stone.get @next-one --say, 1,000 stones (999 passed, all checked fresh)",
+        walls["get-1000"],
+        bare,
+        max_ratio=6,
+    )
+    harness.report(
+        "route.stone.get @next-one --say, 10,000 stones vs 1,000",
+        walls["get-10000"],
+        walls["get-1000"],
+        max_ratio=2,
+    )
+    harness.report(
+        "route.status, 1,000 stones vs route.stone.get", walls["status-1000"], walls["get-1000"], max_ratio=2
+    )
+    print(
+        f"info   floor (get_floor.py: only the listings, git questions and hashes any Python answer needs): "
+        f"{walls['floor-1000'] * 1000:.1f} ms at 1,000, {walls['floor-10000'] * 1000:.1f} ms at 10,000 = "
+        f"{walls['floor-10000'] / walls['floor-1000']:.2f}× (route.stone.get: "
+        f"{walls['get-10000'] / walls['get-1000']:.2f}×)",
+        flush=True,
+    )
 
 
 def bench_set_unchanged(workdir: Path, bare: float) -> None:
@@ -94,7 +167,7 @@ def bench_set_unchanged(workdir: Path, bare: float) -> None:
     for index in range(200):
         (route_dir / "docs" / f"{index:03}.md").write_text(f"# Doc {index}\n" + "text line\n" * 200)
     argv = [
-        str(harness.BIN_DIR / "route.stone.set"),
+        str(harness.commands_dir() / "route.stone.set"),
         "--route",
         "route",
         "--stone",
@@ -199,7 +272,15 @@ def bench_parallel_reviews(workdir: Path) -> None:
         f"  - 'sleep 1; echo review {index}; echo blockers: 0; echo nitpicks: 0'\n" for index in range(8)
     )
     (route_dir / "1.x.guard").write_text(f"reviews:\n{reviews}judges: ['reviewed?']\n")
-    argv = [str(harness.BIN_DIR / "route.stone.set"), "--route", "route", "--stone", "1.x", "--as", "passed"]
+    argv = [
+        str(harness.commands_dir() / "route.stone.set"),
+        "--route",
+        "route",
+        "--stone",
+        "1.x",
+        "--as",
+        "passed",
+    ]
     started = time.perf_counter()
     subprocess.run(argv, cwd=repo, check=True, capture_output=True)
     wall = time.perf_counter() - started

@@ -20,11 +20,9 @@ check is made on this machine (about 2.7× here: Python's start and git on two c
 
 from __future__ import annotations
 
-import hashlib
 import os
 import subprocess
 import sys
-import sysconfig
 import tempfile
 from pathlib import Path
 
@@ -98,63 +96,9 @@ def git_baseline(repo: Path, repeat: int) -> float:
     return harness.median_wall(once, repeat=repeat)
 
 
-INSTALLED = ROOT / ".venv" / "bench-installed"  # a non-editable install of this checkout, as the action makes
-
-
-def _source_stamp() -> str:
-    """sha256 over the package's files and pyproject.toml: the installed copy is rebuilt when it changes."""
-    digest = hashlib.sha256()
-    files = sorted(
-        path
-        for path in (ROOT / "routedriver").rglob("*")
-        if path.is_file() and "__pycache__" not in path.parts
-    )
-    for path in [*files, ROOT / "pyproject.toml"]:
-        digest.update(path.relative_to(ROOT).as_posix().encode() + b"\0" + path.read_bytes())
-    return digest.hexdigest()
-
-
-def installed_verify() -> tuple[Path | None, str]:
-    """``route.verify`` of a non-editable install of this checkout, built once into ``INSTALLED``; or (None,
-    why it could not be built). Its dependencies come from .venv's site-packages through a plain path entry
-    (what pip would have put next to it, without a second download)."""
-    script = INSTALLED / "bin" / "route.verify"
-    stamp_file = INSTALLED / ".source-stamp"
-    stamp = _source_stamp()
-    if script.exists() and stamp_file.exists() and stamp_file.read_text() == stamp:
-        return script, ""
-    print("info   building the non-editable install in .venv/bench-installed ...", flush=True)
-    with tempfile.TemporaryDirectory(prefix="bench-wheel-") as wheels:
-        steps = [
-            [sys.executable, "-m", "venv", "--clear", str(INSTALLED)],
-            [str(harness.BIN_DIR / "pip"), "wheel", "-q", "--no-deps", "-w", wheels, str(ROOT)],
-        ]
-        for step in steps:
-            done = subprocess.run(step, capture_output=True, text=True, check=False, timeout=600)
-            if done.returncode != 0:
-                return None, f"{Path(step[0]).name} {step[1]} failed: {done.stderr.strip().splitlines()[-1:]}"
-        wheel = next(Path(wheels).glob("routedriver-*.whl"))
-        pip = [str(INSTALLED / "bin" / "pip"), "install", "-q", "--no-deps", "--force-reinstall", str(wheel)]
-        done = subprocess.run(pip, capture_output=True, text=True, check=False, timeout=600)
-        if done.returncode != 0:
-            return None, f"pip install failed: {done.stderr.strip().splitlines()[-1:]}"
-    purelib = subprocess.run(
-        [
-            str(INSTALLED / "bin" / "python"),
-            "-c",
-            "import sysconfig; print(sysconfig.get_paths()['purelib'])",
-        ],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.strip()
-    (Path(purelib) / "zz_bench_dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
-    stamp_file.write_text(stamp)
-    return script, ""
-
-
 def main() -> int:
-    installed, why_not = installed_verify()
+    built, why_not = harness.installed()
+    installed = built / "route.verify" if built is not None else None
     with tempfile.TemporaryDirectory(prefix="bench-verify-") as tmp:
         repo = build(Path(tmp))
         tracked = len(git(repo, "ls-files").splitlines())
@@ -211,15 +155,15 @@ def main() -> int:
             f"checking nothing: {floor * 1000:.1f} ms = {floor / baseline:.2f}× of the same baseline",
             flush=True,
         )
-    if os.environ.get("ROUTEDRIVER_BENCH_LARGE"):
+    if not os.environ.get("ROUTEDRIVER_BENCH_QUICK"):
         scaling(installed or harness.BIN_DIR / "route.verify")
     return harness.exit_code()
 
 
 def scaling(script: Path, files_per_stone: int = 2000) -> None:
-    """Informational (ROUTEDRIVER_BENCH_LARGE=1; building it takes ~30 s): the same check over 100,000
-    files. At 10,000 files a fixed start-up cost (the interpreter, the imports) is a large part of the
-    ratio; here the per-file work decides, and it grows more slowly than git's."""
+    """The same check over 100,000 files (building it takes ~30 s; ROUTEDRIVER_BENCH_QUICK=1 skips it),
+    target ≤ 1.5× (issue 16): at 10,000 files a fixed start-up cost (the interpreter, the imports) is a
+    large part of the ratio; here the per-file work decides, and it must grow no faster than git's."""
     global FILES_PER_STONE
     saved, FILES_PER_STONE = FILES_PER_STONE, files_per_stone
     try:
@@ -228,10 +172,12 @@ def scaling(script: Path, files_per_stone: int = 2000) -> None:
             tracked = len(git(repo, "ls-files").splitlines())
             baseline = git_baseline(repo, repeat=9)
             wall = harness.median_wall(harness.command([str(script), "--all"], cwd=repo), repeat=9)
-            print(
-                f"info   route.verify --all, {STONES} passed stones, {tracked} committed files: "
-                f"{wall * 1000:.0f} ms vs git {baseline * 1000:.0f} ms = {wall / baseline:.2f}×",
-                flush=True,
+            harness.report(
+                f"route.verify --all, {STONES} passed stones, {tracked} committed files "
+                "(vs git ls-files -s + git status --porcelain)",
+                wall,
+                baseline,
+                max_ratio=1.5,
             )
     finally:
         FILES_PER_STONE = saved

@@ -5,10 +5,12 @@ as bare as Python allows, so that the benchmark can say how much of the target's
 single check is made:
 
 - start Python (the same interpreter and site as the installed command);
-- ask git what the baseline asks (``git ls-files -s``, ``git status --porcelain``) plus the history of the
-  approval markers, all three at once, and read the answers;
-- per stone: read its guard, its ``.passed`` marker and every record file the marker names, list its
-  artifact directory, look the artifacts' content ids up in the index and hash the (path, id) list.
+- ask git what the gate asks: the index (``git ls-files -v -s``), what differs from it (``git diff-files``:
+  the gate's question, cheaper than ``git status``) and, since this repository holds approvals, the history
+  of the approval markers, all three at once, and read the answers;
+- per stone: read its guard, list its artifact directory, look the artifacts' content ids up in the index,
+  hash the (path, id) list, find its pass record by name in the ``.route/`` listing and read it and every
+  record file it names.
 
 It parses nothing it does not need, validates nothing, reports nothing but a count, and knows the layout of
 bench_verify's repository (one ``$route/art/NN/*.md`` glob per guard, one route at ``route/``). Run from the
@@ -48,7 +50,7 @@ def blob_id(path):
 
 def main():
     index_query = start_git("ls-files", "-v", "-s", "-z")
-    status_query = start_git("status", "--porcelain", "-z")
+    modified_query = start_git("diff-files", "--name-only", "-z")
     markers = "--", ":(glob)**/.route/*.approved"
     history_query = start_git("log", "-z", "--raw", "--no-abbrev", "--format=%H%x00%ae", *markers)
     import hashlib
@@ -58,8 +60,9 @@ def main():
         if entry:
             meta, _, path = entry.partition("\t")
             index[path] = meta.split(" ")[-2]  # "H 100644 <id> 0": the tag, mode, id, stage
-    changed = {entry[3:] for entry in answer(status_query).split("\0") if entry}
+    changed = set(answer(modified_query).split("\0"))
     route, state = "route", "route/.route"
+    records = os.listdir(state)
     matching = 0
     for stone in sorted(name[:-6] for name in os.listdir(route) if name.endswith(".stone")):
         with open(f"{route}/{stone}.guard", encoding="utf-8") as file:
@@ -69,7 +72,10 @@ def main():
         ids = [blob_id(path) if path in changed else index[path] for path in paths]
         listing = '[["' + '"],["'.join(map('","'.join, zip(paths, ids, strict=True))) + '"]]'
         review_input_hash = hashlib.sha256(listing.encode()).hexdigest()
-        with open(f"{state}/{stone}.passed", encoding="utf-8") as file:
+        head = f"{stone}.passed."
+        with open(
+            f"{state}/{next(name for name in records if name.startswith(head))}", encoding="utf-8"
+        ) as file:
             marker = file.read().splitlines()
         for line in marker:
             if line.startswith("file: "):
