@@ -74,37 +74,14 @@ def _next(route_option: str | None, arguments: Mapping[str, Any]) -> Answer:
 
 
 def status_document(route_option: str | None) -> dict[str, Any]:
-    """The state of every stone of the route: THE one place route_status gets its document from.
+    """The board of the route: the same document ``route.status --json`` prints (its one route)."""
+    from routedriver.route import status, status_report
+    from routedriver.route.api import open_route
 
-    For now the states ``route.drive`` computes for the stale and active stones (needs-artifact, ready,
-    rejected, stale, waiting-for-approval, malfunction), ``passed`` for the other passed stones and
-    ``pending`` for stones of later tiers. Once ``route.status --json`` exists, return its document here.
-    """
-    from routedriver.route.drive import guidance
-    from routedriver.route.select import select
-
-    guide = guidance(route_option)
-    route = guide.route
-    active = {state.stone.name: state for state in guide.stones}
-    stones = []
-    for item in select(route, "*").stones:
-        state = active.get(item.stone.name)
-        entry = {
-            "name": item.stone.name,
-            "path": route.show(item.stone.path),
-            "state": state.state if state else "passed" if item.passed else "pending",
-        }
-        if state is not None and state.detail:
-            entry["detail"] = state.detail
-        stones.append(entry)
-    return {
-        "route": route.display,
-        "passed": guide.passed,
-        "total": guide.total,
-        "complete": guide.complete,
-        "robot_can_act": guide.robot_can_act,
-        "stones": stones,
-    }
+    board = status.board(open_route(route_option))
+    routes = status_report.to_json([board])["routes"]
+    assert isinstance(routes, list) and len(routes) == 1
+    return dict(routes[0])
 
 
 def _status(route_option: str | None, arguments: Mapping[str, Any]) -> Answer:
@@ -192,8 +169,10 @@ TOOLS: tuple[RouteTool, ...] = (
     RouteTool(
         "route_status",
         "Route status",
-        "The state of every stone: passed, pending (a later tier), or for the active ones needs-artifact, "
-        "ready, rejected (with the judges' reasons), stale, waiting-for-approval or malfunction.",
+        "The board: every stone by tier with its state (passed, stale and why, blocked by an earlier "
+        "stone, or for the active tier needs-artifact, ready, rejected with the judges' reasons, "
+        "waiting-for-approval, malfunction), its latest review's counts and who approved it "
+        "(route.status --json).",
         _schema({}),
         _status,
     ),

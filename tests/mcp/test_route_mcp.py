@@ -278,13 +278,16 @@ def test_route_drive_and_route_status(git_repo: Path) -> None:
     assert text(drive) == run_cli(["route.drive", "--route", "route"], git_repo).out
     document = status.structured_content
     assert json.loads(text(status)) == document
+    # The same document route.status --json prints for the route.
+    board = json.loads(run_cli(["route.status", "--route", "route", "--json"], git_repo).out)
+    assert board["routes"] == [document]
     assert (document["passed"], document["total"], document["complete"]) == (1, 4, False)
     states = {stone["name"]: stone["state"] for stone in document["stones"]}
     assert states == {
         "1.vision": "passed",
         "2.1.api": "rejected",
         "2.1.ui": "needs-artifact",
-        "3.ship": "pending",
+        "3.ship": "blocked",
     }
     rejected = next(stone for stone in document["stones"] if stone["name"] == "2.1.api")
     assert "blockers exceed threshold (2 > 0)" in rejected["detail"]
