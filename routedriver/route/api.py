@@ -36,6 +36,12 @@ class GetResult:
 class SetResult:
     route: Route
     evaluation: Evaluation
+    base: Path  # the git top-level (the cwd outside git): set names files relative to it, as verify does
+
+    def show(self, path: Path) -> str:
+        from routedriver.route.hashing import relative_posix
+
+        return relative_posix(path, self.base)
 
 
 class Kept(NamedTuple):
@@ -100,7 +106,8 @@ def set_passed(route_option: str | None, stone: str, *, rerun: bool = False) -> 
         lock, waited = store.acquire_stone_lock(route, context.stone.name)
         try:
             # After waiting for another run the artifacts may have changed: look again.
-            return SetResult(route, evaluate(context, None if waited else artifacts, rerun=rerun))
+            evaluation = evaluate(context, None if waited else artifacts, rerun=rerun)
+            return SetResult(route, evaluation, context.base)
         finally:
             lock.release()
 
@@ -156,9 +163,13 @@ def judge(
         approval = inputs.approval_state(route, context.stone.name)
         current, ids = inputs.review_input(context)
         return inputs.approved_verdict(context, approval, current, ids.ids)
+    commands = context.guard.reviews if context.guard else ()
+    if not commands:  # running set would not help: there is nothing for reviewed? to read
+        where = "its guard lists none" if context.guard else "it has no guard"
+        reason = f"{context.stone.name} has no reviews ({where}): reviewed? judges what reviews say"
+        return Verdict("failed", reason, f"passed: false\nreason: {reason}\n")
     review_input_hash = inputs.review_input(context)[0]
     found = inputs.reviews_in_use(context, review_input_hash)
-    commands = context.guard.reviews if context.guard else ()
     missing = [position for position in range(1, len(commands) + 1) if position not in found]
     if missing and found:
         reason = (

@@ -24,6 +24,7 @@ from routedriver.route.inputs import StoneContext, unlisted_approver
 from routedriver.route.model import Guard, JudgeRecord, ReviewRecord, Route, Stone
 from routedriver.route.select import NEXT_ALL, select, survey_of
 from routedriver.route.state import Done, Survey
+from routedriver.route.words import stones_passed
 
 # What the robot should do about a stone.
 NEEDS_ARTIFACT = "needs-artifact"  # write the artifact
@@ -277,9 +278,9 @@ def _checks(guard: Guard | None) -> str:
 def render(guide: Guidance, instructions: bool = True) -> str:
     route = guide.route
     if guide.complete:
-        return f"route {route.display}: all {guide.total} stones passed; nothing left to do.\n"
+        return f"route {route.display}: {stones_passed(guide.passed, guide.total)}; nothing left to do.\n"
     names = ", ".join(state.stone.name for state in guide.stones)
-    lines = [f"route {route.display}: {guide.passed} of {guide.total} stones passed; next: {names}"]
+    lines = [f"route {route.display}: {stones_passed(guide.passed, guide.total)}; next: {names}"]
     for state in guide.stones:
         stone = state.stone
         get, set_passed, set_approved = commands(route, stone)

@@ -268,7 +268,7 @@ def evaluate(
         )
         problem = (
             f"{stone}: review r{first.position} {how} ({first.command}){said(first.stderr_tail)}; "
-            f"see {route.show(first.path)}; {fix_hint(context)}"
+            f"see {context.show(first.path)}; {fix_hint(context)}"
         )
         store.remove_pass(route, stone, now.key)
         return Evaluation(
@@ -332,7 +332,7 @@ def evaluate(
             problem = (
                 f"{stone}: judge j{first_broken.position} malfunctioned ({first_broken.command}): "
                 f"{first_broken.reason}{said(first_broken.stderr_tail)}; "
-                f"see {route.show(first_broken.path)}; "
+                f"see {context.show(first_broken.path)}; "
                 f"{fix_hint(context)}"
             )
     return Evaluation(

@@ -35,7 +35,7 @@ from typing import Literal, NamedTuple
 from routedriver import gitops
 from routedriver.errors import Refused
 from routedriver.route import frontmatter as fm
-from routedriver.route import hashing, manifest, store
+from routedriver.route import hashing, manifest, store, words
 from routedriver.route.load import GUARD_SUFFIX, STONE_SUFFIX
 from routedriver.route.model import STATE_DIR, Route
 from routedriver.route.provenance import (
@@ -388,7 +388,7 @@ def apply(report: PolicyReport, checks: Sequence[StoneCheck]) -> list[StoneCheck
 
 def _failures(route: RoutePolicy, short: str) -> list[StoneCheck]:
     if route.state == "removed":
-        count = f"{route.stones_at_base} stone{'s' if route.stones_at_base != 1 else ''}"
+        count = words.count(route.stones_at_base, "stone")
         why = (
             f"policy changed: route {route.route} removed since {short} (it had {count}); humans remove "
             "routes on the base branch (no route is left here to hold a policy approval)"

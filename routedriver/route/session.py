@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from routedriver.errors import UserError
 from routedriver.route import store
 from routedriver.route.model import Route
+from routedriver.route.words import stones_passed
 
 if TYPE_CHECKING:
     from routedriver.route.drive import Guidance
@@ -89,7 +90,7 @@ def on_stop(
     if guide.complete:
         _forget(guide.route)
         return HookAnswer(
-            0, _system_message(f"route {guide.route.display}: all {guide.total} stones passed.")
+            0, _system_message(f"route {guide.route.display}: {stones_passed(guide.total, guide.total)}.")
         )
     if not guide.robot_can_act:
         _forget(guide.route)

@@ -16,6 +16,7 @@ from routedriver.route import drive, judges, records, store
 from routedriver.route.model import Route, Stone
 from routedriver.route.select import NEXT_ALL, select, survey_of
 from routedriver.route.state import Survey
+from routedriver.route.words import count
 
 BoardState = Literal[
     "passed",
@@ -84,9 +85,7 @@ def board(route: Route) -> RouteBoard:
         blocked_by: str | None = None
         if done is not None and done.passed:
             state: BoardState = "passed"
-            detail = (
-                f"{done.history} older pass record{'s' if done.history != 1 else ''}" if done.history else ""
-            )
+            detail = count(done.history, "older pass record") if done.history else ""
         elif stone.name in active:
             found = _drive_state(survey, stone, done)
             state, detail = found

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from routedriver.route.status import RouteBoard, Row
+from routedriver.route.words import count, stones_passed
 
 COLUMNS = ("tier", "stone", "state", "detail", "review", "approved")
 # Mermaid classes and the colours the terminal uses, by state (a stone is one of these).
@@ -26,12 +27,7 @@ STYLES = {
 
 def progress(board: RouteBoard) -> str:
     """``route routes/demo: 2 of 5 stones passed`` (or ``all 5 stones passed``)."""
-    total = board.total
-    noun = "stone" if total == 1 else "stones"
-    if board.passed == total:
-        done = "its one stone passed" if total == 1 else f"all {total} stones passed"
-        return f"route {board.route.display}: {done}"
-    return f"route {board.route.display}: {board.passed} of {total} {noun} passed"
+    return f"route {board.route.display}: {stones_passed(board.passed, board.total)}"
 
 
 def _review(row: Row) -> str:
@@ -39,9 +35,9 @@ def _review(row: Row) -> str:
         return ""
     parts = []
     if row.review.blockers is not None:
-        parts.append(f"{row.review.blockers} blocker{'s' if row.review.blockers != 1 else ''}")
+        parts.append(count(row.review.blockers, "blocker"))
     if row.review.nitpicks is not None:
-        parts.append(f"{row.review.nitpicks} nitpick{'s' if row.review.nitpicks != 1 else ''}")
+        parts.append(count(row.review.nitpicks, "nitpick"))
     return ", ".join(parts) or "no counts"
 
 

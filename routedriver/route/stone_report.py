@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from routedriver.errors import ExitCode, UserError
 from routedriver.report import Report, as_json, one_line
+from routedriver.route.words import count
 
 if TYPE_CHECKING:
     from routedriver.route.api import DelResult, GetResult, SetResult
@@ -78,8 +79,9 @@ def get_report(result: GetResult, say: bool, json: bool) -> Report:
 
 
 def set_payload(result: SetResult) -> dict[str, Any]:
-    """What ``route.stone.set --as passed --json`` prints (also route.mcp's ``route_set_passed``)."""
-    evaluation, show = result.evaluation, result.route.show
+    """What ``route.stone.set --as passed --json`` prints (also route.mcp's ``route_set_passed``). Files are
+    named relative to the repository's top level, as route.verify names them, from wherever it runs."""
+    evaluation, show = result.evaluation, result.show
     return {
         "route": result.route.display,
         "stone": evaluation.stone,
@@ -133,14 +135,13 @@ def _said_no(result: SetResult) -> list[Any]:
 
 
 def _judges(result: SetResult) -> str:
-    count = len(result.evaluation.judges)
-    return f"{count} judge{'s' if count != 1 else ''}"
+    return count(len(result.evaluation.judges), "judge")
 
 
 def set_text(result: SetResult) -> str:
     """What ``route.stone.set --as passed`` prints on stdout: the verdict, the failing judges' feedback and
-    every file used."""
-    evaluation, show = result.evaluation, result.route.show
+    every file used (relative to the repository's top level)."""
+    evaluation, show = result.evaluation, result.show
     lines: list[str] = []
     if evaluation.outcome == "passed":
         lines.append(f"stone passed: {evaluation.stone}")

@@ -35,6 +35,7 @@ from routedriver.route.load import load_route
 from routedriver.route.model import JudgeRecord, ReviewRecord, Route, Stone
 from routedriver.route.provenance import Approvers, Provenance, marker_paths
 from routedriver.route.state import Done, Survey
+from routedriver.route.words import count
 
 if TYPE_CHECKING:
     from routedriver.route.policy import PolicyReport
@@ -336,7 +337,7 @@ def _check_stone(
 def _passed_why(why: str, done: Done) -> str:
     if not done.history:
         return why
-    older = f"{done.history} other pass record{'s' if done.history != 1 else ''}"
+    older = count(done.history, "other pass record")
     return f"{why}; {older} kept as history"
 
 
@@ -401,8 +402,8 @@ def _check_judges(
             f"j{position} approved? does not hold now: {verdict.reason}",
             store.approved_path(route, stone),
         )
-    count = len(context.guard.judges)
-    why = f"passed and fresh ({count} judge{'s' if count != 1 else ''} re-checked)"
+    judged = len(context.guard.judges)
+    why = f"passed and fresh ({count(judged, 'judge')} re-checked)" if judged else "passed and fresh"
     return result("passed", _passed_why(why, done))
 
 
