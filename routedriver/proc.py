@@ -255,7 +255,7 @@ def run(
         return ProcResult(-signal.SIGTERM, "", "not started: stopping\n", False, 0.0, interrupted=True)
     captured = subprocess.PIPE if terminal != "all" else None
     try:
-        popen = subprocess.Popen(
+        popen = subprocess.Popen(  # noqa: S603 - the one door: callers pass argv, or a shell by name
             argv,
             cwd=cwd,
             env=full_env,

@@ -145,7 +145,7 @@ def render_rubric(rubric: Path | None, artifacts: Sequence[Artifact], input_text
         loader=jinja2.DictLoader({}),
         undefined=jinja2.StrictUndefined,
         keep_trailing_newline=True,
-        autoescape=False,
+        autoescape=False,  # noqa: S701 - a rubric for a model, not HTML: escaping would corrupt it
     )
     try:
         template = env.from_string(source)

@@ -72,7 +72,7 @@ class _StderrHandler(logging.Handler):
         try:
             sys.stderr.write(self.redactor.text(f"bhrain: {record.getMessage()}") + "\n")
             sys.stderr.flush()
-        except Exception:  # noqa: BLE001 - logging must never break the run
+        except Exception:  # noqa: BLE001, S110 - logging must never break the run, nor log its own failure
             pass
 
 

@@ -147,7 +147,7 @@ class SDKChat:
             response = call_with_retries(
                 send, policy=self.retry, classify=classify, sleep=self._sleep, on_retry=announce
             )
-        except Exception as exc:  # noqa: BLE001 - every SDK failure becomes an LLMError; others propagate
+        except Exception as exc:  # every SDK failure becomes an LLMError; others propagate
             mapped = self._map_error(sdk, exc, attempts)
             if mapped is None:
                 raise

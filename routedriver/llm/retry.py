@@ -108,7 +108,7 @@ def call_with_retries(
     while True:
         try:
             return fn()
-        except Exception as exc:  # noqa: BLE001 - classify decides; anything it rejects is re-raised as is
+        except Exception as exc:  # classify decides; anything it rejects is re-raised as is
             retry, retry_after = classify(exc)
             if not retry or attempt >= policy.max_retries:
                 raise

@@ -34,9 +34,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root, for tests.fakes
 
-import _harness  # noqa: E402
+import _harness
 
-from tests.fakes.llm_servers import OpenAIServer, Recorded, Reply  # noqa: E402
+from tests.fakes.llm_servers import OpenAIServer, Recorded, Reply
 
 CASES = 200
 CONCURRENCY = 20

@@ -18,15 +18,15 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from _harness import bare_python, command, commands_dir, exit_code, median_wall, report, report_absolute  # noqa: E402
+from _harness import bare_python, command, commands_dir, exit_code, median_wall, report, report_absolute
 
-from routedriver.brain.atoms.scripted import parse_script  # noqa: E402
-from routedriver.brain.loop import Limits, Loop  # noqa: E402
-from routedriver.brain.memory import create_memory  # noqa: E402
-from routedriver.brain.permissions.guard import PermissionHook  # noqa: E402
-from routedriver.brain.toolbox import Toolbox, ToolRegistry  # noqa: E402
-from routedriver.brain.tools import builtin_tools  # noqa: E402
-from routedriver.brain.tools.base import Tool, ToolContext, ToolSettings, schema  # noqa: E402
+from routedriver.brain.atoms.scripted import parse_script
+from routedriver.brain.loop import Limits, Loop
+from routedriver.brain.memory import create_memory
+from routedriver.brain.permissions.guard import PermissionHook
+from routedriver.brain.toolbox import Toolbox, ToolRegistry
+from routedriver.brain.tools import builtin_tools
+from routedriver.brain.tools.base import Tool, ToolContext, ToolSettings, schema
 
 logging.getLogger("bhrain").setLevel(logging.ERROR)
 

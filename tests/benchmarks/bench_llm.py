@@ -20,13 +20,13 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root, for tests.fakes
 
-import _harness  # noqa: E402
+import _harness
 
-from routedriver.llm.anthropic_chat import AnthropicChat  # noqa: E402
-from routedriver.llm.openai_chat import OpenAIChat  # noqa: E402
-from routedriver.llm.retry import RetryPolicy  # noqa: E402
-from routedriver.llm.types import Message, ToolSpec  # noqa: E402
-from tests.fakes.llm_servers import AnthropicServer, OpenAIServer, Reply  # noqa: E402
+from routedriver.llm.anthropic_chat import AnthropicChat
+from routedriver.llm.openai_chat import OpenAIChat
+from routedriver.llm.retry import RetryPolicy
+from routedriver.llm.types import Message, ToolSpec
+from tests.fakes.llm_servers import AnthropicServer, OpenAIServer, Reply
 
 KEY = "sk-bench"
 CONVERSATION = [Message(role="user", text="Summarize the file.")]

@@ -269,7 +269,7 @@ def _pre_tool(
     fresh = engine.new_state(session_id)
     try:
         return fresh, engine.pre_tool(fresh, **call)
-    except Exception as exc:  # noqa: BLE001 - a gate that cannot judge a call blocks it
+    except Exception as exc:  # a gate that cannot judge a call blocks it
         raise JudgingFailed() from exc
 
 

@@ -63,7 +63,7 @@ def bash_tool(settings: ToolSettings) -> Tool:
             return fail(f"timeout must be a positive number of seconds, not {timeout}")
         else:
             timeout_s = min(float(timeout), settings.bash_max_timeout_s)
-        result = proc.run(
+        result = proc.run(  # noqa: S604 - running the model's command is this tool's job; permissions decide
             command,
             shell="bash",
             cwd=ctx.workdir,
