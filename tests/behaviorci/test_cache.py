@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import shutil
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -11,6 +13,7 @@ import pytest
 
 from routedriver.fsutil import is_temp
 from tests.behaviorci.helpers import answer, invoke, write_bundle
+from tests.conftest import run_cli
 from tests.fakes.llm_servers import OpenAIServer, Recorded, Reply
 
 
@@ -141,3 +144,24 @@ def test_the_mock_is_not_cached(tmp_path: Path) -> None:
     result = invoke(["run", str(bundle), "--format", "json", "--cache-dir", str(tmp_path / "cache")])
     assert json.loads(result.stdout)["cache"] == {"hits": 0, "misses": 0, "dir": None}
     assert not (tmp_path / "cache").exists()
+
+
+def test_answers_from_the_cache_never_wait_for_the_sdk_import(tmp_path: Path, server: OpenAIServer) -> None:
+    # Only a call imports the provider's SDK (~0.4 s of Python holding the GIL, which no thread can hide): a
+    # rerun answered from the cache imports neither it nor its HTTP stack, so no case waits for it.
+    bundle = _bundle(tmp_path / "b")
+    script = shutil.which("behaviorci")
+    assert script is not None
+    argv = [sys.executable, "-X", "importtime", script, "run", str(bundle), "-f", "json"]
+    env = {"OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": server.base_url}
+    imported = []
+    for _ in range(2):
+        ran = run_cli([*argv, "--cache-dir", str(tmp_path / "cache")], tmp_path, env=env)
+        assert ran.code == 0, ran.err
+        # The packages any module was imported from (importlib.import_module's own module is not listed).
+        imported.append(
+            {line.split("|")[-1].strip().split(".")[0] for line in ran.err.splitlines() if "|" in line}
+        )
+    assert json.loads(ran.out)["cache"]["hits"] == 3 and len(server.requests) == 3
+    assert {"openai", "httpx2"} <= imported[0]
+    assert not {"openai", "httpx2", "anthropic"} & imported[1]
