@@ -110,8 +110,11 @@ def median_of(runs: int, once: Callable[[], float]) -> float:
 
 def bench_ours(work: Path, bundle: Path, server: OpenAIServer, arrivals: list[float]) -> float:
     env = {**os.environ, **ENV, "OPENAI_BASE_URL": server.base_url}
-    argv = [str(_harness.BIN_DIR / "behaviorci"), "run", str(bundle), "--format", "json", "--quiet"]
-    floor = {part: [sys.executable, "-c", FLOOR, str(bundle), part] for part in ("bundle", "sdk")}
+    argv = [str(_harness.commands_dir() / "behaviorci"), "run", str(bundle), "--format", "json", "--quiet"]
+    floor = {
+        part: [str(_harness.commands_dir() / "python"), "-c", FLOOR, str(bundle), part]
+        for part in ("bundle", "sdk")
+    }
     firsts: list[float] = []
     floors: dict[str, list[float]] = {"bundle": [], "sdk": []}
 
@@ -385,7 +388,7 @@ def bench_reference(work: Path, bundle: Path, server: OpenAIServer, ours: float)
 
 def ours_at(work: Path, bundle: Path, server: OpenAIServer, concurrency: int) -> float:
     env = {**os.environ, **ENV, "OPENAI_BASE_URL": server.base_url}
-    argv = [str(_harness.BIN_DIR / "behaviorci"), "run", str(bundle), "-f", "json", "-q", "--no-cache"]
+    argv = [str(_harness.commands_dir() / "behaviorci"), "run", str(bundle), "-f", "json", "-q", "--no-cache"]
     return median_of(3, lambda: timed([*argv, "--concurrency", str(concurrency)], env, work)[0])
 
 
