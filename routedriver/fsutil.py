@@ -13,7 +13,7 @@ import fcntl
 import os
 import stat
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from types import TracebackType
 
@@ -139,9 +139,3 @@ class FileLock:
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         self.release()
-
-
-@contextlib.contextmanager
-def locked(path: str | os.PathLike[str], timeout: float | None = None) -> Iterator[None]:
-    with FileLock(path, timeout=timeout):
-        yield

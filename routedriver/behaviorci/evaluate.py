@@ -26,10 +26,6 @@ class ContractEvaluator:
         self.invariants = tuple(invariants)
         self._validator: Any = None if schema is None else schema.validator()
 
-    @property
-    def has_contract(self) -> bool:
-        return self._validator is not None or bool(self.invariants)
-
     def _schema_errors(self, parsed: Any) -> list[Any]:
         from referencing.exceptions import Unresolvable
 

@@ -52,7 +52,10 @@ class Status:
             if self._progress is not None:
                 self._progress.console.print(line, markup=False, highlight=False)
             else:
-                print(line, file=self.stream, flush=True)
+                # One write: print's separate newline could let another thread's line (the final
+                # "error: interrupted") land between a line and its end.
+                self.stream.write(line + "\n")
+                self.stream.flush()
 
     def retry(self, case_id: str, note: str) -> None:
         self.warn(f"behaviorci: case {case_id}: {note}")

@@ -54,7 +54,7 @@ log = logging.getLogger("bhrain")
 NOTICE_SLACK = 2_000
 
 
-def call_hook(hook: LoopHook, method: str, default: Any, *args: Any) -> Any:
+def call_hook(hook: object, method: str, default: Any, *args: Any) -> Any:
     """``hook.method(*args)``, or ``default`` (logged) when it raises: hooks never raise into the loop."""
     try:
         return getattr(hook, method)(*args)

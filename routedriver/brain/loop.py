@@ -17,12 +17,11 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
 
 from routedriver.brain.context import Context, conversation_problem, tools_tokens
 from routedriver.brain.dispatch import Dispatcher, call_hook
 from routedriver.brain.hooks import LoopHook
-from routedriver.brain.memory.base import ContextState, MemorySession
+from routedriver.brain.memory.base import ContextState, MemoryManagerLike, MemorySession
 from routedriver.brain.memory.store import MemoryStore
 from routedriver.brain.prices import Price
 from routedriver.brain.records import (
@@ -62,7 +61,7 @@ class Loop:
         workdir: Path,
         skill_prompt: str = "",
         hooks: Sequence[LoopHook] = (),
-        memory: Any = None,
+        memory: MemoryManagerLike | None = None,
         limits: Limits | None = None,
         on_iteration: Callable[[Loop, IterationRecord], None] | None = None,
         redactor: Redactor = NO_REDACTION,

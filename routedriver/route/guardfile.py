@@ -3,7 +3,6 @@ commands refuse with a guard's first one, ``route.lint`` lists them all (``check
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 from pathlib import Path
@@ -226,7 +225,6 @@ def _guard_from(
         judges=lists.get("judges", ()),
         timeout_s=float(timeout),
         protect=lists.get("protect", ()),
-        sha256=hashlib.sha256(text.encode("utf-8")).hexdigest(),
     )
 
 

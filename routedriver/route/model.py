@@ -80,7 +80,6 @@ class Guard(NamedTuple):
     judges: tuple[str, ...]
     timeout_s: float = DEFAULT_TIMEOUT_S
     protect: tuple[str, ...] = ()
-    sha256: str = ""  # of the guard's text: a pass records it, so route.verify can say "the guard changed"
 
 
 class ReviewRecord(NamedTuple):

@@ -29,7 +29,6 @@ if TYPE_CHECKING:
     from routedriver.route.drive import Guidance
 
 ON_BOOT = "hook.onBoot"
-ON_STOP = "hook.onStop"
 STATE_FILE = ".drive.state"  # under .route/, ignored by .route/.gitignore (".*.state")
 DEFAULT_MAX_BLOCKS = 3
 

@@ -70,10 +70,6 @@ class Done(NamedTuple):
         return self.state == "passed"
 
 
-def tier(stone: Stone) -> tuple[int, ...]:
-    return stone.prefix
-
-
 def gather(
     context: StoneContext,
     artifacts: Mapping[str, str | Path],

@@ -343,4 +343,3 @@ _BUILDERS: dict[str, Callable[[Any, str], Check]] = {
     "text_matches": _text_matches,
     "result_has_lint_errors": _result_has_lint_errors,
 }
-CONDITION_TYPES = tuple(_BUILDERS)

@@ -5,13 +5,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from routedriver.brain.memory.base import MemoryManagerLike
 from routedriver.brain.plugins import is_import_path, load_object
 from routedriver.errors import Refused
 
 BUILTIN_MEMORY = ("summarize-on-limit", "truncate", "none")
 
 
-def create_memory(spec: str | Mapping[str, Any] | None) -> Any:
+def create_memory(spec: str | Mapping[str, Any] | None) -> MemoryManagerLike | None:
     """A memory manager from a name, ``MODULE:OBJ``, or a mapping ``{strategy: NAME, option: value, …}``."""
     options: dict[str, Any] = {}
     if isinstance(spec, Mapping):
@@ -30,7 +31,7 @@ def create_memory(spec: str | Mapping[str, Any] | None) -> Any:
         factory = SummarizeOnLimit
     elif is_import_path(name):
         obj = load_object(name, what="memory manager")
-        if hasattr(obj, "consult") and not isinstance(obj, type):
+        if isinstance(obj, MemoryManagerLike) and not isinstance(obj, type):
             if options:
                 raise Refused(
                     f"memory manager {name} is an object, it takes no options", "remove the options"
@@ -45,6 +46,6 @@ def create_memory(spec: str | Mapping[str, Any] | None) -> Any:
         raise Refused(
             f"memory manager {name} rejected its options: {exc}", "check the memory options"
         ) from None
-    if not hasattr(manager, "consult"):
+    if not isinstance(manager, MemoryManagerLike):
         raise Refused(f"memory manager {name} has no consult(state) method", "see docs/bhrain.md")
     return manager

@@ -66,6 +66,9 @@ class MemorySession:
 
 @runtime_checkable
 class MemoryManagerLike(Protocol):
+    """What the loop needs of a memory manager: ``consult``. ``start``, ``close`` and ``name`` are used
+    when present, so a ``MODULE:OBJ`` manager need not subclass ``MemoryManager``."""
+
     def consult(self, state: ContextState) -> Sequence[Message] | None: ...
 
 
