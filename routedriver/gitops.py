@@ -1,10 +1,17 @@
-"""Everything routedriver asks of git. The only module that imports GitPython (lazily, for commits).
+"""Everything routedriver asks of git; the only module that runs git or imports GitPython.
 
-Queries run the git binary through ``proc.run`` and only read: ``git ls-files``, ``git diff-files`` and
-``git log`` never write the index, and ``GIT_OPTIONAL_LOCKS=0`` keeps git from refreshing it behind our back
-(``git status`` would). The one write is a human's approval commit (``commit_paths``), made through
-GitPython's git runner: it stays in the caller's terminal session, so a GPG pinentry or an SSH key
-passphrase prompt reaches the human, and git applies their ``commit.gpgsign`` and hooks as usual.
+Which door for which question:
+
+- Queries run the git binary through ``proc.run`` (one process, output parsed here) and only read:
+  ``git ls-files``, ``git diff-files`` and ``git log`` never write the index, and ``GIT_OPTIONAL_LOCKS=0``
+  keeps git from refreshing it behind our back (``git status`` would). They are the hot paths (every
+  ``route.stone.get``, and ``route.verify`` over thousands of stones), and they must see what git sees.
+- Who the caller is (``git var GIT_AUTHOR_IDENT``) and whether git signs (``git config --bool``) are asked
+  of git too, not read with GitPython's ``Actor``/config reader: those re-implement git's rules and miss
+  some (``author.email``, ``EMAIL``, ``git -c`` and ``GIT_CONFIG_*`` settings), and an approval must carry
+  the identity git will put on its commit.
+- The one write, a human's approval commit (``commit_paths``), goes through GitPython (lazily imported),
+  where its object model is the clearer code and speed does not matter.
 """
 
 from __future__ import annotations
@@ -534,15 +541,19 @@ def committed_blob(repo: Repo, path: str) -> str | None:
 
 def commit_paths(repo: Repo, paths: Sequence[str], message: str) -> str:
     """Stage ``paths`` and commit exactly them (``git commit -m … -- <paths>``); the caller's other staged
-    work stays staged and out of this commit. Returns the new commit's id."""
+    work stays staged and out of this commit. Returns the new commit's id.
+
+    Through GitPython: git runs in the caller's session, so a pinentry or an SSH key's passphrase prompt
+    reaches the approver's terminal, and git applies their ``commit.gpgsign`` and hooks as usual. (GitPython's
+    own ``index.commit`` would do neither: it writes the commit object itself, unsigned.)"""
     import git  # GitPython: only this write pays for importing it
 
-    runner = git.Git(str(repo.toplevel))
     literal = {"GIT_LITERAL_PATHSPECS": "1"}  # a stone named '1.a*' must not stage 1.ab's marker
     try:
-        runner.execute(["git", "add", "--", *paths], env=literal)
-        runner.execute(["git", "commit", "-q", "-m", message, "--", *paths], env=literal)
-        return str(runner.execute(["git", "rev-parse", "HEAD"])).strip()
+        here = git.Repo(str(repo.toplevel))
+        here.git.add("--", *paths, env=literal)
+        here.git.commit("-q", "-m", message, "--", *paths, env=literal)
+        return str(here.head.commit.hexsha)
     except git.GitCommandError as exc:
         raise GitError(_problem_line(_unwrap(str(exc.stderr or ""))) or f"git exited {exc.status}") from None
     except git.GitCommandNotFound:

@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+import fcntl
 import json
+import os
+import select
+import subprocess
+import termios
+import time
 from pathlib import Path
 
 from tests.conftest import TEST_EMAIL, TEST_NAME, git, run_cli
@@ -136,3 +142,52 @@ def test_commit_gpgsign_is_honoured(git_repo: Path, tmp_path: Path) -> None:
     assert approve(git_repo, route, "1.vision").code == 0
     signature = git(git_repo, "cat-file", "commit", "HEAD")
     assert "-----BEGIN SSH SIGNATURE-----" in signature
+
+
+def test_the_signing_passphrase_is_asked_at_the_approvers_terminal(git_repo: Path, tmp_path: Path) -> None:
+    """No agent holds the key: ssh-keygen asks for its passphrase on /dev/tty. The approval commit runs git
+    in the approver's session, so the prompt reaches them, what they type signs the commit, and it
+    verifies. A robot has no such terminal (the approval refuses without one, tested above)."""
+    from tests.route_gate.gate import ssh_signing
+
+    route = gated_route(git_repo)
+    allowed = ssh_signing(git_repo, tmp_path, passphrase="correct horse")
+    git(git_repo, "config", "gpg.ssh.allowedSignersFile", str(allowed))
+    master, slave = os.openpty()
+
+    def take_terminal() -> None:
+        fcntl.ioctl(0, termios.TIOCSCTTY, 0)  # the pty becomes this session's controlling terminal
+
+    env = {k: v for k, v in os.environ.items() if k not in ("SSH_AUTH_SOCK", "SSH_ASKPASS", "DISPLAY")}
+    argv = ["route.stone.set", "--route", str(route), "--stone", "1.vision", "--as", "approved"]
+    started = subprocess.Popen(
+        argv,
+        cwd=git_repo,
+        env=env,
+        stdin=slave,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        preexec_fn=take_terminal,
+    )
+    os.close(slave)
+    seen = b""
+    try:
+        deadline = time.monotonic() + 60
+        while b"passphrase" not in seen.lower() and time.monotonic() < deadline:
+            if select.select([master], [], [], 1)[0]:
+                try:
+                    seen += os.read(master, 1024)
+                except OSError:  # EIO: nothing holds the terminal any more (the command ended unasked)
+                    break
+        assert b"passphrase" in seen.lower(), (seen, started.communicate(timeout=60))
+        os.write(master, b"correct horse\n")
+        out, err = started.communicate(timeout=60)
+    finally:
+        started.kill()
+        os.close(master)
+    assert started.returncode == 0, (out, err)
+    git(git_repo, "verify-commit", "HEAD")  # raises unless the signature checks against the allowed key
+    committed = git(git_repo, "show", "--name-only", "--format=", "HEAD").split()
+    assert "route/.route/1.vision.approved" in committed

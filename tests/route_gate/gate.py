@@ -172,10 +172,13 @@ def hook(argv: list[str], cwd: Path, event: str) -> Ran:
     return run_route(argv, cwd, input=event)
 
 
-def ssh_signing(repo: Path, tmp: Path, email: str = TEST_EMAIL) -> Path:
-    """Make ``repo`` sign commits with a fresh SSH key; returns an allowed-signers file trusting it."""
+def ssh_signing(repo: Path, tmp: Path, email: str = TEST_EMAIL, passphrase: str = "") -> Path:
+    """Make ``repo`` sign commits with a fresh SSH key (locked by ``passphrase``, if one is given); returns
+    an allowed-signers file trusting it."""
     key = tmp / "signing_key"
-    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", email, "-f", str(key)], check=True)
+    subprocess.run(
+        ["ssh-keygen", "-q", "-t", "ed25519", "-N", passphrase, "-C", email, "-f", str(key)], check=True
+    )
     git(repo, "config", "gpg.format", "ssh")
     git(repo, "config", "user.signingkey", str(key) + ".pub")
     git(repo, "config", "commit.gpgsign", "true")
