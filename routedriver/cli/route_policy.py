@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import click
 
 from routedriver.cli._command import Command
-from routedriver.cli.route_stone import ROUTE_HELP, _call
+from routedriver.cli.route_stone import ROUTE_HELP, call
 from routedriver.report import Report
 from routedriver.report import as_json as json_document
 
@@ -32,7 +32,7 @@ def approve_command(route_option: str | None, no_commit: bool, as_json: bool) ->
 
     # A robot runs commands with stdin from a pipe or /dev/null; a person types them at a terminal.
     human = os.isatty(0)
-    result = _call(
+    result = call(
         as_json,
         {"route": route_option},
         lambda: policy.approve(route_option, human=human, commit=not no_commit),

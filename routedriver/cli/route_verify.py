@@ -3,11 +3,8 @@
 Under GitHub Actions (``GITHUB_ACTIONS=true``) it also prints ``::error`` annotations (on stderr with
 ``--json``, so that stdout stays one JSON document) and appends a Markdown table to ``$GITHUB_STEP_SUMMARY``.
 
-It is the one command that does not import click to start: a CI gate runs on every push, and importing click
-costs more than checking a route. ``OPTIONS`` describes each flag once. The console script (``main``) reads
-an argument list made only of those flags itself; anything else (``--help``, a typo, a flag without its
-value) goes to the click command built from the same table (``click_command``), which says what is wrong
-the way every other command does. Both end in ``_exits.run``, the shared error contract.
+It starts without click (``cli/_plain.py``): a CI gate runs on every push, and importing click costs more
+than checking a route. ``OPTIONS`` describes each flag once, for the plain reading and for click's.
 """
 
 from __future__ import annotations
@@ -15,24 +12,15 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING
+
+from routedriver.cli._plain import Option, PlainCommand
 
 if TYPE_CHECKING:
-    import click
-
     from routedriver.report import Report
 
 PROG = "route.verify"
 HELP = "Re-check every stone's claims from the files and git: exit 0 only when all are passed and fresh."
-
-
-class Option(NamedTuple):
-    flag: str
-    dest: str  # the keyword ``run_verify`` takes
-    help: str
-    metavar: str = ""  # "" for a flag; else the option takes a value
-    multiple: bool = False
-    path: bool = False  # a file path (click.Path(dir_okay=False))
 
 
 OPTIONS = (
@@ -80,66 +68,10 @@ OPTIONS = (
 )
 
 
-def parse_simple(argv: list[str]) -> dict[str, Any] | None:
-    """``run_verify``'s keywords when ``argv`` holds only ``OPTIONS`` in a plain form (``--flag``,
-    ``--opt VALUE``, ``--opt=VALUE``); None for anything else, which click then reads and judges."""
-    by_flag = {option.flag: option for option in OPTIONS}
-    found: dict[str, Any] = {
-        option.dest: [] if option.multiple else (None if option.metavar else False) for option in OPTIONS
-    }
-    rest = iter(argv)
-    for token in rest:
-        flag, equals, inline = token.partition("=")
-        option = by_flag.get(flag)
-        if option is None or (equals and not option.metavar):
-            return None
-        if not option.metavar:
-            found[option.dest] = True
-            continue
-        value = inline if equals else next(rest, None)
-        if not value or value.startswith("-") or (option.path and os.path.isdir(value)):
-            return None  # missing, flag-like or a directory: click says what is wrong
-        if option.multiple:
-            found[option.dest].append(value)
-        else:
-            found[option.dest] = Path(value) if option.path else value
-    return {dest: tuple(value) if isinstance(value, list) else value for dest, value in found.items()}
-
-
 def main() -> None:
     """The console script."""
     _start()
-    args = sys.argv[1:]
-    parsed = parse_simple(args)
-    if parsed is None:
-        sys.exit(click_command().main(args, prog_name=PROG, standalone_mode=False))
-    from routedriver.cli import _exits
-
-    keywords = parsed
-    code = _exits.run(PROG, lambda: run_verify(**keywords))
-    _finish()
-    sys.exit(code)
-
-
-def click_command() -> click.Command:
-    """The same command as click sees it: ``--help``, and usage errors in the words of every other command."""
-    import click
-
-    from routedriver.cli._command import Command
-
-    params: list[click.Parameter] = [
-        click.Option([option.flag, option.dest], is_flag=True, help=option.help)
-        if not option.metavar
-        else click.Option(
-            [option.flag, option.dest],
-            multiple=option.multiple,
-            metavar=option.metavar,
-            type=click.Path(dir_okay=False, path_type=Path) if option.path else click.STRING,
-            help=option.help,
-        )
-        for option in OPTIONS
-    ]
-    return Command(PROG, params=params, callback=run_verify, help=HELP)
+    VERIFY.main(finish=_finish)
 
 
 def _start() -> None:
@@ -200,6 +132,9 @@ def run_verify(
     if github:
         _append_summary(verify_report.step_summary(report))
     return verify_report.outcome(report, json=as_json, github=github)
+
+
+VERIFY = PlainCommand(PROG, OPTIONS, run_verify, HELP)
 
 
 def _write_junit(path: Path, xml: str) -> None:

@@ -10,7 +10,6 @@ import contextlib
 import os
 import shlex
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -25,15 +24,13 @@ if TYPE_CHECKING:
     from routedriver.route.inputs import StoneContext
 
 
-@dataclass(frozen=True)
-class GetResult:
+class GetResult(NamedTuple):
     route: Route
     selector: str
     selection: Selection
 
 
-@dataclass(frozen=True)
-class SetResult:
+class SetResult(NamedTuple):
     route: Route
     evaluation: Evaluation
     base: Path  # the git top-level (the cwd outside git): set names files relative to it, as verify does
@@ -69,8 +66,7 @@ class Kept(NamedTuple):
 _GATE_ADVICE = "a human removes a gate by editing the route (deleting its files), not through del"
 
 
-@dataclass(frozen=True)
-class DelResult:
+class DelResult(NamedTuple):
     route: Route
     deleted: tuple[tuple[str, tuple[Path, ...]], ...]  # stone name, the files removed
     kept: tuple[Kept, ...]

@@ -9,8 +9,8 @@ them); the rest are simply incomplete.
 from __future__ import annotations
 
 import shlex
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from routedriver import globs
 from routedriver.errors import Refused
@@ -21,8 +21,7 @@ NEXT_ONE = "@next-one"
 NEXT_ALL = "@next-all"
 
 
-@dataclass(frozen=True)
-class StoneStatus:
+class StoneStatus(NamedTuple):
     stone: Stone
     done: Done
 
@@ -36,8 +35,7 @@ class StoneStatus:
         return self.done.state
 
 
-@dataclass(frozen=True)
-class Selection:
+class Selection(NamedTuple):
     stones: tuple[StoneStatus, ...]
     all_passed: bool  # every stone of the route has passed
 

@@ -57,8 +57,8 @@ def test_verify_imports_no_llm_sdk(git_repo: Path) -> None:
     pass_all(git_repo, route)
     probe = (
         "import sys\n"
-        "from routedriver.cli.route_verify import click_command\n"
-        "code = click_command().main(['--route', 'route'], standalone_mode=False)\n"
+        "from routedriver.cli.route_verify import VERIFY\n"
+        "code = VERIFY.click().main(['--route', 'route'], standalone_mode=False)\n"
         "loaded = sorted(m for m in ('anthropic', 'openai', 'jinja2', 'git') if m in sys.modules)\n"
         "print(code, loaded)\n"
     )

@@ -88,9 +88,30 @@ def command(
     return go
 
 
-def bare_python(repeat: int = 15) -> float:
-    """Median wall of ``python -c pass`` with the installed commands' interpreter (a clean one)."""
-    return median_wall(command([str(commands_dir() / "python"), "-c", "pass"]), repeat=repeat)
+def bare_python() -> Callable[[], None]:
+    """``python -c pass`` with the installed commands' interpreter (a clean one): the baseline of every
+    "vs bare python" figure, timed in the same rounds as what it is compared with (``interleaved``)."""
+    return command([str(commands_dir() / "python"), "-c", "pass"])
+
+
+def interleaved(runs: Mapping[str, Callable[[], object]], *, rounds: int = 15) -> dict[str, float]:
+    """Median seconds of each run, timed in rounds that run every one once (after one unmeasured round):
+    A and B interleaved, so a busy moment on the machine falls on all of them alike."""
+    for run in runs.values():
+        run()
+    samples: dict[str, list[float]] = {name: [] for name in runs}
+    for _ in range(rounds):
+        for name, run in runs.items():
+            started = time.perf_counter()
+            run()
+            samples[name].append(time.perf_counter() - started)
+    return {name: statistics.median(values) for name, values in samples.items()}
+
+
+def versus_bare(name: str, run: Callable[[], object], *, max_ratio: float, rounds: int = 15) -> None:
+    """Report ``run`` against bare python start-up, the two interleaved."""
+    walls = interleaved({"it": run, "bare": bare_python()}, rounds=rounds)
+    report(name, walls["it"], walls["bare"], max_ratio=max_ratio)
 
 
 _COMMANDS: list[Path] = []

@@ -18,13 +18,11 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent.parent))
 
 from tests.benchmarks._harness import (  # noqa: E402
-    bare_python,
     command,
     commands_dir,
     exit_code,
-    median_wall,
-    report,
     report_absolute,
+    versus_bare,
 )
 
 CONFIG = "security:\n  behavior:\n    profile: dev\n"
@@ -113,13 +111,7 @@ def main() -> int:
             stdin=payload,
         )
         hook()  # the first call validates the config and writes the compiled cache
-        baseline = bare_python()
-        report(
-            "behavior: bhrain behave as a PreToolUse hook",
-            median_wall(hook, repeat=15),
-            baseline,
-            max_ratio=8.0,
-        )
+        versus_bare("behavior: bhrain behave as a PreToolUse hook", hook, max_ratio=8.0)
     return exit_code()
 
 

@@ -18,7 +18,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from _harness import bare_python, command, commands_dir, exit_code, median_wall, report, report_absolute
+from _harness import command, commands_dir, exit_code, median_wall, report_absolute, versus_bare
 
 from routedriver.brain.atoms.scripted import parse_script
 from routedriver.brain.loop import Limits, Loop
@@ -111,13 +111,7 @@ def main() -> int:
     if probe.stdout.strip() != "0":
         print("MISSED bhrain: importing the CLI module loaded an LLM SDK")
         return 1
-    baseline = bare_python()
-    report(
-        "bhrain --help",
-        median_wall(command([str(commands_dir() / "bhrain"), "--help"])),
-        baseline,
-        max_ratio=6,
-    )
+    versus_bare("bhrain --help", command([str(commands_dir() / "bhrain"), "--help"]), max_ratio=6)
     return int(exit_code())
 
 

@@ -103,7 +103,7 @@ def passed_route(parent: Path, stones: int) -> Path:
     return repo
 
 
-def bench_get(workdir: Path, bare: float) -> None:
+def bench_get(workdir: Path) -> None:
     """route.stone.get --stone @next-one --say and route.status on 1,000 and 10,000 stones, all passed but the
     last: every earlier stone is checked for freshness (one view of done), from names and git's index."""
     bin_dir = harness.commands_dir()
@@ -117,23 +117,17 @@ def bench_get(workdir: Path, bare: float) -> None:
         assert out.startswith(f"==> route/{stones}.stone-{stones}.stone (incomplete) <=="), out[:200]
         floor = subprocess.run([python, str(HERE / "get_floor.py")], cwd=repo, capture_output=True, text=True)
         assert floor.stdout.strip() == str(stones - 1), floor.stdout + floor.stderr
-    # A and B interleaved: each round times every command once, so a busy moment hits them alike.
-    samples: dict[str, list[float]] = {}
     runs = {
         f"{kind}-{stones}": harness.command(argv, cwd=repo)
         for stones, repo in repos.items()
         for kind, argv in (("get", get), ("status", status), ("floor", [python, str(HERE / "get_floor.py")]))
     }
-    for _round in range(13):
-        for key, run in runs.items():
-            started = time.perf_counter()
-            run()
-            samples.setdefault(key, []).append(time.perf_counter() - started)
-    walls = {key: sorted(values)[len(values) // 2] for key, values in samples.items()}
+    walls = harness.interleaved({**runs, "bare": harness.bare_python()}, rounds=13)
+    print(f"info   bare python: {walls['bare'] * 1000:.1f} ms", flush=True)
     harness.report(
         "route.stone.get @next-one --say, 1,000 stones (999 passed, all checked fresh)",
         walls["get-1000"],
-        bare,
+        walls["bare"],
         max_ratio=6,
     )
     harness.report(
@@ -154,7 +148,7 @@ def bench_get(workdir: Path, bare: float) -> None:
     )
 
 
-def bench_set_unchanged(workdir: Path, bare: float) -> None:
+def bench_set_unchanged(workdir: Path) -> None:
     repo = new_repo(workdir, "set")
     route_dir = repo / "route"
     (route_dir / "docs").mkdir(parents=True)
@@ -178,23 +172,25 @@ def bench_set_unchanged(workdir: Path, bare: float) -> None:
     subprocess.run(argv, cwd=repo, check=True, capture_output=True)
     commit_all(repo)
     counts = (repo / ".counts").read_text()
-    wall = harness.median_wall(harness.command(argv, cwd=repo), repeat=15)
+    walls = harness.interleaved({"set": harness.command(argv, cwd=repo), "bare": harness.bare_python()})
     assert (repo / ".counts").read_text() == counts == "run\njudge\n", "a review or judge ran again"
     harness.report(
         "route.stone.set --as passed, unchanged, 200 committed artifacts (0 processes)",
-        wall,
-        bare,
+        walls["set"],
+        walls["bare"],
         max_ratio=8,
     )
     # The same with the artifacts uncommitted (every file read and hashed): shown, not a target.
     for path in (route_dir / "docs").iterdir():
         path.touch()
     git(repo, "rm", "-q", "--cached", "-r", "route/docs")
-    wall_untracked = harness.median_wall(harness.command(argv, cwd=repo), repeat=9)
+    untracked = harness.interleaved(
+        {"set": harness.command(argv, cwd=repo), "bare": harness.bare_python()}, rounds=9
+    )
     assert (repo / ".counts").read_text() == counts, "a review or judge ran again"
     print(
-        f"info   same, 200 untracked artifacts: {wall_untracked * 1000:.1f} ms "
-        f"({wall_untracked / bare:.2f}×)",
+        f"info   same, 200 untracked artifacts: {untracked['set'] * 1000:.1f} ms "
+        f"({untracked['set'] / untracked['bare']:.2f}×)",
         flush=True,
     )
 
@@ -330,10 +326,8 @@ def main() -> int:
     # start-up is measured, not the compiler.
     compileall.compile_dir(str(HERE.parent.parent / "routedriver"), quiet=1)
     try:
-        bare = harness.bare_python(repeat=21)
-        print(f"info   bare python: {bare * 1000:.1f} ms", flush=True)
-        bench_get(workdir, bare)
-        bench_set_unchanged(workdir, bare)
+        bench_get(workdir)
+        bench_set_unchanged(workdir)
         bench_parallel_reviews(workdir)
         bench_hashing(workdir)
     finally:
