@@ -15,7 +15,8 @@ install: $(STAMP)
 
 # Two workers (the machines this runs on have two cores); PYTEST_ARGS replaces that, e.g. PYTEST_ARGS=-x.
 PYTEST_ARGS ?= -n 2
-test: $(STAMP)
+# The lint and the type check (mypy --strict, ~10 s) run first: CI runs only `make test`.
+test: $(STAMP) lint typecheck
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 demo: $(STAMP)

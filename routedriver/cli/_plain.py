@@ -109,22 +109,27 @@ class PlainCommand(NamedTuple):
 
         from routedriver.cli._command import Command
 
-        params: list[click.Parameter] = [
-            click.Option([option.flag, option.dest], is_flag=True, help=option.help)
-            if not option.metavar
-            else click.Option(
-                [option.flag, option.dest],
-                multiple=option.multiple,
-                metavar=option.metavar,
-                type=_click_type(option),
-                required=option.required,
-                help=option.help,
-                # Only a real default: click (8.5) takes an explicit default=None as a value, and a
-                # required option with a value is never missing.
-                **({"default": option.default, "show_default": True} if option.default is not None else {}),
+        params: list[click.Parameter] = []
+        for option in self.options:
+            if not option.metavar:
+                params.append(click.Option([option.flag, option.dest], is_flag=True, help=option.help))
+                continue
+            # Only a real default: click (8.5) takes an explicit default=None as a value, and a required
+            # option with a value is never missing.
+            default: dict[str, Any] = {}
+            if option.default is not None:
+                default = {"default": option.default, "show_default": True}
+            params.append(
+                click.Option(
+                    [option.flag, option.dest],
+                    multiple=option.multiple,
+                    metavar=option.metavar,
+                    type=_click_type(option),
+                    required=option.required,
+                    help=option.help,
+                    **default,
+                )
             )
-            for option in self.options
-        ]
         return Command(self.prog, params=params, callback=self.callback, help=self.help)
 
     def main(self, finish: Callable[[], None] | None = None) -> None:

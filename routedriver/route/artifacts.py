@@ -75,9 +75,11 @@ class Listings:
             try:
                 with os.scandir(directory) as entries:
                     for entry in entries:
-                        is_file[entry.name] = entry.is_file()
-                        if entry.is_dir(follow_symlinks=False):
-                            subdirs.add(entry.name)
+                        name = entry.name
+                        is_file[name] = regular = entry.is_file()
+                        # A file is no directory: only the rest are asked (thousands of files a listing).
+                        if not regular and entry.is_dir(follow_symlinks=False):
+                            subdirs.add(name)
             except OSError:
                 pass  # a directory that is missing or unreadable holds nothing
             found = self._read[directory] = Listing(sorted(is_file), is_file, frozenset(subdirs))
@@ -118,15 +120,15 @@ def default_glob_files(route: Route, stone: Stone, listings: Listings) -> list[s
 def artifact_paths(
     route: Route, stone: Stone, guard: Guard | None, base: Path, listings: Listings | None = None
 ) -> list[str]:
-    """``find_artifacts`` as absolute path strings (Path objects cost when there are thousands)."""
-    found: set[str] = set()
+    """``find_artifacts`` as normalized absolute path strings (Path objects cost when there are thousands)."""
     state_prefix = os.fspath(route.state_dir) + os.sep
     listings = listings or Listings()
-    for pattern in _patterns(route, stone, guard, base):
-        for path in _files(pattern, listings):
-            if path.endswith(_DRIVER_SUFFIXES) or path.startswith(state_prefix):
-                continue
-            found.add(path)
+    found = {
+        path
+        for pattern in _patterns(route, stone, guard, base)
+        for path in _files(pattern, listings)
+        if not (path.endswith(_DRIVER_SUFFIXES) or path.startswith(state_prefix))
+    }
     taken = _taken_by_longer_name(route, stone, guard)
     if taken is not None:
         return sorted(path for path in found if not taken(os.path.basename(path)))
@@ -248,12 +250,12 @@ def _patterns(route: Route, stone: Stone, guard: Guard | None, base: Path) -> li
     return patterns
 
 
-def _files(pattern: str, listings: Listings) -> Iterator[str]:
+def _files(pattern: str, listings: Listings) -> list[str]:
     """Normalized paths of the files the (absolute, normalized) glob ``pattern`` covers. The common shape,
     wildcards in the last component only (``route/1.vision*.md``, ``docs/*.md``), is answered from the
-    directory's listing: only the names that start with the glob's literal prefix are looked at, and none is
-    stat-ed, which matters at 10,000 files. Other globs walk down from their literal head, entering only
-    directories below which something could match."""
+    directory's listing: only the names that start with the glob's literal prefix are looked at (found by
+    bisection in the sorted names), and none is stat-ed, which matters at 10,000 files. Other globs walk down
+    from their literal head, entering only directories below which something could match."""
     directory, name = _last_only(pattern)
     if name is not None:
         listing = listings.get(directory or os.curdir)
@@ -261,20 +263,14 @@ def _files(pattern: str, listings: Listings) -> Iterator[str]:
         literal = globs.literal_prefix(name)
         matches = globs.name_matcher(name)
         head = directory.rstrip(os.sep) + os.sep if directory else ""
-        # By index, not islice: islice steps through every name before the start (quadratic over a route).
-        for index in range(bisect.bisect_left(names, literal), len(names)):
-            entry = names[index]
-            if not entry.startswith(literal):
-                break  # sorted: every later name has another prefix
-            if matches(entry) and is_file[entry]:
-                yield head + entry
-        return
+        start = bisect.bisect_left(names, literal)
+        # Sorted: the names with that prefix run from ``start`` to the first name whose head differs.
+        end = bisect.bisect_right(names, literal, lo=start, key=lambda entry: entry[: len(literal)])
+        return [head + entry for entry in names[start:end] if matches(entry) and is_file[entry]]
     spec = globs.parse(pattern).cover
     if spec.rest is None:
-        if os.path.isfile(spec.head):
-            yield spec.head
-        return
-    yield from _walk(spec.head, spec.rest, listings)
+        return [spec.head] if os.path.isfile(spec.head) else []
+    return list(_walk(spec.head, spec.rest, listings))
 
 
 def _walk(top: str, rest: globs.Glob, listings: Listings) -> Iterator[str]:

@@ -230,8 +230,16 @@ class Survey:
                 rel, absolute = self._rel, self._abs
                 found = {rel + name: absolute + name for name in names}
             else:
-                paths = artifact_paths(self.route, stone, guard, self.base, self._listings)
-                found = {hashing.relative_posix(path, self.base): path for path in paths}
+                base = self.base
+                paths = artifact_paths(self.route, stone, guard, base, self._listings)
+                # Normalized absolute paths: one under base is keyed by what follows it (a slice, where
+                # relative_posix per file would cost milliseconds over thousands of artifacts).
+                prefix = os.fspath(base).rstrip("/") + "/"  # POSIX paths: routedriver runs on POSIX
+                cut = len(prefix)
+                found = {
+                    path[cut:] if path.startswith(prefix) else hashing.relative_posix(path, base): path
+                    for path in paths
+                }
             self._artifacts[stone.name] = found
         return found
 

@@ -24,6 +24,7 @@ import os
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -84,8 +85,8 @@ def build(workdir: Path) -> Path:
     return repo
 
 
-def git_baseline(repo: Path, repeat: int) -> float:
-    """Median wall of the target's baseline: ``git ls-files -s`` then ``git status --porcelain``."""
+def git_baseline(repo: Path) -> Callable[[], None]:
+    """The target's baseline, run once: ``git ls-files -s`` then ``git status --porcelain``."""
     ls_files = harness.command(["git", "ls-files", "-s"], cwd=repo)
     status = harness.command(["git", "status", "--porcelain"], cwd=repo)
 
@@ -93,7 +94,7 @@ def git_baseline(repo: Path, repeat: int) -> float:
         ls_files()
         status()
 
-    return harness.median_wall(once, repeat=repeat)
+    return once
 
 
 def main() -> int:
@@ -119,14 +120,18 @@ def main() -> int:
         )
         assert floor_check.stdout.strip() == str(STONES), floor_check.stdout
 
-        baseline = git_baseline(repo, repeat=15)
-        walls = {
-            kind: harness.median_wall(harness.command([str(script), "--all"], cwd=repo), repeat=15)
-            for kind, script in scripts.items()
-        }
-        floor = harness.median_wall(
-            harness.command([str(python), str(HERE / "verify_floor.py")], cwd=repo), repeat=15
+        python_floor = [str(python), str(HERE / "verify_floor.py")]
+        walls = harness.interleaved(
+            {
+                "baseline": git_baseline(repo),
+                "floor": harness.command(python_floor, cwd=repo),
+                **{
+                    kind: harness.command([str(script), "--all"], cwd=repo)
+                    for kind, script in scripts.items()
+                },
+            }
         )
+        baseline, floor = walls["baseline"], walls["floor"]
         what = (
             f"route.verify --all, {STONES} passed stones, {tracked} committed files "
             "(vs git ls-files -s + git status --porcelain)"
@@ -170,14 +175,34 @@ def scaling(script: Path, files_per_stone: int = 2000) -> None:
         with tempfile.TemporaryDirectory(prefix="bench-verify-large-") as tmp:
             repo = build(Path(tmp))
             tracked = len(git(repo, "ls-files").splitlines())
-            baseline = git_baseline(repo, repeat=9)
-            wall = harness.median_wall(harness.command([str(script), "--all"], cwd=repo), repeat=9)
+            python = script.parent / "python"
+            floor_check = subprocess.run(
+                [str(python), str(HERE / "verify_floor.py")],
+                cwd=repo,
+                capture_output=True,
+                text=True,
+                check=True,
+            )
+            assert floor_check.stdout.strip() == str(STONES), floor_check.stdout
+            walls = harness.interleaved(
+                {
+                    "baseline": git_baseline(repo),
+                    "verify": harness.command([str(script), "--all"], cwd=repo),
+                    "floor": harness.command([str(python), str(HERE / "verify_floor.py")], cwd=repo),
+                },
+                rounds=9,
+            )
             harness.report(
                 f"route.verify --all, {STONES} passed stones, {tracked} committed files "
                 "(vs git ls-files -s + git status --porcelain)",
-                wall,
-                baseline,
+                walls["verify"],
+                walls["baseline"],
                 max_ratio=1.5,
+            )
+            print(
+                f"info   floor at {tracked} files: {walls['floor'] * 1000:.1f} ms = "
+                f"{walls['floor'] / walls['baseline']:.2f}× of the same baseline",
+                flush=True,
             )
     finally:
         FILES_PER_STONE = saved
