@@ -43,7 +43,8 @@ def _value(option: Option, value: str | None) -> object:
     if option.choices:
         return value if value in option.choices else None
     if option.minimum is not None:
-        number = int(value) if value.isascii() and value.isdigit() else None
+        # Digits only, and few of them: int() refuses a 5,000-digit string, and click says so in words.
+        number = int(value) if value.isascii() and value.isdigit() and len(value) <= 18 else None
         return number if number is not None and number >= option.minimum else None
     if option.path:
         return None if os.path.isdir(value) else Path(value)

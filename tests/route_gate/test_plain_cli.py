@@ -69,11 +69,13 @@ NOT_PLAIN = [
     (JUDGE, ["--mechanism", "reviewed?", "--stone", "1.a", "--allow-blockers", "two"]),
     (JUDGE, ["--mechanism", "reviewed?", "--stone", "1.a", "--allow-blockers", "١"]),  # a digit, not ASCII
     (JUDGE, ["--mechanism", "reviewed?", "--stone", "1.a", "--allow-nitpicks", "+3"]),
+    (JUDGE, ["--mechanism", "reviewed?", "--stone", "1.a", "--allow-nitpicks", "9" * 5000]),
 ]
 
 
 def _ids(case: tuple[_plain.PlainCommand, list[str]]) -> str:
-    return f"{case[0].prog} {' '.join(case[1])}"
+    shown = (word if len(word) < 30 else f"{word[:10]}…({len(word)})" for word in case[1])
+    return f"{case[0].prog} {' '.join(shown)}"
 
 
 def _click_reading(command: _plain.PlainCommand, argv: list[str]) -> dict[str, object]:
@@ -126,6 +128,18 @@ def test_help_shows_defaults_choices_and_what_is_required() -> None:
             "error: Invalid value for '--allow-blockers'",
         ),
         (["route.stone.get", "--bogus"], "error: No such option '--bogus'"),
+        (
+            [
+                "route.stone.judge",
+                "--mechanism",
+                "reviewed?",
+                "--stone",
+                "1.a",
+                "--allow-blockers",
+                "9" * 5000,
+            ],
+            "error: Invalid value for '--allow-blockers'",
+        ),
     ],
 )
 def test_a_command_line_click_judges_is_refused_in_one_line(
