@@ -167,14 +167,22 @@ def _name_regex(component: str) -> str:
     return "".join(out)
 
 
+def star_ends(component: str) -> tuple[str, str] | None:
+    """``(head, tail)`` when the glob component is the common ``<head>*<tail>`` (one ``*``, no other
+    wildcard): it matches the names that start with head, end with tail and are at least as long as both."""
+    head, star, tail = component.partition("*")
+    return (head, tail) if star and not has_magic(head) and not has_magic(tail) else None
+
+
 @lru_cache(maxsize=2048)
 def name_matcher(component: str) -> Callable[[str], object]:
     """A test of one name (no ``/``) against the glob component ``component``, truthy when it matches; for
-    listings that hold the names of one directory. The common ``<text>*<text>`` (a stone's default
+    listings that hold the names of one directory. The common ``<head>*<tail>`` (a stone's default
     artifact ``1.vision*.md``) is told by the name's ends and length: compiling a regular expression for each
     of a thousand stones would cost more than the listing."""
-    head, star, tail = component.partition("*")
-    if star and not has_magic(head) and not has_magic(tail):
+    ends = star_ends(component)
+    if ends is not None:
+        head, tail = ends
         shortest = len(head) + len(tail)
         return lambda name: len(name) >= shortest and name.startswith(head) and name.endswith(tail)
     return re.compile(_name_regex(component) + r"\Z").match

@@ -250,38 +250,35 @@ def run(
 
     started = time.monotonic()
     scope = _SCOPE.get()
-    if _STOPPING.is_set() or (scope is not None and scope.stopped):
-        # Shutting down: a command started now would outlive us (or, in a daemon thread, be cut off).
-        return ProcResult(-signal.SIGTERM, "", "not started: stopping\n", False, 0.0, interrupted=True)
     captured = subprocess.PIPE if terminal != "all" else None
-    try:
-        popen = subprocess.Popen(  # noqa: S603 - the one door: callers pass argv, or a shell by name
-            argv,
-            cwd=cwd,
-            env=full_env,
-            stdin=subprocess.PIPE if input is not None else None if terminal else subprocess.DEVNULL,
-            stdout=captured,
-            stderr=captured,
-            # Its own session and process group, so a timeout can kill everything it started; with the
-            # terminal it stays in ours, where it may read the terminal without being stopped (SIGTTIN).
-            start_new_session=terminal is None,
-        )
-    except OSError as exc:
-        return _not_started(argv, full_env, exc, time.monotonic() - started)
-
-    running = _Running(popen, terminal is None, mark)
+    # Started and registered under the lock that kill_running (the CLI's signal handler) and Scope.stop take:
+    # a stop either comes first, and nothing starts, or finds the child registered. Without it a child
+    # started just before a Ctrl-C would be unknown to the handler, and the daemon thread that started it
+    # cut off at exit before it could stop it. Starting a process takes milliseconds; threads wait that long.
     with _LIVE_LOCK:
+        if _STOPPING.is_set() or (scope is not None and scope.stopped):
+            # Shutting down: a command started now would outlive us (or, in a daemon thread, be cut off).
+            return ProcResult(-signal.SIGTERM, "", "not started: stopping\n", False, 0.0, interrupted=True)
+        try:
+            popen = subprocess.Popen(  # noqa: S603 - the one door: callers pass argv, or a shell by name
+                argv,
+                cwd=cwd,
+                env=full_env,
+                stdin=subprocess.PIPE if input is not None else None if terminal else subprocess.DEVNULL,
+                stdout=captured,
+                stderr=captured,
+                # Its own session and process group, so a timeout can kill everything it started; with the
+                # terminal it stays in ours, where it may read the terminal without being stopped (SIGTTIN).
+                start_new_session=terminal is None,
+            )
+        except OSError as exc:
+            return _not_started(argv, full_env, exc, time.monotonic() - started)
+        running = _Running(popen, terminal is None, mark)
         _LIVE[popen.pid] = running
-        # Stopping began between our check and now: kill_running (or Scope.stop) missed it.
-        late = _STOPPING.is_set() or (scope is not None and scope.stopped)
-        if late:
-            _KILLED.add(popen.pid)
         if scope is not None:
             scope._pids.add(popen.pid)
             scope.started += 1
     try:
-        if late:
-            _stop(running)
         result = _collect(running, input, timeout, max_output, encoding, started)
     finally:
         with _LIVE_LOCK:

@@ -26,6 +26,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Generic, TypeVar, cast
 
 J = TypeVar("J")
+_SIGNAL_CHECK_S = 0.2  # how long a Ctrl-C that landed on a worker thread may wait to be seen
 R = TypeVar("R")
 
 
@@ -103,7 +104,10 @@ class Batch(Generic[J, R]):
                     final = self._stopped or self._next == len(self._jobs)
                     if final and self._taken == self._next:
                         return
-                    self._changed.wait()  # a signal handler that raises ends the wait (Ctrl-C)
+                    # Timed: the kernel may hand SIGINT/SIGTERM to a worker thread, and an untimed wait on
+                    # this thread would then never return to run Python's handler (seen under load). Each
+                    # wake-up lets the handler run, and raise here.
+                    self._changed.wait(_SIGNAL_CHECK_S)
                 done = self._finished[self._taken]
                 self._taken += 1
             yield done

@@ -194,13 +194,12 @@ def sub(pidfile):
     return work(pidfile)
 """,
 }
-# What both run: a review-like child in a worker thread, as route.stone.set runs reviews.
+# What both run: a review-like child in a worker thread, as route.stone.set runs reviews (threads.run_all).
 CLI_WORK = """
-from concurrent.futures import ThreadPoolExecutor
+from routedriver import threads
 
 def work(pidfile):
-    with ThreadPoolExecutor(2) as pool:
-        pool.submit(proc.run, f"sleep 60 & echo $! > {pidfile}; wait", shell="bash").result()
+    threads.run_all(lambda _: proc.run(f"sleep 60 & echo $! > {pidfile}; wait", shell="bash"), [1], workers=2)
     return 0
 
 main()

@@ -155,3 +155,44 @@ def test_ctrl_c_stops_the_wait_at_once_and_starts_no_new_job(tmp_path: Path, mod
     else:
         assert started.returncode != 0 and "KeyboardInterrupt" in err
     assert sorted(log.read_text().split("\n")[:-1]) == ["started 0", "started 1"]
+
+
+ON_A_WORKER = """
+import signal, sys, threading, time
+from routedriver import proc, threads
+from routedriver.cli._exits import run
+
+def job(_):
+    time.sleep(0.5)  # the main thread is waiting for this job by now
+    # The kernel may hand a process's SIGINT to any thread; here it goes to this worker, on purpose.
+    signal.pthread_kill(threading.get_ident(), signal.SIGINT)
+    return proc.run(f"sleep 60 & echo $! > {sys.argv[1]}; wait", shell="bash")
+
+sys.exit(run("threads-test", lambda: threads.run_all(job, [1], workers=1) and 0))
+"""
+
+
+def test_a_signal_that_lands_on_a_worker_thread_still_stops_the_command(tmp_path: Path) -> None:
+    """Python runs signal handlers on the main thread only; one waiting without a timeout would never
+    wake up to run it (a Ctrl-C ignored until the review ends: seen under load)."""
+    script, pidfile = tmp_path / "worker.py", tmp_path / "child.pid"
+    script.write_text(ON_A_WORKER, encoding="utf-8")
+    begun = time.monotonic()
+    done = subprocess.run(
+        [sys.executable, str(script), str(pidfile)], capture_output=True, text=True, timeout=30, check=False
+    )
+    assert (done.returncode, done.stderr) == (130, "error: interrupted\n")
+    assert time.monotonic() - begun < 10  # not the 60 s the job would take
+    if pidfile.exists() and pidfile.read_text().strip():  # the child started before the stop was seen
+        child = int(pidfile.read_text())
+        deadline = time.monotonic() + 10
+        while Path(f"/proc/{child}").exists() and "zombie" not in _state(child):
+            assert time.monotonic() < deadline, "the command's child outlived it"
+            time.sleep(0.02)
+
+
+def _state(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/status").read_text().split("State:")[1].splitlines()[0].lower()
+    except (OSError, IndexError):
+        return "zombie"

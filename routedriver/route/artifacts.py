@@ -266,6 +266,14 @@ def _files(pattern: str, listings: Listings) -> list[str]:
         start = bisect.bisect_left(names, literal)
         # Sorted: the names with that prefix run from ``start`` to the first name whose head differs.
         end = bisect.bisect_right(names, literal, lo=start, key=lambda entry: entry[: len(literal)])
+        ends = globs.star_ends(name)
+        if ends is not None:  # <literal>*<tail>: told inline, no call per name (100,000 names in a route)
+            tail, shortest = ends[1], len(ends[0]) + len(ends[1])
+            return [
+                head + entry
+                for entry in names[start:end]
+                if entry.endswith(tail) and len(entry) >= shortest and is_file[entry]
+            ]
         return [head + entry for entry in names[start:end] if matches(entry) and is_file[entry]]
     spec = globs.parse(pattern).cover
     if spec.rest is None:
