@@ -158,10 +158,11 @@ def _start_early(
     return query
 
 
-def prefetch_verify(cwd: Path, *, discover: bool) -> threading.Thread:
+def prefetch_verify(cwd: Path, *, discover: bool) -> Later[None]:
     """Start, in the background, the git queries ``route.verify`` begins with: the repository, the index and
-    what differs from it, and (``discover``, for ``--all``) the route listing. Returns the thread that starts
-    all but the first (which, outside the top-level, needs the first's answer); nobody has to wait for it.
+    what differs from it, and (``discover``, for ``--all``) the route listing. Returns the ``Later`` that
+    starts all but the first (which, outside the top-level, needs the first's answer); nobody has to wait for
+    it.
 
     The console script calls this before it imports the driver (~30 ms of Python on one core), so
     git does its part on another core meanwhile. Only reads; an answer nobody asks for is dropped at exit.
@@ -184,9 +185,7 @@ def prefetch_verify(cwd: Path, *, discover: bool) -> threading.Thread:
         if discover:
             _start_early(_list_files_args([ROUTE_STONES], False), top, _GLOB_ENV)
 
-    starter = threading.Thread(target=rest, name="git-prefetch", daemon=True)
-    starter.start()
-    return starter
+    return Later(rest)
 
 
 def _last_line(text: str) -> str:
@@ -258,17 +257,12 @@ def index_snapshot(
     given (literal paths; with ``env=_MAGIC_ENV``, pathspecs with their own magic); None when git cannot
     answer (the caller then hashes files itself)."""
     specs = ["--", *pathspecs] if pathspecs else []
-    modified_box: list[proc.ProcResult] = []
-    side = threading.Thread(
-        target=lambda: modified_box.append(_git([*_DIFF_FILES, *specs], repo.toplevel, env)), daemon=True
-    )
-    side.start()
+    modified_run = Later(lambda: _git([*_DIFF_FILES, *specs], repo.toplevel, env))
     staged_run = _git([*_LS_STAGE, *specs], repo.toplevel, env)
-    side.join()
-    if staged_run.returncode != 0 or not modified_box or modified_box[0].returncode != 0:
+    if staged_run.returncode != 0 or modified_run.get().returncode != 0:
         return None
     staged = _parse_stage(staged_run.stdout, repo.object_format)
-    modified = frozenset(filter(None, modified_box[0].stdout.split("\0")))
+    modified = frozenset(filter(None, modified_run.get().stdout.split("\0")))
     return IndexSnapshot(staged, modified)
 
 

@@ -52,19 +52,9 @@ def serve(default_route: str | None) -> None:
     handled on the main thread (``cli._exits`` stops every child, says one line, exits), and a daemon loop
     (whose worker threads inherit that, one of them blocked reading stdin) cannot hold the exit up.
     """
-    failures: list[BaseException] = []
+    from routedriver.later import Later
 
-    def loop() -> None:
-        try:
-            anyio.run(_serve, default_route)
-        except BaseException as exc:  # noqa: BLE001 - handed to the main thread below
-            failures.append(exc)
-
-    thread = threading.Thread(target=loop, name="route.mcp-loop", daemon=True)
-    thread.start()
-    thread.join()
-    if failures:
-        raise failures[0]
+    Later(lambda: anyio.run(_serve, default_route)).get()  # what the loop raised is raised here
 
 
 async def _serve(default_route: str | None) -> None:

@@ -322,7 +322,7 @@ def test_early_git_answers_are_taken_once_by_the_same_question(git_repo: Path) -
     write(git_repo / "r" / "a.md", "one\n")
     git(git_repo, "add", "-A")
     git(git_repo, "commit", "-q", "-m", "route")
-    gitops.prefetch_verify(git_repo, discover=True).join()
+    gitops.prefetch_verify(git_repo, discover=True).get()
     assert len(gitops._EARLY) == 4  # rev-parse, then diff-files, ls-files --stage and the route listing
     repo = gitops.find_repo(git_repo)
     assert repo is not None
@@ -336,12 +336,12 @@ def test_early_git_answers_are_taken_once_by_the_same_question(git_repo: Path) -
     again = gitops.index_snapshot(repo)
     assert again is not None and again.modified == frozenset({"r/a.md"})
     # A question asked elsewhere (another directory) never gets an answer started for this one.
-    gitops.prefetch_verify(git_repo, discover=False).join()
+    gitops.prefetch_verify(git_repo, discover=False).get()
     assert gitops.find_repo(git_repo / "r") == repo
     assert len(gitops._EARLY) == 3
     gitops._EARLY.clear()
     # Started below the top-level, the index queries wait for rev-parse to name it, then are asked there.
-    gitops.prefetch_verify(git_repo / "r", discover=False).join()
+    gitops.prefetch_verify(git_repo / "r", discover=False).get()
     assert gitops.find_repo(git_repo / "r") == repo
     assert len(gitops._EARLY) == 2
     assert gitops.index_snapshot(repo) == again and gitops._EARLY == {}
