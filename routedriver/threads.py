@@ -7,7 +7,8 @@ at once. Then either:
   order the jobs finished), once the jobs already running are done (so nothing they do, like a review
   writing its record, is cut off by the exit);
 - ``for done in batch``: each ``Finished`` job (its value, or the exception it raised) as it finishes, for
-  a caller that reports progress or stops early; or
+  a caller that reports progress or stops early (every iterator sees every job: two loops over one batch
+  do not share its jobs out between them); or
 - ``later.Later(fn)``: one job started now, its value (or exception) collected by ``get()`` when needed.
 
 Stopping: a job that raises stops the batch, and so does ``batch.stop()`` (also called on leaving ``with
@@ -16,6 +17,9 @@ nobody waits for them unless they ask (``results()``, iterating). The threads ar
 joins them at exit (a ``ThreadPoolExecutor``'s are joined), so a Ctrl-C (the signal handler raising in the
 waiting thread: every wait here can be interrupted) exits at once, while ``proc.kill_running`` takes down
 the commands they were running. Workers run in a copy of the caller's ``contextvars`` context.
+
+Any number of threads may wait on one batch at once (``results()``, ``Later.get()``, iterating): the workers
+compute, the waiters all see the same outcome. Nothing a waiter does changes what another one sees.
 """
 
 from __future__ import annotations
@@ -50,10 +54,7 @@ class Batch(Generic[J, R]):
         self._changed = threading.Condition()
         self._next = 0  # the index of the next job to start
         self._stopped = False
-        self._finished: list[Finished[J, R]] = []  # in the order they finished
-        self._taken = 0  # how many of them the iterator handed out
-        self._results: list[R] | None = None
-        self._failure: BaseException | None = None
+        self._finished: list[Finished[J, R]] = []  # in the order they finished; only ever appended to
         # Each worker runs in a copy of the caller's context: what the caller set in a ContextVar (a
         # proc.Scope, so that route.mcp can stop one request's commands) holds in the jobs too.
         context = contextvars.copy_context()
@@ -98,35 +99,31 @@ class Batch(Generic[J, R]):
 
     def __iter__(self) -> Iterator[Finished[J, R]]:
         """Each job as it finishes; ends when every job started has finished and no other will start."""
+        taken = 0  # this iterator's own place: another thread's loop over the batch does not move it
         while True:
             with self._changed:
-                while self._taken == len(self._finished):
-                    final = self._stopped or self._next == len(self._jobs)
-                    if final and self._taken == self._next:
+                while taken == len(self._finished):
+                    if (self._stopped or self._next == len(self._jobs)) and taken == self._next:
                         return
                     # Timed: the kernel may hand SIGINT/SIGTERM to a worker thread, and an untimed wait on
                     # this thread would then never return to run Python's handler (seen under load). Each
                     # wake-up lets the handler run, and raise here.
                     self._changed.wait(_SIGNAL_CHECK_S)
-                done = self._finished[self._taken]
-                self._taken += 1
+                done = self._finished[taken]
+            taken += 1
             yield done
 
     def results(self) -> list[R]:
-        """Every job's value, in job order; or the first failure, raised once the jobs running are done."""
-        if self._results is None and self._failure is None:
-            values: dict[int, R] = {}
-            for done in self:
-                if done.error is not None:
-                    self._failure = self._failure or done.error
-                else:
-                    values[done.index] = cast(R, done.value)  # no error: it returned a value
-            if self._failure is None:
-                self._results = [values[index] for index in range(len(self._jobs))]
-        if self._failure is not None:
-            raise self._failure
-        assert self._results is not None
-        return self._results
+        """Every job's value, in job order; or the first failure (in the order the jobs finished), raised
+        once the jobs running are done. The same answer for every caller, however many ask at once."""
+        finished = list(self)  # waits for the last job; the list it reads is only ever appended to
+        failures = [done.error for done in finished if done.error is not None]
+        if failures:
+            raise failures[0]
+        if len(finished) < len(self._jobs):
+            raise RuntimeError(f"{len(self._jobs) - len(finished)} job(s) never ran: the batch was stopped")
+        values = {done.index: cast(R, done.value) for done in finished}  # no error: each returned a value
+        return [values[index] for index in range(len(self._jobs))]
 
 
 def run_all(work: Callable[[J], R], jobs: Iterable[J], *, workers: int, name: str = "work") -> list[R]:

@@ -112,6 +112,75 @@ def test_later_runs_at_once_and_answers_the_same_every_time() -> None:
             failing.get()
 
 
+def test_many_threads_waiting_on_one_later_all_get_its_one_outcome() -> None:
+    """The race that crashed route.verify from a subdirectory: two threads (there, the prefetch job and the
+    main thread) waiting on one Later at once. Every waiter, on any thread, gets the one value computed once."""
+    for attempt in range(200):
+        calls: list[int] = []
+        go = threading.Event()
+
+        def compute() -> int:
+            go.wait(5)
+            calls.append(1)
+            return attempt
+
+        later = Later(compute)
+        answers: list[object] = []
+
+        def wait() -> None:
+            try:
+                answers.append(later.get())
+            except BaseException as exc:  # noqa: BLE001 - the assertion below names what went wrong
+                answers.append(exc)
+
+        waiters = [threading.Thread(target=wait) for _ in range(4)]
+        for waiter in waiters:
+            waiter.start()
+        go.set()  # the job finishes while all four wait
+        for waiter in waiters:
+            waiter.join(10)
+        assert answers == [attempt] * 4, f"attempt {attempt}: {answers!r}"
+        assert calls == [1]
+
+
+def test_many_threads_waiting_on_one_batch_see_the_same_values_and_the_same_failure() -> None:
+    def job(number: int) -> int:
+        time.sleep(0.001 * (number % 3))
+        if number == 7:
+            raise ValueError("seven")
+        return number
+
+    good = threads.Batch(lambda number: number * 2, range(30), workers=3)
+    bad = threads.Batch(job, range(10), workers=1)
+    answers: list[object] = []
+    lock = threading.Lock()
+
+    def wait() -> None:
+        seen = [done.index for done in good]  # every iterator sees every job
+        try:
+            bad.results()
+        except ValueError as exc:
+            failure: object = str(exc)
+        with lock:
+            answers.append((good.results(), sorted(seen), failure))
+
+    waiters = [threading.Thread(target=wait) for _ in range(6)]
+    for waiter in waiters:
+        waiter.start()
+    for waiter in waiters:
+        waiter.join(10)
+    assert answers == [([n * 2 for n in range(30)], list(range(30)), "seven")] * 6
+
+
+def test_results_of_a_batch_stopped_before_its_jobs_ran_say_so() -> None:
+    release = threading.Event()
+    batch = threads.Batch(lambda number: release.wait(5) and number, range(3), workers=1)
+    batch.stop()
+    release.set()
+    with pytest.raises(RuntimeError, match="never ran"):
+        batch.results()
+
+
 CTRL_C = """
 import pathlib, sys, time
 from routedriver import threads
