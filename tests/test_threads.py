@@ -112,33 +112,38 @@ def test_later_runs_at_once_and_answers_the_same_every_time() -> None:
             failing.get()
 
 
+def _four_waiters_on_one_later(attempt: int) -> tuple[list[object], list[int]]:
+    calls: list[int] = []
+    go = threading.Event()
+
+    def compute() -> int:
+        go.wait(5)
+        calls.append(1)
+        return attempt
+
+    later = Later(compute)
+    answers: list[object] = []
+
+    def wait() -> None:
+        try:
+            answers.append(later.get())
+        except BaseException as exc:  # noqa: BLE001 - the assertion names what went wrong
+            answers.append(exc)
+
+    waiters = [threading.Thread(target=wait) for _ in range(4)]
+    for waiter in waiters:
+        waiter.start()
+    go.set()  # the job finishes while all four wait
+    for waiter in waiters:
+        waiter.join(10)
+    return answers, calls
+
+
 def test_many_threads_waiting_on_one_later_all_get_its_one_outcome() -> None:
-    """The race that crashed route.verify from a subdirectory: two threads (there, the prefetch job and the
-    main thread) waiting on one Later at once. Every waiter, on any thread, gets the one value computed once."""
+    """The race that crashed route.verify from a subdirectory: two threads (there, the prefetch job and
+    the main thread) waiting on one Later at once. Every waiter gets the one value, computed once."""
     for attempt in range(200):
-        calls: list[int] = []
-        go = threading.Event()
-
-        def compute() -> int:
-            go.wait(5)
-            calls.append(1)
-            return attempt
-
-        later = Later(compute)
-        answers: list[object] = []
-
-        def wait() -> None:
-            try:
-                answers.append(later.get())
-            except BaseException as exc:  # noqa: BLE001 - the assertion below names what went wrong
-                answers.append(exc)
-
-        waiters = [threading.Thread(target=wait) for _ in range(4)]
-        for waiter in waiters:
-            waiter.start()
-        go.set()  # the job finishes while all four wait
-        for waiter in waiters:
-            waiter.join(10)
+        answers, calls = _four_waiters_on_one_later(attempt)
         assert answers == [attempt] * 4, f"attempt {attempt}: {answers!r}"
         assert calls == [1]
 
