@@ -29,9 +29,9 @@ from __future__ import annotations
 import logging
 import os
 import sys
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, NamedTuple
+from typing import TYPE_CHECKING, Literal, NamedTuple
 
 from routedriver.errors import Refused
 
@@ -197,22 +197,33 @@ def resolve(rules: Sequence[PathRule], *, limit: int = WALK_LIMIT) -> dict[str, 
     """The resolved paths that exist now and that ``rules`` cover, each mapped to whether it is a directory
     (covered whole when the rule covers everything new in it too). Raises ``TooManyPaths`` past ``limit``
     entries looked at."""
-    import pathspec
-
     found: set[str] = set()
     budget = [limit, limit]  # what is left, and the limit (for the message)
     for rule in rules:
-        spec = pathspec.GitIgnoreSpec.from_lines([rule.pattern])
         base = os.path.realpath(rule.base)
         start = _start(rule.pattern)
         if start is None:
             continue
         root = os.path.join(base, start) if start else base
         if not start or _MAGIC & set(rule.pattern.rstrip("/")):
-            found.update(_walk(spec, rule, base, root, budget))
+            found.update(_walk(_matcher(rule.pattern), rule, root, start or ".", budget))
         elif os.path.lexists(root) and (os.path.isdir(root) or not rule.pattern.endswith("/")):
             found.add(os.path.realpath(root))  # a literal path: no walk
     return {path: os.path.isdir(path) for path in found}
+
+
+def _matcher(pattern: str) -> Callable[[str], bool]:
+    """Whether a path relative to the pattern's base (``dir/`` for a directory) matches: the permission
+    rules' reading (a gitignore pattern, by pathspec), through its compiled expression when it has one,
+    which is ten times faster than asking the spec for every entry of a walk."""
+    import pathspec
+
+    spec = pathspec.GitIgnoreSpec.from_lines([pattern])
+    patterns = list(spec.patterns)
+    regex = getattr(patterns[0], "regex", None) if len(patterns) == 1 else None
+    if regex is not None and getattr(patterns[0], "include", None) is True:
+        return lambda rel: regex.match(rel) is not None
+    return lambda rel: bool(spec.match_file(rel))
 
 
 def _start(pattern: str) -> str | None:
@@ -235,28 +246,27 @@ def _start(pattern: str) -> str | None:
     return "/".join(literal)
 
 
-def _matches(spec: Any, rel: str, directory: bool) -> bool:
-    if rel == ".":
-        return False
-    return bool(spec.match_file(rel) or (directory and spec.match_file(rel + "/")))
-
-
-def _all_new(spec: Any, rel: str) -> bool:
-    """Whether every name created in the directory ``rel`` would be covered."""
+def _covered(matches: Callable[[str], bool], rel: str, directory: bool) -> bool:
+    """Whether the rule covers ``rel``: it names it, or (a directory) every new name in it too."""
+    if rel != "." and (matches(rel) or (directory and matches(rel + "/"))):
+        return True
     prefix = "" if rel == "." else rel + "/"
-    return all(spec.match_file(prefix + probe) for probe in PROBES)
+    return directory and all(matches(prefix + probe) for probe in PROBES)
 
 
-def _walk(spec: Any, rule: PathRule, base: str, root: str, budget: list[int]) -> Iterator[str]:
+def _walk(
+    matches: Callable[[str], bool], rule: PathRule, root: str, rel_root: str, budget: list[int]
+) -> Iterator[str]:
+    """What ``rule`` covers under ``root`` (``rel_root`` relative to its base); symlinks are looked at as
+    what they name, never entered."""
     if not os.path.isdir(root):
         return
-    rel_root = os.path.relpath(root, base)
-    if _matches(spec, rel_root, True) or _all_new(spec, rel_root):
+    if _covered(matches, rel_root, True):
         yield os.path.realpath(root)
         return
-    stack = [root]
+    stack = [(root, "" if rel_root == "." else rel_root + "/")]
     while stack:
-        current = stack.pop()
+        current, prefix = stack.pop()
         try:
             entries = list(os.scandir(current))
         except OSError:
@@ -265,16 +275,16 @@ def _walk(spec: Any, rule: PathRule, base: str, root: str, budget: list[int]) ->
         if budget[0] < 0:
             raise TooManyPaths(rule, root, budget[1])
         for entry in entries:
-            rel = os.path.relpath(entry.path, base)
+            rel = prefix + entry.name
             try:
                 directory = entry.is_dir()  # through a symlink too: the rule reads it as a directory
                 real_dir = directory and not entry.is_symlink()
             except OSError:
                 directory = real_dir = False
-            if _matches(spec, rel, directory) or (directory and _all_new(spec, rel)):
+            if _covered(matches, rel, directory):
                 yield os.path.realpath(entry.path)
             elif real_dir and entry.path not in NOT_WALKED:
-                stack.append(entry.path)
+                stack.append((entry.path, rel + "/"))
 
 
 # -- the sandbox of one run ----------------------------------------------------------------------------------
