@@ -387,6 +387,7 @@ def _sandbox(
 
     mode = settings.sandbox or skill.sandbox
     source = "--sandbox on" if settings.sandbox else f"--skill {skill.name} (whose default is --sandbox on)"
+    own = [path for path in (settings.config_path, settings.permissions) if isinstance(path, Path)]
     return prepare(
         mode,
         source=source,
@@ -394,6 +395,7 @@ def _sandbox(
         policies=policies,
         workdir=workdir,
         path_env=env.get("PATH"),
+        own_files=own,
     )
 
 

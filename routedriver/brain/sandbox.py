@@ -5,7 +5,7 @@ and a private ``/tmp`` (an empty tmpfs, gone with the command; ``TMPDIR`` points
 and ``/proc`` (no disks, no host processes); what a ``Read`` deny rule names masked (an empty read-only
 tmpfs over a directory, ``/dev/null`` bound over anything else, so it cannot be read, listed, written,
 removed or renamed); what an ``Edit``/``Write`` deny rule names read-only, also inside the working
-directory; no network, not even the host's loopback (``--unshare-net``), unless the config says
+directory, and so are the run's own config and permissions files; no network, not even the host's loopback (``--unshare-net``), unless the config says
 ``network: true``. The command is pid 1's child in its own pid namespace with ``--die-with-parent``:
 when the command ends, is timed out or stopped, everything it started dies with it, ``setsid`` and
 ``env -i`` included. Every capability is dropped (``--cap-drop ALL``: bubblewrap run by root keeps them
@@ -294,10 +294,14 @@ class Sandbox(NamedTuple):
     network: bool
     hidden: tuple[PathRule, ...] = ()  # Read deny rules
     read_only: tuple[PathRule, ...] = ()  # Edit/Write deny rules
+    # The run's own settings (config and permissions files): read-only wherever they are, so that a command
+    # cannot rewrite the rules the next run will read.
+    own_files: tuple[str, ...] = ()
 
     def policy(self) -> Policy:
         """The policy for a command starting now (the rules resolved against the file system as it is)."""
-        return policy_for([self.workdir], resolve(self.hidden), resolve(self.read_only), network=self.network)
+        read_only = [*resolve(self.read_only), *(path for path in self.own_files if os.path.lexists(path))]
+        return policy_for([self.workdir], resolve(self.hidden), read_only, network=self.network)
 
     def argv(self, command: str, *, cwd: Path | str) -> list[str]:
         """The argv that runs ``command`` in this sandbox; raises ``TooManyPaths``."""
@@ -340,10 +344,12 @@ def prepare(
     policies: Iterable[object],
     workdir: Path,
     path_env: str | None,
+    own_files: Iterable[Path] = (),
 ) -> Sandbox | None:
     """The run's sandbox, or None to run unsandboxed. ``on`` refuses without a working bubblewrap; ``auto``
-    says so once on stderr and goes on without one. ``source`` says where the mode came from, for messages.
-    A deny rule that cannot be resolved is refused now rather than on every command."""
+    says so once on stderr and goes on without one. ``source`` says where the mode came from, for messages;
+    ``own_files`` are the run's settings, read-only to its commands. A deny rule that cannot be resolved is
+    refused now rather than on every command."""
     if mode == "off":
         return None
     bwrap = find_bwrap(path_env, workdir)
@@ -363,7 +369,8 @@ def prepare(
         _unavailable(mode, source, what, remedy)
         return None
     hidden, read_only = path_rules(policies, workdir)
-    sandbox = Sandbox(bwrap, os.path.realpath(workdir), network, hidden, read_only)
+    own = tuple(sorted({os.path.realpath(path) for path in own_files}))
+    sandbox = Sandbox(bwrap, os.path.realpath(workdir), network, hidden, read_only, own)
     try:
         sandbox.policy()
     except TooManyPaths as exc:

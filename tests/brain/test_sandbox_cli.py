@@ -159,6 +159,20 @@ def test_edit_and_write_denied_paths_are_read_only_inside_the_working_directory(
     assert "Read-only file system" in outputs[0]
 
 
+def test_the_runs_own_config_and_permissions_files_stay_read_only(tmp_path: Path, wd: Path) -> None:
+    # In the working directory, where a command could rewrite the rules the next run reads.
+    perms = write(wd / "perms.json", json.dumps({"permissions": {"deny": ["Read(nothing-here)"]}}))
+    config = write(wd / "bhrain.yaml", "sandbox: auto\n")
+    command = "echo '{}' > perms.json; rm -f bhrain.yaml; echo x > other.txt"
+    ran, outputs = run_commands(
+        tmp_path, [command], args=["--permissions", "perms.json", "--config", "bhrain.yaml"]
+    )
+    assert ran.code == 0, ran.err
+    assert json.loads(perms.read_text(encoding="utf-8")) == {"permissions": {"deny": ["Read(nothing-here)"]}}
+    assert config.read_text(encoding="utf-8") == "sandbox: auto\n"
+    assert (wd / "other.txt").exists() and "Read-only file system" in outputs[0]
+
+
 def test_writes_outside_the_working_directory_never_reach_the_host(tmp_path: Path, wd: Path) -> None:
     outside = Path(tempfile.mkdtemp(prefix="routedriver-sandbox-", dir="/var/tmp"))
     try:
