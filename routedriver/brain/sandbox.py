@@ -3,14 +3,14 @@
 What a sandboxed command sees: the whole file system read-only, except the working directory (writable)
 and a private ``/tmp`` (an empty tmpfs, gone with the command; ``TMPDIR`` points there); a fresh ``/dev``
 and ``/proc`` (no disks, no host processes); what a ``Read`` deny rule names masked (an empty read-only
-tmpfs over a directory, ``/dev/null`` bound over anything else, so it cannot be read, listed, written,
-removed or renamed); what an ``Edit``/``Write`` deny rule names read-only, also inside the working
-directory, and so are the run's own config and permissions files; no network, not even the host's loopback (``--unshare-net``), unless the config says
-``network: true``. The command is pid 1's child in its own pid namespace with ``--die-with-parent``:
-when the command ends, is timed out or stopped, everything it started dies with it, ``setsid`` and
-``env -i`` included. Every capability is dropped (``--cap-drop ALL``: bubblewrap run by root keeps them
-otherwise), so not even root inside can unmount a mask, and a user namespace made inside finds the mounts
-locked.
+tmpfs over a directory, ``/dev/null`` bound over anything else, so it cannot be read, written, removed or
+renamed); what an ``Edit``/``Write`` deny rule names read-only, also inside the working directory, and so
+are the run's own config and permissions files; no network, not even the host's loopback
+(``--unshare-net``), unless the config says ``network: true``. The command is pid 1's child in its own pid
+namespace with ``--die-with-parent``: when the command ends, is timed out or stopped, everything it started
+dies with it, ``setsid`` and ``env -i`` included. Every capability is dropped (``--cap-drop ALL``:
+bubblewrap run by root keeps them otherwise), so not even root inside can unmount a mask, and a user
+namespace made inside finds the mounts locked.
 
 Deny rules are gitignore patterns; they are resolved to the paths that exist when each command starts
 (``resolve``), by the reading of ``permissions.rules``. A directory every new name in which a rule would
