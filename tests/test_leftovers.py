@@ -195,7 +195,10 @@ def test_bhrain_run_leaves_nothing_running_after_it_exits(tmp_path: Path, pids: 
         tmp_path / "script.json",
         [{"tool_calls": [call("bash", command=leaving_everything(pids))]}, "finished"],
     )
-    done = bhrain([*scripted_run(script), "--tools", "bash", "--input", "leave things behind"], tmp_path)
+    # Unsandboxed: the pids the command writes are the host's only outside the sandbox's pid namespace (what
+    # a sandboxed command leaves is in tests/brain/test_sandbox_cli.py).
+    args = [*scripted_run(script), "--tools", "bash", "--sandbox", "off", "--input", "leave things behind"]
+    done = bhrain(args, tmp_path)
     assert done.code == 0, done.err
     assert_all_gone(pids)
 

@@ -3,8 +3,9 @@
 The config file is YAML (JSON works too) whose keys mirror the flags, plus ``security:`` with
 ``permissions:`` (Claude Code's permissions shape) and ``behavior:`` (the behavior engine's block), and a
 few settings that have no flag (``retry``, ``websearch``, ``max_output_chars``, ``bash_timeout_s``,
-``workdir``, ``context_window``, ``timeout_s``, ``prices``), and ``mcpServers`` (Claude Code's ``.mcp.json``
-block, also ``--mcp-config FILE``). Unknown keys are refused with the file and key path. Relative paths in
+``workdir``, ``context_window``, ``timeout_s``, ``prices``), ``sandbox`` (``on|off|auto``, or
+``{mode: …, network: true}``), and ``mcpServers`` (Claude Code's ``.mcp.json`` block, also
+``--mcp-config FILE``). Unknown keys are refused with the file and key path. Relative paths in
 the file are relative to the file's directory.
 """
 
@@ -20,6 +21,7 @@ from routedriver.brain.prices import Price, parse_price
 from routedriver.errors import Refused
 
 if TYPE_CHECKING:
+    from routedriver.brain.sandbox import Mode
     from routedriver.mcp.servers_config import ServerSpec
 
 ARCH = "bhrain.struct.v1"
@@ -58,6 +60,8 @@ class RunSettings:
     trace: Path | None = None
     behavior: Mapping[str, Any] | None = None
     mcp_servers: tuple[ServerSpec, ...] | None = None  # None: not given; () from a file: none
+    sandbox: Mode | None = None  # the bash tool's sandbox; None: the skill's default (review: on, else auto)
+    sandbox_network: bool | None = None  # the sandbox lets commands use the network (default: no)
     config_path: Path | None = None
     base_dir: Path = field(default_factory=Path.cwd)  # where relative paths of the permissions block point
 
@@ -86,7 +90,7 @@ _LIST = {
     "guard": "guards",
     "guards": "guards",
 }
-_OTHER = {"tools", "permissions", "memory", "retry", "security", "mcpServers", "prices"}
+_OTHER = {"tools", "permissions", "memory", "retry", "security", "mcpServers", "prices", "sandbox"}
 _IGNORED = {"name", "description", "repo", "role"}  # accepted and ignored (labels; rhachet's repo/role)
 KNOWN_KEYS = _STR | _INT | _FLOAT | _PATH | set(_LIST) | _OTHER | _IGNORED
 RETRY_KEYS = {"max_retries", "base_delay_s", "max_delay_s", "max_retry_after_s"}
@@ -168,6 +172,36 @@ def _apply(settings: RunSettings, key: str, value: Any, path: Path, base: Path) 
         settings.prices = {
             str(model): parse_price(entry, f"{where}.{model}") for model, entry in value.items()
         }
+    elif key == "sandbox":
+        _sandbox(settings, value, where)
+
+
+SANDBOX_KEYS = ("mode", "network")
+
+
+def _sandbox(settings: RunSettings, value: Any, where: str) -> None:
+    """``sandbox: on|off|auto`` or ``sandbox: {mode: on|off|auto, network: true|false}``."""
+    block = value if isinstance(value, Mapping) else {"mode": value}
+    for key, item in block.items():
+        if key == "mode":
+            settings.sandbox = _sandbox_mode(item, f"{where}.mode" if isinstance(value, Mapping) else where)
+        elif key == "network":
+            if not isinstance(item, bool):
+                raise Refused(f"{where}.network must be true or false, not {item!r}", "fix the value")
+            settings.sandbox_network = item
+        else:
+            raise Refused(f"{where}.{key} is not a known key", f"sandbox takes {' and '.join(SANDBOX_KEYS)}")
+
+
+def _sandbox_mode(value: Any, where: str) -> Mode:
+    # YAML 1.1 reads a bare on / off as true / false: take them as meant.
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    from routedriver.brain.sandbox import MODES
+
+    if value in MODES:
+        return value  # type: ignore[no-any-return]
+    raise Refused(f"{where} must be on, off or auto, not {value!r}", "fix the value")
 
 
 def _security(settings: RunSettings, value: Any, path: Path, base: Path) -> None:

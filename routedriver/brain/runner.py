@@ -111,8 +111,9 @@ def run_session(settings: RunSettings, *, environ: Mapping[str, str] | None = No
         raise Refused(f"working directory {workdir} does not exist", "fix workdir in the config file")
     redactor = Redactor(env)
     model = _atom(settings, env)
-    registry = _registry(skill, settings, workdir)
-    hooks = _hooks(settings, workdir, model, registry.names())
+    policies = _policies(settings, workdir)
+    registry = _registry(skill, settings, workdir, policies, env)
+    hooks = _hooks(settings, workdir, model, registry.names(), policies)
     servers = _mcp_servers(settings, workdir, env)  # nothing starts yet; a bad ${VAR} is refused now
     if servers is not None:
         hooks.append(servers)  # its close() stops the servers when the loop closes
@@ -345,7 +346,9 @@ def _atom(settings: RunSettings, env: Mapping[str, str]) -> Any:
     return create_atom(str(settings.atom), options)
 
 
-def _registry(skill: Skill, settings: RunSettings, workdir: Path) -> Any:
+def _registry(
+    skill: Skill, settings: RunSettings, workdir: Path, policies: list[Any], env: Mapping[str, str]
+) -> Any:
     from routedriver.brain.toolbox import Toolbox, ToolRegistry
     from routedriver.brain.tools import builtin_tools, parse_tool_sets
     from routedriver.brain.tools.base import ToolSettings
@@ -362,15 +365,38 @@ def _registry(skill: Skill, settings: RunSettings, workdir: Path) -> Any:
     explicit = settings.tools is not None
     sets = parse_tool_sets(settings.tools) if settings.tools is not None else list(skill.tool_sets)
     read_only = skill.read_only and not explicit
+    # A toolbox given on its own replaces the default one; --tools (or --toolbox default) brings it back.
+    builtins = not settings.toolboxes or explicit or "default" in settings.toolboxes
+    if builtins and "bash" in sets:  # found and probed once, before the tool tells the model about it
+        tool_settings.sandbox = _sandbox(skill, settings, workdir, policies, env)
     default_box = Toolbox(
         "default", builtin_tools(sets, tool_settings, read_only=read_only), description="built-in tools"
     )
     boxes = []
-    # A toolbox given on its own replaces the default one; --tools (or --toolbox default) brings it back.
-    if not settings.toolboxes or explicit or "default" in settings.toolboxes:
+    if builtins:
         boxes.append(default_box)
     boxes.extend(_load_toolbox(spec) for spec in settings.toolboxes if spec != "default")
     return ToolRegistry(boxes)
+
+
+def _sandbox(
+    skill: Skill, settings: RunSettings, workdir: Path, policies: list[Any], env: Mapping[str, str]
+) -> Any:
+    """The bash tool's sandbox (None: unsandboxed), from --sandbox, the config, or the skill's default."""
+    from routedriver.brain.sandbox import prepare
+
+    mode = settings.sandbox or skill.sandbox
+    source = "--sandbox on" if settings.sandbox else f"--skill {skill.name} (whose default is --sandbox on)"
+    own = [path for path in (settings.config_path, settings.permissions) if isinstance(path, Path)]
+    return prepare(
+        mode,
+        source=source,
+        network=bool(settings.sandbox_network),
+        policies=policies,
+        workdir=workdir,
+        path_env=env.get("PATH"),
+        own_files=own,
+    )
 
 
 def _load_toolbox(spec: str) -> Any:
@@ -402,8 +428,8 @@ def _mcp_servers(settings: RunSettings, workdir: Path, env: Mapping[str, str]) -
     return McpServers(settings.mcp_servers, workdir=workdir, environ=env)
 
 
-def _hooks(settings: RunSettings, workdir: Path, model: Any, tool_names: list[str]) -> list[Any]:
-    from routedriver.brain.permissions.guard import PermissionHook
+def _policies(settings: RunSettings, workdir: Path) -> list[Any]:
+    """The permission policies: the rules file or block, then the custom guards."""
     from routedriver.brain.plugins import load_object
 
     policies: list[Any] = []
@@ -424,6 +450,14 @@ def _hooks(settings: RunSettings, workdir: Path, model: Any, tool_names: list[st
         if not (hasattr(guard, "decide") or callable(guard)):
             raise Refused(f"permission guard {spec} has no decide(event) method", "see docs/bhrain.md")
         policies.append(guard)
+    return policies
+
+
+def _hooks(
+    settings: RunSettings, workdir: Path, model: Any, tool_names: list[str], policies: list[Any]
+) -> list[Any]:
+    from routedriver.brain.permissions.guard import PermissionHook
+
     hooks: list[Any] = [PermissionHook(policies)]  # always first: it sees every call before anyone else
     if settings.behavior is not None:
         from routedriver.brain.behavior import load_behavior_hook

@@ -10,6 +10,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from routedriver import userfile
 from routedriver.errors import Refused
@@ -31,6 +32,9 @@ class Skill:
     # The answer IS the result (ask, review): an empty one is a malfunction. act's result is its changes; an
     # empty closing report only gets a warning.
     needs_answer: bool = True
+    # The bash tool's sandbox when neither --sandbox nor the config says: a review reads what the robot it
+    # judges wrote, instructions aimed at the reviewer included, so its commands never run unsandboxed.
+    sandbox: Literal["on", "auto"] = "auto"
 
 
 SKILLS = {
@@ -57,6 +61,7 @@ SKILLS = {
         "lines: 'blockers: N' and 'nitpicks: M', with the numbers of findings.",
         ("files", "websearch"),
         True,
+        sandbox="on",
     ),
 }
 

@@ -10,7 +10,7 @@ import importlib
 import logging
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import click
 
@@ -126,6 +126,12 @@ class _StderrHandler(logging.Handler):
     type=click.Path(path_type=Path),
     help="A .mcp.json file: its mcpServers (stdio) become toolboxes mcp__<server> (replaces the config's).",
 )
+@click.option(
+    "--sandbox",
+    type=click.Choice(["on", "off", "auto"]),
+    help="Run the bash tool's commands under bubblewrap: on (refuse without it), off, or auto (use it when "
+    "it works, else say so once). Default: on for --skill review, else auto.",
+)
 @click.option("--memory", help="truncate, summarize-on-limit (default), none, or MODULE:OBJ.")
 @click.option("--script", type=click.Path(path_type=Path), help="Turns for the scripted atom (JSON or YAML).")
 @click.option(
@@ -162,6 +168,7 @@ def run_command(
     toolboxes: tuple[str, ...],
     guards: tuple[str, ...],
     mcp_config: Path | None,
+    sandbox: Literal["on", "off", "auto"] | None,
     memory: str | None,
     script: Path | None,
     rubric: Path | None,
@@ -196,6 +203,7 @@ def run_command(
         permissions=permissions,
         guards=list(guards),
         mcp_servers=_mcp_servers(mcp_config),
+        sandbox=sandbox,
         memory=memory,
         max_iterations=max_iterations,
         max_tokens_total=max_tokens_total,

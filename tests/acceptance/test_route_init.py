@@ -87,7 +87,9 @@ def test_the_feature_template_has_the_promised_gates(git_repo: Path) -> None:
     for name, guard in guards.items():
         assert any(j.startswith("reviewed? --allow-blockers 0") for j in guard["judges"]), name
         for review in guard["reviews"]:
-            assert review.startswith("bhrain run --skill review --atom claude --input-file $route/"), review
+            # Sandboxed (docs/bhrain.md, Sandbox): a review reads what the robot it judges wrote.
+            prefix = "bhrain run --skill review --atom claude --sandbox on --input-file $route/"
+            assert review.startswith(prefix), review
 
 
 def test_a_path_with_spaces_is_quoted_in_the_stones(git_repo: Path) -> None:

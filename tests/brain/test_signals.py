@@ -3,7 +3,8 @@
 The tool's process group is killed, no further tool call and no further model call is made, the trace is
 written as an interrupted run, stdout carries no answer (a stopped review prints no counts) and the exit is
 130 / 143 with ``error: interrupted`` / ``error: terminated``. Real processes throughout: the scripted atom
-or the real anthropic SDK against the fake Messages API server, and ``bash sleep 30`` as the tool.
+or the real anthropic SDK against the fake Messages API server, and ``bash sleep 30`` as the tool (in the
+sandbox where bubblewrap is installed: ``auto`` is the default; and without it, ``--sandbox off``).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from tests.brain.helpers import BHRAIN, call, scripted_run, write_script
 from tests.fakes.llm_servers import AnthropicServer, Reply
 
 SIGNALS = [(signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "terminated")]
-# A tool that says where it runs (its process group, which bhrain gives every command) and then sleeps.
+# A tool that says it started and then sleeps.
 SLEEPER = "echo $$ > {name}.pid; sleep 30"
 
 
@@ -34,20 +35,26 @@ def wait_for(check: Callable[[], bool], what: str, timeout: float = 20) -> None:
         time.sleep(0.02)
 
 
-def live_members(group: int) -> list[int]:
-    """Processes of process group ``group`` that are still alive (zombies are dead: not counted)."""
-    members = []
+def live_commands(bhrain: int) -> list[int]:
+    """Live processes (zombies are dead: not counted) that a command of the ``bhrain`` process started: they
+    carry its mark (``routedriver.leftovers``: ``ROUTEDRIVER_PROC`` holds ``<pid>-<n>``), in the sandbox or
+    not, in its process group or not."""
+    found = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
         try:
             stat = (entry / "stat").read_text()
+            environ = (entry / "environ").read_bytes().split(b"\0")
         except OSError:
             continue
-        fields = stat[stat.rindex(")") + 2 :].split()  # after "pid (comm) ": state ppid pgrp …
-        if int(fields[2]) == group and fields[0] != "Z":
-            members.append(int(entry.name))
-    return members
+        marks = next(
+            (v[len(b"ROUTEDRIVER_PROC=") :] for v in environ if v.startswith(b"ROUTEDRIVER_PROC=")), b""
+        )
+        ours = any(mark.startswith(f"{bhrain}-".encode()) for mark in marks.split())
+        if ours and stat[stat.rindex(")") + 2] != "Z":  # after "pid (comm) ": the state
+            found.append(int(entry.name))
+    return found
 
 
 def start(args: Sequence[str], cwd: Path, env: Mapping[str, str] | None = None) -> subprocess.Popen[str]:
@@ -69,12 +76,11 @@ def stop(
     """Wait until every sleeper runs, send ``signum`` to bhrain, and return its stdout and stderr."""
     pids = [tmp_path / f"{name}.pid" for name in sleepers]
     wait_for(lambda: all(p.exists() and p.read_text().strip() for p in pids), "the tools to start")
-    groups = [int(p.read_text()) for p in pids]
-    assert all(live_members(g) for g in groups)
+    assert live_commands(victim.pid)
     victim.send_signal(signum)
     out, err = victim.communicate(timeout=30)
-    for group in groups:  # nothing the tools started is left behind
-        wait_for(lambda g=group: not live_members(g), f"process group {group} to be gone", timeout=5)
+    # nothing the tools started is left behind
+    wait_for(lambda: not live_commands(victim.pid), "the commands to be gone", timeout=5)
     return out, err
 
 
@@ -83,9 +89,10 @@ def trace_of(path: Path) -> dict[str, Any]:
     return data
 
 
+@pytest.mark.parametrize("sandbox", ["auto", "off"])
 @pytest.mark.parametrize(("signum", "code", "word"), SIGNALS)
 def test_a_signal_during_a_lone_bash_call_stops_the_run_with_nothing_after_it(
-    tmp_path: Path, signum: int, code: int, word: str
+    tmp_path: Path, signum: int, code: int, word: str, sandbox: str
 ) -> None:
     script = write_script(
         tmp_path / "s.json",
@@ -95,7 +102,9 @@ def test_a_signal_during_a_lone_bash_call_stops_the_run_with_nothing_after_it(
             {"text": "all done"},
         ],
     )
-    victim = start([*scripted_run(script), "--input", "go", "--trace", "t.json"], tmp_path)
+    victim = start(
+        [*scripted_run(script), "--input", "go", "--trace", "t.json", "--sandbox", sandbox], tmp_path
+    )
     out, err = stop(victim, tmp_path, ["one"], signum)
     assert (victim.returncode, out, err) == (code, "", f"error: {word}\n")
     assert not (tmp_path / "after.txt").exists()

@@ -17,6 +17,7 @@ from routedriver.brain.hooks import ToolOutcome
 from routedriver.llm.types import ToolSpec
 
 if TYPE_CHECKING:
+    from routedriver.brain.sandbox import Sandbox
     from routedriver.brain.toolbox import ToolRegistry
 
 DEFAULT_MAX_OUTPUT_CHARS = 30_000
@@ -146,3 +147,4 @@ class ToolSettings:
     bash_max_timeout_s: float = 600.0
     websearch: Any = None  # a SearchBackend, or None: resolved from the environment on first use
     websearch_count: int = 5
+    sandbox: Sandbox | None = None  # the bash tool's bubblewrap sandbox; None runs its commands unsandboxed

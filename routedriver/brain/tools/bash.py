@@ -2,7 +2,9 @@
 
 It runs through ``routedriver.proc.run``: stdin closed, the command in its own process group (a timeout
 kills everything it started and keeps the output so far), output capped at the configured limit with a
-notice that says how much was cut and how to ask for less.
+notice that says how much was cut and how to ask for less. With a sandbox (``ToolSettings.sandbox``), the
+command starts under bubblewrap, its deny rules resolved against the file system as it is at that moment
+(``routedriver.brain.sandbox``); the permission rules are still asked first, by the loop.
 """
 
 from __future__ import annotations
@@ -63,21 +65,41 @@ def bash_tool(settings: ToolSettings) -> Tool:
             return fail(f"timeout must be a positive number of seconds, not {timeout}")
         else:
             timeout_s = min(float(timeout), settings.bash_max_timeout_s)
-        result = proc.run(  # noqa: S604 - running the model's command is this tool's job; permissions decide
-            command,
-            shell="bash",
-            cwd=ctx.workdir,
-            timeout=timeout_s,
-            max_output=ctx.max_output_chars,
-            extra_env={"PAGER": "cat", "GIT_PAGER": "cat"},
+        env = {"PAGER": "cat", "GIT_PAGER": "cat"}
+        sandbox = settings.sandbox
+        if sandbox is None:
+            result = proc.run(  # noqa: S604 - running the model's command is this tool's job; permissions decide
+                command,
+                shell="bash",
+                cwd=ctx.workdir,
+                timeout=timeout_s,
+                max_output=ctx.max_output_chars,
+                extra_env=env,
+            )
+            return format_result(result, ctx.max_output_chars, timeout_s)
+        from routedriver.brain.sandbox import TooManyPaths
+
+        try:
+            argv = sandbox.argv(command, cwd=ctx.workdir)
+        except TooManyPaths as exc:
+            return fail(f"not run: {exc}")
+        result = proc.run(
+            argv, cwd=ctx.workdir, timeout=timeout_s, max_output=ctx.max_output_chars, extra_env=env
         )
         return format_result(result, ctx.max_output_chars, timeout_s)
 
+    sandboxed = ""
+    if settings.sandbox is not None:
+        sandboxed = (
+            " It runs in a sandbox: only the working directory and a private /tmp are writable, paths the "
+            "permission rules deny stay unreadable or read-only, "
+            + ("and the network is open." if settings.sandbox.network else "and there is no network.")
+        )
     return Tool(
         "bash",
         "Run a bash command in the working directory; returns stdout, stderr and the exit code. "
         f"Default timeout {settings.bash_timeout_s:g} s (max {settings.bash_max_timeout_s:g} s); "
-        "stdin is closed.",
+        "stdin is closed." + sandboxed,
         schema(
             {
                 "command": {"type": "string", "description": "The command line to run with bash -c."},
