@@ -32,18 +32,26 @@ leaves no character XML 1.0 cannot hold.
 from __future__ import annotations
 
 import json
-import re
 
-# Cc (C0, DEL, C1), the line and paragraph separators, surrogates (a lone one is no character at all) and
-# the two non-characters XML 1.0 excludes.
-_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff\ufffe\uffff]")
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 OLD_COMMAND = "##["  # the runner's first workflow-command syntax, matched anywhere in a line
 
 
-def _escape(match: re.Match[str]) -> str:
-    char = match[0]
+def _unsafe(code: int) -> bool:
+    """Cc (C0, DEL, C1), the line and paragraph separators, surrogates (a lone one is no character at all)
+    and the two non-characters XML 1.0 excludes."""
+    return (
+        code < 0x20
+        or 0x7F <= code <= 0x9F
+        or code in (0x2028, 0x2029, 0xFFFE, 0xFFFF)
+        or 0xD800 <= code <= 0xDFFF
+    )
+
+
+def _escape(char: str) -> str:
     code = ord(char)
+    if not _unsafe(code):
+        return char
     if char in _NAMED:
         return _NAMED[char]
     if 0xDC80 <= code <= 0xDCFF:  # a byte that was not UTF-8 (os.fsdecode's surrogate escape)
@@ -52,7 +60,8 @@ def _escape(match: re.Match[str]) -> str:
 
 
 def _printable(text: str) -> str:
-    return text if text.isprintable() else _UNSAFE.sub(_escape, text)
+    # isprintable() is False for every unsafe character (and for a few harmless ones, kept as they are).
+    return text if text.isprintable() else "".join(_escape(char) for char in text)
 
 
 def line(text: str) -> str:
@@ -60,27 +69,28 @@ def line(text: str) -> str:
     return _printable(text).replace(OLD_COMMAND, "##\\[")
 
 
-_JSON_RAW = re.compile("[\x7f-\x9f\u2028\u2029\ud800-\udfff]")
-
-
 def json_text(document: object) -> str:
     """``document`` as indented JSON (non-ASCII text kept readable), ending in a newline; see the module."""
     text = json.dumps(document, ensure_ascii=False, indent=2)
-    # Only inside strings can these stand (json.dumps escapes the C0 controls and writes the structure in
-    # ASCII), so each becomes the escape a JSON reader turns back into the same character.
-    text = _JSON_RAW.sub(lambda match: f"\\u{ord(match[0]):04x}", text)
+    if not text.isascii():
+        # json.dumps escapes the C0 controls in strings (a newline left is the indentation's) and writes
+        # the structure in ASCII, so what is left stands inside strings: each becomes the escape a JSON
+        # reader turns back into the same character.
+        text = "".join(
+            f"\\u{ord(char):04x}" if ord(char) >= 0x7F and _unsafe(ord(char)) else char for char in text
+        )
     return text.replace(OLD_COMMAND, "#\\u0023[") + "\n"
 
 
 # ASCII punctuation Markdown reads inline: \ ` * _ ~ (code, emphasis, strike-through), [ ] ! (links and
 # images), < > & (HTML, comments, autolinks, entities), | (table cells), # (a heading's closing run),
 # $ (math).
-_MARKDOWN = re.compile(r"([\\`*_~\[\]!<>&|#$])")
+_MARKDOWN = frozenset("\\`*_~[]!<>&|#$")
 
 
 def markdown(text: str) -> str:
     """``text`` as a Markdown table cell or heading, read as the characters it holds."""
-    return _MARKDOWN.sub(r"\\\1", _printable(text))
+    return "".join("\\" + char if char in _MARKDOWN else char for char in _printable(text))
 
 
 # Inside a quoted label: " ends it, < > & ` start HTML, entities or Markdown strings, # starts an entity,
