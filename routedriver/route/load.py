@@ -56,11 +56,34 @@ def _refuse_undecodable_route(display: str, root: Path) -> None:
         refuse_undecodable("route", [display, os.fspath(root)])  # as the user named it, if that is where
 
 
+def has_control_character(text: str) -> bool:
+    """Does ``text`` hold a character that ends or rewrites a line of output: a C0/C1 control (newline,
+    carriage return, escape …) or a line or paragraph separator?"""
+    if text.isprintable():
+        return False  # the common case, one scan in C
+    return any(char < " " or "\x7f" <= char <= "\x9f" or char in "\u2028\u2029" for char in text)
+
+
+def _refuse_control_route(display: str, root: Path) -> None:
+    """A route whose path holds a control character is refused, once for every command, like a stone's name
+    with one: every report shows the route's path, and a newline in it would start a line of the
+    repository's choosing in a CI log (``::stop-commands::``, ``::notice::``)."""
+    for name in (display, os.fspath(root)):
+        if has_control_character(name):
+            from routedriver.route.shown import line  # only on this rare path
+
+            raise Refused(
+                f"route path has a control character: {line(name)}",
+                "rename the directory (and any directory above it) without it",
+            )
+
+
 def load_route(path: str | os.PathLike[str]) -> Route:
     """Read a route directory: every top-level ``*.stone`` file, in driving order. Pure: writes nothing."""
     display = os.fspath(path)
     root = Path(path).resolve()
     _refuse_undecodable_route(display, root)
+    _refuse_control_route(display, root)
     if not root.is_dir():
         what = "route not found" if not root.exists() else "route is not a directory"
         raise Refused(f"{what}: {display}", "check --route (a directory holding <name>.stone files)")

@@ -1,11 +1,15 @@
 """How the board is shown: rows of cells (the plain table and the coloured one share them), one JSON document
 with stable keys, and Markdown (a table and a Mermaid flowchart of the tiers) for a pull request comment or
-``$GITHUB_STEP_SUMMARY``. Pure functions of ``status.RouteBoard``; nothing here reads a file."""
+``$GITHUB_STEP_SUMMARY``. Pure functions of ``status.RouteBoard``; nothing here reads a file.
+
+Names, paths, details and approvers are the repository's text: every format shows them through ``shown``
+(one line each, no workflow command; Markdown and Mermaid read them as plain characters)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
+from routedriver.route import shown
 from routedriver.route.status import RouteBoard, Row
 from routedriver.route.words import count, stones_passed
 
@@ -25,9 +29,10 @@ STYLES = {
 }
 
 
-def progress(board: RouteBoard) -> str:
-    """``route routes/demo: 2 of 5 stones passed`` (or ``all 5 stones passed``)."""
-    return f"route {board.route.display}: {stones_passed(board.passed, board.total)}"
+def progress(board: RouteBoard, show: Callable[[str], str] = shown.line) -> str:
+    """``route routes/demo: 2 of 5 stones passed`` (or ``all 5 stones passed``); ``show`` makes the route's
+    name safe where it goes (a line of text by default)."""
+    return f"route {show(board.route.display)}: {stones_passed(board.passed, board.total)}"
 
 
 def _review(row: Row) -> str:
@@ -49,10 +54,14 @@ def _approved(row: Row) -> str:
     return f"{who} {row.approval.at}{older}"
 
 
-def cells(row: Row) -> tuple[str, ...]:
-    """A row as the table's cells, in ``COLUMNS`` order."""
+def _raw_cells(row: Row) -> tuple[str, ...]:
     detail = " ".join(row.detail.split())
     return (row.tier, row.stone.name, row.state, detail, _review(row), _approved(row))
+
+
+def cells(row: Row) -> tuple[str, ...]:
+    """A row as the table's cells, in ``COLUMNS`` order, each one line of text (``shown.line``)."""
+    return tuple(shown.line(cell) for cell in _raw_cells(row))
 
 
 def plain(boards: Sequence[RouteBoard], width: int = 200) -> str:
@@ -119,17 +128,6 @@ def _row_json(board: RouteBoard, row: Row) -> dict[str, object]:
 # ---------------------------------------------------------------- Markdown
 
 
-def _md_cell(text: str) -> str:
-    """A table cell: pipes escaped, lines joined (GitHub's Markdown tables hold one line per row)."""
-    return " ".join(text.split()).replace("\\", "\\\\").replace("|", "\\|")
-
-
-def _mermaid_label(text: str) -> str:
-    """Text inside a quoted Mermaid label: the characters Mermaid's own escapes exist for, as entities."""
-    swaps = {'"': "#quot;", "#": "#35;", "<": "#lt;", ">": "#gt;", "`": "#96;", "&": "#amp;"}
-    return "".join(swaps.get(char, char) for char in text)
-
-
 def mermaid(board: RouteBoard) -> str:
     """A flowchart of the route's tiers, left to right: a subgraph per tier, a node per stone (coloured by
     its state), an arrow from each tier to the next."""
@@ -141,9 +139,9 @@ def mermaid(board: RouteBoard) -> str:
             tiers.append(row.tier)
         by_tier.setdefault(row.tier, []).append((index, row))
     for number, tier in enumerate(tiers):
-        lines.append(f'  subgraph t{number}["tier {_mermaid_label(tier)}"]')
+        lines.append(f'  subgraph t{number}["tier {shown.mermaid(tier)}"]')
         for index, row in by_tier[tier]:
-            label = _mermaid_label(f"{row.stone.name}: {row.state}")
+            label = shown.mermaid(f"{row.stone.name}: {row.state}")
             lines.append(f'    s{index}["{label}"]')
         lines.append("  end")
     for number in range(len(tiers) - 1):
@@ -165,10 +163,10 @@ def _class_name(state: str) -> str:
 def markdown(boards: Sequence[RouteBoard]) -> str:
     out: list[str] = []
     for board in boards:
-        out += [f"### {progress(board)}", ""]
+        out += [f"### {progress(board, shown.markdown)}", ""]
         out.append("| " + " | ".join(COLUMNS) + " |")
         out.append("|" + "---|" * len(COLUMNS))
         for row in board.rows:
-            out.append("| " + " | ".join(_md_cell(cell) for cell in cells(row)) + " |")
+            out.append("| " + " | ".join(shown.markdown(cell) for cell in _raw_cells(row)) + " |")
         out += ["", "```mermaid", mermaid(board).rstrip("\n"), "```", ""]
     return "\n".join(out)

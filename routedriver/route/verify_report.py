@@ -1,6 +1,8 @@
 """How a ``route.verify`` report is shown: text, JSON, JUnit XML, GitHub annotations and step summary.
 
 Pure functions from a ``VerifyReport`` to strings, and ``outcome``: what the command prints and its exit code.
+Every route, stone, path and reason is the repository's text: each format shows it through ``shown``, so no
+line starts with it and nothing it holds is read as a workflow command, markup or XML.
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from routedriver.errors import ExitCode
 from routedriver.report import Report
+from routedriver.route import shown
 from routedriver.route.verify import StoneCheck, VerifyReport
 
 if TYPE_CHECKING:
@@ -23,7 +26,10 @@ def name_of(check: StoneCheck) -> str:
 
 def text(report: VerifyReport) -> str:
     """One line per stone, ``<status> <route>/<stone>: <why>``, then a summary line."""
-    lines = [f"{check.status:<{_WIDTH}} {name_of(check)}: {check.why}" for check in report.checks]
+    lines = [
+        f"{check.status:<{_WIDTH}} {shown.line(name_of(check))}: {shown.line(check.why)}"
+        for check in report.checks
+    ]
     lines.append(summary(report))
     return "\n".join(lines) + "\n"
 
@@ -106,50 +112,52 @@ def notices(report: VerifyReport) -> list[str]:
     since = f"since {policy.short}"
     lines = []
     for route in policy.routes:
+        name = shown.line(route.route)
         if route.state == "added":
-            lines.append(f"notice: policy: route {route.route} added {since} (a new route needs no approval)")
+            lines.append(f"notice: policy: route {name} added {since} (a new route needs no approval)")
             continue
-        named = "" if route.route in ("", ".") else route.route + "/"
+        named = "" if route.route in ("", ".") else name + "/"
         lines += [
-            f"notice: policy: {named}{stone} added {since} (a new stone needs no approval)"
+            f"notice: policy: {named}{shown.line(stone)} added {since} (a new stone needs no approval)"
             for stone in route.added
         ]
         lines += [
-            f"notice: policy: {named}{stone} pruned {since} (it had no guard, artifact or marker there)"
+            f"notice: policy: {named}{shown.line(stone)} pruned {since} (it had no guard, artifact or marker "
+            "there)"
             for stone in route.pruned
         ]
         if route.changes and route.accepted and route.approval is not None:
-            lines.append(f"notice: policy: {route.route} changed {since}; {route.approval.why}")
+            lines.append(f"notice: policy: {name} changed {since}; {shown.line(route.approval.why)}")
     return lines
 
 
 def junit(report: VerifyReport) -> str:
-    """JUnit XML: a testsuite per route, a testcase per stone; failure message = why."""
+    """JUnit XML: a testsuite per route, a testcase per stone; failure message = why. ElementTree escapes
+    XML's own characters; ``shown.line`` leaves none XML cannot hold (and no line a log would obey)."""
     import xml.etree.ElementTree as ET
 
     root = ET.Element("testsuites", name="route.verify")
     suites: dict[str, ET.Element] = {}
     totals = {"tests": 0, "failures": 0, "skipped": 0}
     for check in report.checks:
+        route, why, file = shown.line(check.route or "."), shown.line(check.why), shown.line(check.file)
         suite = suites.get(check.route)
         if suite is None:
-            suite = ET.SubElement(root, "testsuite", name=check.route or ".")
+            suite = ET.SubElement(root, "testsuite", name=route)
             suite.attrib.update(tests="0", failures="0", skipped="0", errors="0")
             suites[check.route] = suite
-        case = ET.SubElement(
-            suite, "testcase", classname=check.route or ".", name=check.stone, file=check.file
-        )
+        case = ET.SubElement(suite, "testcase", classname=route, name=shown.line(check.stone), file=file)
         suite.set("tests", str(int(suite.get("tests", "0")) + 1))
         totals["tests"] += 1
         if check.status == "passed":
-            ET.SubElement(case, "system-out").text = check.why
+            ET.SubElement(case, "system-out").text = why
         elif check.ok(report.allow_incomplete):
-            ET.SubElement(case, "skipped", message=check.why)
+            ET.SubElement(case, "skipped", message=why)
             suite.set("skipped", str(int(suite.get("skipped", "0")) + 1))
             totals["skipped"] += 1
         else:
-            failure = ET.SubElement(case, "failure", message=check.why, type=check.status)
-            failure.text = f"{check.status}: {check.why}\nfile: {check.file}"
+            failure = ET.SubElement(case, "failure", message=why, type=check.status)
+            failure.text = f"{check.status}: {why}\nfile: {file}"
             suite.set("failures", str(int(suite.get("failures", "0")) + 1))
             totals["failures"] += 1
     root.attrib.update({key: str(value) for key, value in totals.items()})
@@ -157,28 +165,16 @@ def junit(report: VerifyReport) -> str:
     return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
 
 
-def _escape_data(value: str) -> str:
-    return value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-
-
-def _escape_property(value: str) -> str:
-    return _escape_data(value).replace(":", "%3A").replace(",", "%2C")
-
-
 def github_annotations(report: VerifyReport) -> list[str]:
-    """``::error file=…,title=…::why`` for each failing stone (GitHub workflow commands)."""
+    """``::error file=…,title=…::why`` for each failing stone (GitHub workflow commands), each part shown as
+    the text line shows it, then escaped as the runner reads a command: no raw control character reaches
+    the log (a path that holds one is refused, so GitHub has no file to point at anyway)."""
     lines = []
     for check in report.failing:
-        title = f"route.verify {check.status}: {name_of(check)}"
-        lines.append(
-            f"::error file={_escape_property(check.file)},title={_escape_property(title)}::"
-            f"{_escape_data(check.why)}"
-        )
+        file = shown.command_property(shown.line(check.file))
+        title = shown.command_property(f"route.verify {check.status}: {shown.line(name_of(check))}")
+        lines.append(f"::error file={file},title={title}::{shown.command_data(shown.line(check.why))}")
     return lines
-
-
-def _cell(value: str) -> str:
-    return value.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
 
 
 def step_summary(report: VerifyReport) -> str:
@@ -192,7 +188,8 @@ def step_summary(report: VerifyReport) -> str:
     for check in report.checks:
         icon = "✅" if check.status == "passed" else "⏳" if check.ok(report.allow_incomplete) else "❌"
         lines.append(
-            f"| {icon} | {_cell(check.route)} | {_cell(check.stone)} | {check.status} | {_cell(check.why)} |"
+            f"| {icon} | {shown.markdown(check.route)} | {shown.markdown(check.stone)} | {check.status} "
+            f"| {shown.markdown(check.why)} |"
         )
     return "\n".join(lines) + "\n\n"
 
@@ -202,9 +199,7 @@ def outcome(report: VerifyReport, *, json: bool, github: bool) -> Report:
     Actions (``github``) an annotation per failing stone (on stderr with ``json``, so stdout stays one
     document: the runner reads workflow commands on both); the notices; then, when a claim fails, one
     ``error:`` line, last. Exit 0 only when every claim holds, else 2."""
-    import json as json_module
-
-    stdout = json_module.dumps(as_json(report), ensure_ascii=False, indent=2) + "\n" if json else text(report)
+    stdout = shown.json_text(as_json(report)) if json else text(report)
     annotations = github_annotations(report) if github else []
     stderr = list(annotations) if json else []
     if annotations and not json:

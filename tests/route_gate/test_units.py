@@ -60,10 +60,11 @@ def test_annotations_escape_what_github_would_misread() -> None:
     check = StoneCheck("r", "1.a", "stale", "changed a,b.md: 100%\nsecond line", "r/a,b.md")
     report = VerifyReport((check,), allow_incomplete=False, require_signed=False)
     assert verify_report.github_annotations(report) == [
-        "::error file=r/a%2Cb.md,title=route.verify stale%3A r/1.a::changed a,b.md: 100%25%0Asecond line"
+        "::error file=r/a%2Cb.md,title=route.verify stale%3A r/1.a::changed a,b.md: 100%25\\nsecond line"
     ]
     summary = verify_report.step_summary(report)
-    assert "| ❌ | r | 1.a | stale | changed a,b.md: 100% second line |" in summary
+    # The newline shown as \n, and its backslash escaped for Markdown.
+    assert "| ❌ | r | 1.a | stale | changed a,b.md: 100%\\\\nsecond line |" in summary
 
 
 def test_incomplete_is_ok_only_when_allowed() -> None:
