@@ -39,6 +39,7 @@ class Toolbox:
         self.name = name
         self.description = description
         self.tools: dict[str, Tool] = {}
+        self._wire: dict[str, str] = {}  # wire name → tool name: adding a tool is one lookup, not a scan
         # Asked for a name no toolbox defines (e.g. an MCP server's tool while the server is down): a Tool
         # that answers for it, or None. Lets a toolbox say why a name it owns cannot run.
         self.fallback: Callable[[str], Tool | None] | None = None
@@ -48,7 +49,7 @@ class Toolbox:
     def add(self, tool: Tool) -> Tool:
         if tool.name in self.tools:
             raise ToolboxConflict(f"toolbox {self.name!r} defines the tool {tool.name!r} twice", "rename one")
-        same = next((n for n in self.tools if wire_name(n) == wire_name(tool.name)), None)  # a.b and a__b
+        same = self._wire.get(wire_name(tool.name))  # a.b and a__b
         if same is not None:
             raise ToolboxConflict(
                 f"toolbox {self.name!r} defines the tools {same!r} and {tool.name!r}, which are both sent "
@@ -56,6 +57,7 @@ class Toolbox:
                 "rename one",
             )
         self.tools[tool.name] = tool
+        self._wire[wire_name(tool.name)] = tool.name
         return tool
 
     def tool(
@@ -131,17 +133,23 @@ class ToolRegistry:
 
     def lookup(self, name: str) -> Tool | None:
         """The tool called ``name``, given as its own name or its wire name."""
+        found = self.find(name)
+        return found[0] if found is not None else None
+
+    def find(self, name: str) -> tuple[Tool, str] | None:
+        """The tool called ``name`` (its own name or its wire name) and the name of the toolbox that answers
+        for it: permission rules tell the built-in ``bash`` (toolbox ``default``) from an MCP server's."""
         with self._lock:
             owner = self._owner.get(name)
             if owner is None and name in self._by_wire:
                 name = self._by_wire[name]
                 owner = self._owner.get(name)
             if owner is not None:
-                return self._toolboxes[owner].tools[name]
+                return self._toolboxes[owner].tools[name], owner
             for box in self._toolboxes.values():
                 found = box.fallback(name) if box.fallback is not None else None
                 if found is not None:
-                    return found
+                    return found, box.name
             return None
 
     def names(self) -> list[str]:

@@ -447,7 +447,9 @@ def test_claude_code_and_toolbox_tool_names_are_accepted(tmp_path: Path) -> None
             "NotebookEdit",
         ],
     )
-    assert rules.decide(event("lookup", query="x")).action == "deny"  # a toolbox tool, named with its box
+    # a toolbox tool, named with its box
+    assert rules.decide(ToolEvent("c", "lookup", {"query": "x"}, 1, 0, toolbox="extra")).action == "deny"
+    assert rules.decide(ToolEvent("c", "lookup", {"query": "x"}, 1, 0, toolbox="other")).action == "allow"
     assert rules.decide(event("bash", command="ls")).action == "allow"
 
 
