@@ -25,6 +25,7 @@ import os
 import re
 import shlex
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from routedriver.brain.permissions.wrappers import (
     COMMAND_VARIABLES,
@@ -70,11 +71,26 @@ def split_command(command: str) -> ParsedCommand:
     return parsed
 
 
+class ReadCommand(NamedTuple):
+    """What the reader found in a command line: every simple command it would run (words joined by single
+    spaces), and why it cannot be sure that is all (empty when it is sure)."""
+
+    commands: tuple[str, ...]
+    unsure: tuple[str, ...]
+
+
 @functools.lru_cache(maxsize=64)
+def read_command(command: str) -> ReadCommand:
+    """``split_command`` as the behavior engine's ``command_matches`` reads it (cached, as several rules look
+    at one call)."""
+    parsed = split_command(command)
+    return ReadCommand(tuple(" ".join(argv) for argv in parsed.commands), tuple(parsed.reasons))
+
+
 def simple_commands(command: str) -> tuple[str, ...]:
-    """Every simple command ``command`` would run, its words joined by single spaces (the behavior engine's
-    ``command_matches``; cached, as several rules look at one call)."""
-    return tuple(" ".join(argv) for argv in split_command(command).commands)
+    """Every simple command ``command`` would run, its words joined by single spaces (see ``read_command``,
+    which also says when that may not be all)."""
+    return read_command(command).commands
 
 
 class _Reader:
