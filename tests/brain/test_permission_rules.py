@@ -400,6 +400,9 @@ RUN_FOR_REAL = [
     "printf 'a[$%s]' '(rm -rf build)' > p; x=$(<p); : $((x))",
     "read -r x < p; echo $((x + 1))",
     "bash < <(echo 'rm -rf build')",
+    "{ bash; } < <(echo 'rm -rf build')",
+    "( sh ) < <(printf 'rm -rf build')",
+    "while read -r l; do bash -c \"$l\"; done <<< 'rm -rf build'",
     "echo 'rm -rf build' | sed 's/.*/&/e'",
     'awk \'BEGIN{c = "rm -rf " "build"; system(c)}\'',
     "vim -es -c 'call system(\"rm -rf build\")' -c q",
@@ -503,8 +506,11 @@ UNSURE = [
     "printf 'a[$%s]' '(rm -rf build)' > p; x=$(<p); : $((x))",
     "read -r x < p; echo $((x + 1))",
     "n=$(ls | wc -l); echo $((n + 1))",  # no rm, but the reader cannot tell what n holds
-    # the shell's stdin is another command's output
+    # the shell's stdin is another command's output, given to it or to a group around it
     "bash < <(echo 'rm -rf build')",
+    "{ bash; } < <(echo 'rm -rf build')",
+    "( sh ) < <(printf 'rm -rf build')",
+    "while read -r l; do bash -c \"$l\"; done <<< 'rm -rf build'",
     # programs running text only known at run time
     "echo 'rm -rf build' | sed 's/.*/&/e'",
     'awk \'BEGIN{c = "rm -rf " "build"; system(c)}\'',
