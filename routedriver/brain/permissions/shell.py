@@ -5,16 +5,20 @@
 ["rm", "-rf", "y"], ["tee", "log"]]``. Looked through: separators (``; && || | &``, newlines), groups
 (``{ …; }``, ``( … )``), function bodies (``f() { …; }``, ``function f { …; }``), substitutions (``$( … )``,
 backticks, ``<( … )``, inside ``${ … }`` too), brace expansion (``{rm,-rf,x}`` is ``rm -rf x``), scripts given
-to a shell (``bash -c``, ``eval``, here-strings, here-documents, ``echo … | sh``, ``trap``, ``alias``),
-wrappers (``VAR=x``, ``env``, ``sudo``, ``timeout``, ``xargs``, ``flock``, ``watch``, ``script -c`` … see
-``wrappers``), ``find -exec`` and git's global options (``git -C x -c k=v push`` is ``git push``) and its
-command-running subcommands.
+to a shell (``bash -c``, ``eval``, here-strings, here-documents, also given to a group or ``exec`` around the
+shell, what ``echo``/``printf`` pipe into it as they print it, ``trap``, ``alias``, ``mapfile -C``, a
+``BASH_FUNC_…`` function ``env`` exports), wrappers (``VAR=x``, ``env``, ``sudo``, ``timeout``, ``xargs``,
+``flock``, ``watch``, ``script -c``, ``unshare``, ``setarch`` … see ``wrappers``), ``find -exec``, git's
+global options (``git -C x -c k=v push`` is ``git push``) and its command-running subcommands and options,
+and the options of other programs that run commands (``tar``, ``ssh``, ``awk``, ``sed``, ``vim`` … see
+``programs``).
 
 The words come from the one bash reader (``shellsyntax.words``: quotes, ``$'…'`` and continuations decoded as
 bash decodes them); this module is the resolver that knows what programs do with them. It is conservative,
 not a shell: when it cannot be sure what would run (unbalanced quotes, a command name computed from ``$VAR``,
 a glob or brace expansion, a ``$'…'`` the locale decides, ``curl … | sh``, ``source <( … )``, ``git -c
-alias.x=…``, ``case`` blocks, nesting too deep) it says so with ``confident=False``, and the permission rules
+alias.x=…``, ``hash -p``, ``case`` blocks, nesting too deep, a name that may hold an array subscript bash
+evaluates with its ``$( … )``: see ``_finish``) it says so with ``confident=False``, and the permission rules
 then ask rather than allow.
 """
 
