@@ -13,8 +13,11 @@ the response that have not started are cancelled, and the calls it caught pendin
 ``interrupted`` in ``batch`` for the trace. ``post_tool`` hooks then run in call order
 and the results come back in call order, warnings before and reminders after each output, secrets redacted.
 Placeholders the redactor put into earlier results (``[REDACTED:NAME]``) are mapped back to the real values
-in the arguments a tool receives, so a file read and written back keeps its secrets; hooks, records, traces
-and logs see the placeholders. Hooks are only ever called from the loop's thread, so they need no locks.
+before the hooks are asked, and only in the arguments the tool takes secrets in (``Tool.restores_secrets``:
+write's and edit's text, so a file read and written back keeps its secrets): the permission rules check
+exactly the arguments the tool gets, and a path, a command or an MCP call keeps the placeholder. Records,
+traces and logs see the placeholders. Hooks are only ever called from the loop's thread, so they need no
+locks.
 """
 
 from __future__ import annotations
@@ -87,7 +90,8 @@ class Dispatcher:
         runnable: list[tuple[int, Tool, ToolCall]] = []
         for index, call in enumerate(calls):
             record = records[index]
-            tool = None if call.malformed else self.registry.lookup(call.name)
+            found = None if call.malformed else self.registry.find(call.name)
+            tool, toolbox = found if found is not None else (None, "")
             if call.malformed:
                 outcomes[index] = self._reject(record, "malformed", malformed_message(call))
             elif tool is None:
@@ -106,7 +110,10 @@ class Dispatcher:
                 )
             else:
                 record.name = tool.name
-                events[index] = ToolEvent(call.id, tool.name, dict(call.arguments), iteration, index, text)
+                # Secrets go back only where this tool takes them, and before the hooks look: the rules check
+                # exactly the arguments the tool will get (a restored path would walk around a Read rule).
+                arguments = self.redactor.restore_arguments(call.arguments, tool.restores_secrets)
+                events[index] = ToolEvent(call.id, tool.name, arguments, iteration, index, text, toolbox)
                 log.info(
                     "→ %s %s", tool.name, self.preview(json.dumps(dict(call.arguments), ensure_ascii=False))
                 )
@@ -118,7 +125,7 @@ class Dispatcher:
                     del events[index]
                 else:
                     record.status = "pending"  # until it has run; "interrupted" if a stop comes first
-                    runnable.append((index, tool, call))
+                    runnable.append((index, tool, ToolCall(call.id, call.name, arguments)))
         try:
             outcomes.update(self._execute_all(runnable, records, iteration))
         except BaseException as exc:  # a stop signal: nothing of this response starts any more
@@ -188,7 +195,7 @@ class Dispatcher:
             self.workdir, call.id, iteration, self.registry, self.limits.max_output_chars, readable
         )
         try:
-            result = tool.run(self.redactor.restore(call.arguments), ctx)
+            result = tool.run(call.arguments, ctx)  # as the hooks saw them (secrets restored where taken)
             outcome = result if isinstance(result, ToolOutcome) else ToolOutcome(True, str(result))
         except (Stopped, KeyboardInterrupt):  # Ctrl-C or SIGTERM stops the run, whatever tool is running
             raise

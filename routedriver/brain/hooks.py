@@ -35,6 +35,9 @@ class ToolEvent:
     iteration: int  # 1-based loop iteration of the response that made the call
     index: int  # 0-based position of the call within its response
     text_before: str = ""  # what the model wrote in the same response before its tool calls
+    # The toolbox that owns the tool ("default" for the built-ins, "mcp__<server>" for an MCP server's), so a
+    # permission rule can tell the built-in ``bash`` from ``mcp__fs__bash``; "" when the caller does not know.
+    toolbox: str = ""
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,9 @@ the context go to the model; a refusal or content-filter stop of the provider en
 tool calls not run); ``on_text`` hooks read its text; no tool calls means done; otherwise the ``Dispatcher``
 runs the calls (guard first, concurrently, results in call order) and the results are appended. After each
 iteration the memory manager may replace the context and ``on_iteration`` observers (the trace) are told.
+Once a budget is spent no model call is made at all: memory is not consulted (the run stops before the next
+call), the model memory managers get checks the budgets before each call (``BudgetedModel``), and a follow-up
+message stops before its hooks (a classifier) run.
 The loop stops by raising a ``Stop`` (see ``records``); it never prints.
 """
 
@@ -21,7 +24,7 @@ from pathlib import Path
 from routedriver.brain.context import Context, conversation_problem, tools_tokens
 from routedriver.brain.dispatch import Dispatcher, call_hook
 from routedriver.brain.hooks import LoopHook
-from routedriver.brain.memory.base import ContextState, MemoryManagerLike, MemorySession
+from routedriver.brain.memory.base import BudgetedModel, ContextState, MemoryManagerLike, MemorySession
 from routedriver.brain.memory.store import MemoryStore
 from routedriver.brain.prices import Price
 from routedriver.brain.records import (
@@ -104,7 +107,10 @@ class Loop:
         self._started = time.monotonic()
         self._hook_sections = [s for s in (call_hook(h, "system_prompt", "") for h in self.hooks) if s]
         if self.memory is not None and hasattr(self.memory, "start"):
-            self.memory.start(MemorySession(self.model, self.registry, self.store, self.record_usage))
+            model = BudgetedModel(self.model, self.budget_spent)  # memory never calls past a budget
+            self.memory.start(
+                MemorySession(model, self.registry, self.store, self.record_usage, self.budget_spent)
+            )
         self._refresh_tools()
 
     def request_tokens(self, task: str) -> int:
@@ -120,11 +126,12 @@ class Loop:
     def follow_up(self, text: str, *, from_user: bool = True) -> LoopResult:
         """Add a message (e.g. a correction) to the same conversation and drive the loop again."""
         self.context.append(Message("user", text))
-        if from_user:
-            notes = [n for h in self.hooks for n in call_hook(h, "on_user_message", (), text)]
-            if notes:
-                self.context.append(Message("user", "\n\n".join(notes)))
         try:
+            self._check_budgets()  # before the hooks: a classifier there would call a model too
+            if from_user:
+                notes = [n for h in self.hooks for n in call_hook(h, "on_user_message", (), text)]
+                if notes:
+                    self.context.append(Message("user", "\n\n".join(notes)))
             while True:
                 self._step()
         except Stop as stop:
@@ -149,6 +156,27 @@ class Loop:
     def context_tokens(self) -> int:
         return self._overhead_tokens + self.context.tokens
 
+    def budget_spent(self) -> str | None:
+        """Why no further model call may be made (a token or cost budget is used up), or None."""
+        return self._spent_budget()[0]
+
+    def _spent_budget(self) -> tuple[str | None, str]:
+        """(what was spent of which budget, or None; the flag that sets it)."""
+        budget, spent = self.limits.max_tokens_total, self.usage.total_tokens
+        if budget is not None and spent >= budget:
+            return f"{spent:,} tokens of a budget of {budget:,}", "--max-tokens-total"
+        dollars, cost = self.limits.max_cost, self.cost
+        if dollars is not None and cost is not None and cost >= dollars:
+            return f"${cost:.4f} of a budget of ${dollars:.4f}", "--max-cost"
+        return None, ""
+
+    def _check_budgets(self) -> None:
+        said, flag = self._spent_budget()
+        if said is None:
+            return
+        explanation = self._limit_explanation(f"{said} in {self.iteration} iterations", flag)
+        raise (TokensSpent if flag == "--max-tokens-total" else CostSpent)(self.last_text, explanation)
+
     @property
     def cost(self) -> float | None:
         """US dollars spent so far, when the model's price is known."""
@@ -161,14 +189,7 @@ class Loop:
                 self.last_text,
                 self._limit_explanation(f"{self.iteration} iterations (the limit)", "--max-iterations"),
             )
-        budget, spent = self.limits.max_tokens_total, self.usage.total_tokens
-        if budget is not None and spent >= budget:
-            said = f"{spent:,} tokens of a budget of {budget:,} in {self.iteration} iterations"
-            raise TokensSpent(self.last_text, self._limit_explanation(said, "--max-tokens-total"))
-        dollars, cost = self.limits.max_cost, self.cost
-        if dollars is not None and cost is not None and cost >= dollars:
-            said = f"${cost:.4f} of a budget of ${dollars:.4f} in {self.iteration} iterations"
-            raise CostSpent(self.last_text, self._limit_explanation(said, "--max-cost"))
+        self._check_budgets()
         self.iteration += 1
         started = time.monotonic()
         self._refresh_tools()
@@ -261,7 +282,7 @@ class Loop:
         )
 
     def _end_iteration(self, record: IterationRecord, started: float, *, final: bool = False) -> None:
-        if not final:
+        if not final and self.budget_spent() is None:  # spent: the run stops before the next call anyway
             self._consult_memory()
         record.elapsed_s = time.monotonic() - started
         if self.on_iteration is not None:

@@ -5,8 +5,11 @@ API keys of every provider and search backend). Values shorter than ``MIN_SECRET
 "true" would redact half the output and protect nothing. A secret is replaced by ``[REDACTED:NAME]``.
 
 The model sees tool results only through ``shown``, which remembers each placeholder it put in front of the
-model; ``restore`` maps exactly those back to the real values in a tool call's arguments, so a file the model
-reads and writes back keeps its secrets instead of getting the placeholder. A placeholder that also occurs
+model; ``restore_arguments`` maps exactly those back to the real values in the arguments a tool takes secrets
+in (``Tool.restores_secrets``: the content ``write`` and ``edit`` put into a file, so a file the model reads
+and writes back keeps its secrets; every argument of an MCP server configured with ``restoreSecrets``), and
+nowhere else: a path, a command or another server's arguments keep the placeholder. The permission rules then
+check the arguments as restored, which are exactly what the tool gets. A placeholder that also occurs
 literally in a tool's raw output (a file that documents redaction, say) is ambiguous and never mapped back.
 """
 
@@ -14,7 +17,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 SECRET_NAME_PARTS = ("KEY", "TOKEN", "SECRET", "PASSWORD")
@@ -74,6 +77,15 @@ class Redactor:
         if isinstance(value, tuple):
             return tuple(self.restore(v) for v in value)
         return value
+
+    def restore_arguments(self, arguments: Mapping[str, Any], names: Sequence[str]) -> dict[str, Any]:
+        """A tool call's ``arguments`` with ``restore`` applied to those named in ``names`` (``"*"``: all),
+        the only ones the tool takes secrets in. Everything else keeps the placeholder the model sent, so what
+        the permission rules check (a path, a command, an MCP server's arguments) is what the tool gets."""
+        if not names or not self._shown:
+            return dict(arguments)
+        every = "*" in names
+        return {key: self.restore(v) if every or key in names else v for key, v in arguments.items()}
 
     def value(self, value: Any) -> Any:
         """Redact every string inside a JSON-like value (dicts, lists, tuples, strings)."""

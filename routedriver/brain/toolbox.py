@@ -39,6 +39,8 @@ class Toolbox:
         self.name = name
         self.description = description
         self.tools: dict[str, Tool] = {}
+        self._wire: dict[str, str] = {}  # wire name → tool name: adding a tool is one lookup, not a scan
+        self._wire_of: dict[str, str] = {}  # tool name → wire name, computed once
         # Asked for a name no toolbox defines (e.g. an MCP server's tool while the server is down): a Tool
         # that answers for it, or None. Lets a toolbox say why a name it owns cannot run.
         self.fallback: Callable[[str], Tool | None] | None = None
@@ -48,15 +50,22 @@ class Toolbox:
     def add(self, tool: Tool) -> Tool:
         if tool.name in self.tools:
             raise ToolboxConflict(f"toolbox {self.name!r} defines the tool {tool.name!r} twice", "rename one")
-        same = next((n for n in self.tools if wire_name(n) == wire_name(tool.name)), None)  # a.b and a__b
+        wire = wire_name(tool.name)
+        same = self._wire.get(wire)  # a.b and a__b
         if same is not None:
             raise ToolboxConflict(
                 f"toolbox {self.name!r} defines the tools {same!r} and {tool.name!r}, which are both sent "
-                f"to the model as {wire_name(tool.name)!r}",
+                f"to the model as {wire!r}",
                 "rename one",
             )
         self.tools[tool.name] = tool
+        self._wire[wire] = tool.name
+        self._wire_of[tool.name] = wire
         return tool
+
+    def wire_of(self, name: str) -> str:
+        """The name the tool ``name`` of this toolbox is sent to the model as."""
+        return self._wire_of.get(name) or wire_name(name)
 
     def tool(
         self, name: str, description: str, input_schema: Mapping[str, Any], *, read_only: bool = False
@@ -100,7 +109,7 @@ class ToolRegistry:
                     f"a toolbox named {toolbox.name!r} is already loaded", "rename one of them"
                 )
             for name in toolbox.tools:
-                other = self._owner.get(name) or self._owner.get(self._by_wire.get(wire_name(name), ""))
+                other = self._owner.get(name) or self._owner.get(self._by_wire.get(toolbox.wire_of(name), ""))
                 if other is not None:
                     raise ToolboxConflict(
                         f"toolboxes {other!r} and {toolbox.name!r} both define the tool {name!r}",
@@ -109,7 +118,7 @@ class ToolRegistry:
             self._toolboxes[toolbox.name] = toolbox
             for name in toolbox.tools:
                 self._owner[name] = toolbox.name
-                self._by_wire[wire_name(name)] = name
+                self._by_wire[toolbox.wire_of(name)] = name
             self.version += 1
 
     def remove(self, toolbox_name: str) -> Toolbox:
@@ -121,7 +130,7 @@ class ToolRegistry:
                 )
             for name in toolbox.tools:
                 self._owner.pop(name, None)
-                self._by_wire.pop(wire_name(name), None)
+                self._by_wire.pop(toolbox.wire_of(name), None)
             self.version += 1
             return toolbox
 
@@ -131,17 +140,23 @@ class ToolRegistry:
 
     def lookup(self, name: str) -> Tool | None:
         """The tool called ``name``, given as its own name or its wire name."""
+        found = self.find(name)
+        return found[0] if found is not None else None
+
+    def find(self, name: str) -> tuple[Tool, str] | None:
+        """The tool called ``name`` (its own name or its wire name) and the name of the toolbox that answers
+        for it: permission rules tell the built-in ``bash`` (toolbox ``default``) from an MCP server's."""
         with self._lock:
             owner = self._owner.get(name)
             if owner is None and name in self._by_wire:
                 name = self._by_wire[name]
                 owner = self._owner.get(name)
             if owner is not None:
-                return self._toolboxes[owner].tools[name]
+                return self._toolboxes[owner].tools[name], owner
             for box in self._toolboxes.values():
                 found = box.fallback(name) if box.fallback is not None else None
                 if found is not None:
-                    return found
+                    return found, box.name
             return None
 
     def names(self) -> list[str]:
@@ -151,9 +166,9 @@ class ToolRegistry:
     def snapshot(self) -> RegistrySnapshot:
         with self._lock:
             specs = tuple(
-                tool.spec(wire_name(tool.name))
+                tool.spec(box.wire_of(name))
                 for box in self._toolboxes.values()
-                for tool in box.tools.values()
+                for name, tool in box.tools.items()
             )
             return RegistrySnapshot(self.version, specs, tuple(self.names()), self._prompt())
 
@@ -165,9 +180,9 @@ class ToolRegistry:
             if not box.tools:
                 continue
             lines.append(f"- {box.name}" + (f": {box.description}" if box.description else ""))
-            for tool in box.tools.values():
+            for name, tool in box.tools.items():
                 summary = tool.description.strip().splitlines()[0] if tool.description.strip() else ""
-                wire = wire_name(tool.name)
+                wire = box.wire_of(name)
                 shown = wire if wire == tool.name else f"{wire} ({tool.name})"
                 lines.append(f"  - {shown}: {summary}")
         return "\n".join(lines)

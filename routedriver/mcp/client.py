@@ -11,7 +11,13 @@ no limit by default). Its text (and structured content, when no text block alrea
 tool result; ``isError`` makes it an error result. A server that failed to start, or stopped, answers every
 call of its tools with an error result saying so (its toolbox keeps claiming the names); the run goes on.
 ``close()`` (when the loop closes, also after Ctrl-C) stops every server: stdin closed, then SIGTERM and
-SIGKILL to its process group, as the SDK does.
+SIGKILL to its process group, as the SDK does; then what a server left outside its group (a ``setsid``
+child, a daemon) is killed as the bash tool's leftovers are: each server's environment carries a
+``ROUTEDRIVER_PROC`` mark and bhrain is the subreaper its orphans come to (``routedriver.leftovers``).
+
+A server names its own tools, and a third party's naming is not the user's fault: tools whose names clash
+(two of one name, names equal after the 64-character cut, a name another toolbox holds) are skipped with a
+warning naming them, never the end of the run (``usable_tools``).
 
 Servers get the SDK's safe environment (``HOME``, ``LOGNAME``, ``PATH``, ``SHELL``, ``TERM``, ``USER``) plus
 their ``env``: a secret reaches a server only when the configuration passes it (``"${ANTHROPIC_API_KEY}"``).
@@ -24,12 +30,15 @@ import concurrent.futures
 import contextlib
 import json
 import logging
+import os
 import re
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
+from routedriver import leftovers
 from routedriver.brain.hooks import LoopHook, ToolOutcome
 from routedriver.brain.toolbox import Toolbox, ToolRegistry
 from routedriver.brain.tools.base import Tool, ToolContext, fail
@@ -66,6 +75,9 @@ class _Server:
     def __init__(self, spec: ServerSpec, workdir: Path) -> None:
         self.spec = spec
         self.cwd = spec.cwd or workdir
+        # Its environment carries this mark (after the marks bhrain itself runs under), as every command proc
+        # starts does: what the server leaves behind, even in a session of its own, is found and killed.
+        self.mark = leftovers.new_mark()
         self.session: Any = None  # the ClientSession while the server runs
         self.problem = ""  # why its tools cannot be called: "failed to start: …", "stopped: …"
         self.instructions = ""
@@ -92,6 +104,7 @@ class McpServers(LoopHook):
         self.call_s = _timeout_s(environ, "MCP_TOOL_TIMEOUT", None)
         self._stack = contextlib.ExitStack()
         self._portal: Any = None
+        self._started = False
 
     # -- LoopHook --------------------------------------------------------------------------------------------
     def system_prompt(self) -> str:
@@ -116,12 +129,19 @@ class McpServers(LoopHook):
             self._stack.close()
             for server in self.servers:
                 server.stderr.close()
+            # The SDK stopped each server's process group; what left it (a `setsid` child, a daemon) came to
+            # us, the subreaper, when the server died, and carries the server's mark.
+            if self._started:
+                leftovers.sweep([server.mark for server in self.servers], ())
 
     # -- starting --------------------------------------------------------------------------------------------
     def connect(self, registry: ToolRegistry) -> None:
         """Start every server, wait until each answered (or failed), and add one toolbox per server."""
         from anyio.from_thread import start_blocking_portal
 
+        # Before any server starts: its orphans must come to us (the subreaper), not to init.
+        leftovers.enable()
+        self._started = True
         self._portal = self._stack.enter_context(start_blocking_portal(name="bhrain-mcp"))
         pending = []
         for server in self.servers:
@@ -136,7 +156,7 @@ class McpServers(LoopHook):
                 server.problem = f"failed to start: {_describe(exc, self.startup_s)}{server.said()}"
                 log.warning("mcp server %s %s; its tools are unavailable", server.spec.name, server.problem)
                 tools = []
-            registry.add(self._toolbox(server, tools))
+            registry.add(self._toolbox(server, tools, registry))
             if tools:
                 log.info("mcp server %s: %d tools", server.spec.name, len(tools))
 
@@ -146,9 +166,9 @@ class McpServers(LoopHook):
         from mcp.client.stdio import stdio_client
 
         spec = server.spec
-        params = StdioServerParameters(
-            command=spec.command, args=list(spec.args), env=dict(spec.env), cwd=server.cwd
-        )
+        env = {**dict(spec.env), leftovers.ENV: os.environ.get(leftovers.ENV, "")}
+        leftovers.marked(env, server.mark)
+        params = StdioServerParameters(command=spec.command, args=list(spec.args), env=env, cwd=server.cwd)
         try:
             async with (
                 stdio_client(params, errlog=server.stderr) as (read, write),
@@ -169,13 +189,13 @@ class McpServers(LoopHook):
         finally:
             server.session = None
 
-    def _toolbox(self, server: _Server, tools: list[Any]) -> Toolbox:
+    def _toolbox(self, server: _Server, tools: list[Any], registry: ToolRegistry) -> Toolbox:
         name = server.spec.name
         box = Toolbox(
             f"mcp__{name}",
             description=f"the MCP server {name} ({' '.join([server.spec.command, *server.spec.args])})",
         )
-        for listed in tools:
+        for listed in usable_tools(name, tools, taken=lambda called: registry.find(called) is not None):
             box.add(self._tool(server, listed))
         prefix = f"mcp__{name}__"
         # While the server is down (it failed to start, or stopped), a name of its own that it did not list
@@ -199,6 +219,7 @@ class McpServers(LoopHook):
             schema,
             run,
             read_only=bool(annotations and annotations.read_only_hint),
+            restores_secrets=("*",) if server.spec.restore_secrets else (),
         )
 
     def _down(self, server: _Server, called: str) -> Tool:
@@ -236,6 +257,48 @@ class McpServers(LoopHook):
         except Exception as exc:  # noqa: BLE001 - whatever the transport raises is this call's error result
             return fail(f"mcp server {server.spec.name}: {tool} failed: {_describe(exc, self.startup_s)}")
         return outcome_of(result)
+
+
+def usable_tools(server: str, tools: Sequence[Any], *, taken: Callable[[str], bool]) -> list[Any]:
+    """The tools a server listed that can be told apart by their names, in its order; the others skipped.
+
+    A server's naming is not the user's doing, so a clash ends nothing: two tools of one name, or of names
+    equal once made ``mcp__<server>__<tool>`` (characters replaced, cut at 64), could each be called by that
+    name, and so neither is offered; nor is a tool whose name another toolbox already holds. A warning names
+    them. One pass over the tools, counting names in a dict, so 20,000 tools load as fast as 20.
+    """
+    named = [(tool_name(server, str(listed.name)), listed) for listed in tools]
+    counts = Counter(called for called, _ in named)
+    usable, clashing, held = [], [], []
+    for called, listed in named:
+        if counts[called] > 1:
+            clashing.append(str(listed.name))
+        elif taken(called):
+            held.append(called)
+        else:
+            usable.append(listed)
+    if clashing:
+        log.warning(
+            "mcp server %s lists %d tools whose names clash as bhrain's tool names (two of one name, or "
+            "names equal once cut to 64 characters): %s; none of them is offered",
+            server,
+            len(clashing),
+            _some(clashing),
+        )
+    if held:
+        log.warning(
+            "mcp server %s lists %d tools whose names another toolbox already holds: %s; "
+            "they are not offered",
+            server,
+            len(held),
+            _some(held),
+        )
+    return usable
+
+
+def _some(names: Sequence[str], limit: int = 10) -> str:
+    shown = ", ".join(repr(name[:80]) for name in names[:limit])
+    return shown + (f" and {len(names) - limit:,} more" if len(names) > limit else "")
 
 
 async def _all_tools(session: Any) -> list[Any]:

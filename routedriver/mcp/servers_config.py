@@ -6,8 +6,9 @@
 ```
 
 Each server: ``command`` (required), ``args`` (strings), ``env`` (string values), ``cwd`` (relative to the
-file; default: bhrain's working directory), ``type`` (only ``stdio``). Names are letters, digits, ``-`` and
-single ``_``: they become part of tool names (``mcp__<server>__<tool>``). ``${VAR}`` and
+file; default: bhrain's working directory), ``type`` (only ``stdio``), and bhrain's own ``restoreSecrets``
+(default false: see ``redact``). Names are letters, digits, ``-`` and single ``_`` (not last): they become
+part of tool names (``mcp__<server>__<tool>``). ``${VAR}`` and
 ``${VAR:-default}`` in ``command``, ``args`` and ``env`` are replaced from bhrain's environment when the
 session starts; an unset ``${VAR}`` without a default is refused. The block is validated whole when it is
 read; nothing starts then.
@@ -24,8 +25,10 @@ from typing import Any, NamedTuple
 from routedriver import userfile
 from routedriver.errors import Refused
 
-SERVER_KEYS = ("type", "command", "args", "env", "cwd")
-_NAME = re.compile(r"^[A-Za-z0-9_-]{1,48}$")
+SERVER_KEYS = ("type", "command", "args", "env", "cwd", "restoreSecrets")
+# Not ending in "_": the server of mcp__<server>__<tool> is what stands before the first "__" after "mcp__",
+# and a name ending in "_" (mcp__a___x) would read as another server's (a, tool _x) in a permission rule.
+_NAME = re.compile(r"^[A-Za-z0-9_-]{0,47}[A-Za-z0-9-]$")
 _VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
 
@@ -36,6 +39,9 @@ class ServerSpec(NamedTuple):
     env: tuple[tuple[str, str], ...] = ()  # in file order; values may hold ${VAR} until expanded
     cwd: Path | None = None
     where: str = ""  # "config file F: mcpServers.route", for messages
+    # Whether the secrets' placeholders the model was shown ([REDACTED:NAME]) go to this server as the real
+    # values; off by default: a server gets what the model wrote, and only this user's setting trusts one.
+    restore_secrets: bool = False
 
     def expanded(self, environ: Mapping[str, str]) -> ServerSpec:
         """``${VAR}`` / ``${VAR:-default}`` replaced from ``environ``; refuses an unset variable."""
@@ -72,7 +78,8 @@ def _server(name: str, spec: Any, where: str, base_dir: Path) -> ServerSpec:
     if not _NAME.match(name) or "__" in name:  # "__" separates server and tool in mcp__<server>__<tool>
         raise Refused(
             f"{where}: the server name {name!r} is not valid",
-            "use letters, digits, - and single _ (at most 48): tool names are mcp__<server>__<tool>",
+            "use letters, digits, - and single _, not at the end (at most 48): tool names are "
+            "mcp__<server>__<tool>",
         )
     if not isinstance(spec, Mapping):
         raise Refused(f"{where} must be a mapping with command, args, env", "see docs/mcp.md")
@@ -102,6 +109,12 @@ def _server(name: str, spec: Any, where: str, base_dir: Path) -> ServerSpec:
     cwd = spec.get("cwd")
     if cwd is not None and not isinstance(cwd, str):
         raise Refused(f"{where}.cwd must be a string (a directory)", "fix the value")
+    restore = spec.get("restoreSecrets", False)
+    if not isinstance(restore, bool):
+        raise Refused(
+            f"{where}.restoreSecrets must be true or false, not {restore!r}",
+            "write restoreSecrets: true only for a server you trust with the secrets the model sees",
+        )
     return ServerSpec(
         name,
         command,
@@ -109,6 +122,7 @@ def _server(name: str, spec: Any, where: str, base_dir: Path) -> ServerSpec:
         tuple((str(key), value) for key, value in env.items()),
         None if cwd is None else base_dir / Path(cwd).expanduser(),
         where,
+        restore,
     )
 
 

@@ -1,11 +1,14 @@
 """The words and simple commands bash makes of a script, from the lexer's tokens.
 
 ``read(script, sink)`` hands ``sink`` each line's simple commands (``SimpleCommand``: its words after quote
-removal, brace expansion and ``$'…'`` decoding, what it is fed on stdin, the command it is piped from), the
-text of every command substitution, process substitution and backtick command it meets (``sink.nested``,
-to be read in turn), and every reason it cannot be sure of what it read (``sink.unsure``). A word whose
-value is only known at run time (``$x``, ``$( … )``, a glob) is marked ``expanded``; the lexer's tokens stay
-its only view of the syntax.
+removal, brace expansion and ``$'…'`` decoding, what it is fed on stdin, the files its stdin is redirected
+from, the command it is piped from), the text of every command substitution, process substitution and
+backtick command it meets (``sink.nested``, to be read in turn), and every reason it cannot be sure of what
+it read (``sink.unsure``). A sink that also has ``expansion(kind, text)`` is told the text of every
+arithmetic expansion or command (``$(( … ))``, ``(( … ))``, ``$[ … ]``: kind ``"arith"``) and parameter
+expansion (``${ … }``: kind ``"param"``), wherever it stands: bash evaluates what they name at run time. A
+word whose value is only known at run time (``$x``, ``$( … )``, ``$[ … ]``, a glob) is marked ``expanded``;
+the lexer's tokens stay its only view of the syntax.
 
 It does not know what programs do: which words of ``sudo -u x rm`` are a command is for the reader of
 permissions (``brain.permissions.shell``); ``route.lint`` takes the first word.
@@ -72,6 +75,9 @@ class SimpleCommand:
     feed: list[str]  # here-strings and here-document bodies given to it on stdin
     piped_from: list[Word] | None  # the words of the command whose output it reads (after `|`)
     keywords: bool = True  # its first word may be a reserved word (no redirection stands before it)
+    # Its stdin's redirections other than here-documents and here-strings: (operator, target word), e.g.
+    # ("<", file), ("<&", "3"), ("<", "/dev/fd/63") for `< <( … )`.
+    inputs: list[tuple[str, Word]] = field(default_factory=list)
 
 
 class Sink(Protocol):
@@ -83,6 +89,9 @@ class Sink(Protocol):
 
     def line(self, commands: list[SimpleCommand]) -> None:
         """The simple commands of one line, after its here-documents' bodies were read."""
+
+
+_ARITH_WORD = re.compile(r"\$\[")
 
 
 def read(script: str, sink: Sink) -> None:
@@ -104,9 +113,12 @@ def unescape_backticks(inner: str) -> str:
 class _Reader:
     def __init__(self, text: str, tokens: list[Token], sink: Sink) -> None:
         self.text, self.tokens, self.sink = text, tokens, sink
+        self._expansion = getattr(sink, "expansion", None)  # optional: see the module's docstring
         self.words: list[Word] = []
         self.word = Word()
         self.feed: list[str] = []
+        self.inputs: list[tuple[str, Word]] = []
+        self.input_op = ""  # the stdin redirection whose target is the next word
         self.skip_next_word = False  # the word after a redirection is a file name, not an argument
         self.here_string = False  # the next word is fed on stdin (<<<)
         self.heredocs: list[list[str]] = []  # the feeds waiting for a here-document's body, in order
@@ -170,13 +182,38 @@ class _Reader:
             return
         word, self.word = self.word, Word()
         word.expanded = word.expanded or (_GLOB_CHARS.search(word.text) is not None and _globs(word.chars))
+        if "$[" in word.text:
+            self.old_arithmetic(word)
         if self.skip_next_word:
             self.skip_next_word = False
+            if self.input_op:
+                self.inputs.append((self.input_op, word))
+                self.input_op = ""
         elif self.here_string:
             self.here_string = False
             self.feed.append(word.text)
         else:
             self.words.extend(self.brace_expanded(word))
+
+    def old_arithmetic(self, word: Word) -> None:
+        """``$[ … ]``, bash's old arithmetic expansion (typed bare): the lexer reads it as text."""
+        text = "".join(char for char, _ in word.chars)
+        for match in _ARITH_WORD.finditer(text):
+            start = match.start()
+            if word.chars[start][1] and word.chars[start + 1][1]:
+                word.expanded = True
+                close = text.find("]", start)
+                self.report("arith", text[start + 2 : close if close >= 0 else len(text)])
+
+    def report(self, kind: str, text: str) -> None:
+        if self._expansion is not None:
+            self._expansion(kind, text)
+
+    def report_construct(self, token: Token, close: int) -> None:
+        """Tell the sink of an arithmetic or parameter expansion opening at ``token``."""
+        if token.value in ("$((", "((", "${"):
+            end = self.tokens[close].start if close < len(self.tokens) else len(self.text)
+            self.report("param" if token.value == "${" else "arith", self.text[token.end : end])
 
     def brace_expanded(self, word: Word) -> list[Word]:
         if "{" not in word.text or not braces.has_braces(word.chars):
@@ -219,8 +256,10 @@ class _Reader:
             self.add(_PLACEHOLDER[token.value])
             self.word.expanded = True  # what a reader of that file or text gets is computed at run time
         elif token.value == "((" and not self.word.started and not self.words:
+            self.report_construct(token, end)
             self.substitutions(index + 1, end)  # an arithmetic command: runs only its substitutions
         else:  # ${ … }, $(( … )): a value computed at run time, with the commands of its substitutions
+            self.report_construct(token, end)
             self.substitutions(index + 1, end)
             self.add(self.text[token.start : self._end_of(end)])
             self.word.expanded = True
@@ -248,6 +287,7 @@ class _Reader:
                     self.substitution(token, token.partner)
                     self.add(_PLACEHOLDER[token.value])
                 else:
+                    self.report_construct(token, token.partner)
                     self.substitutions(index + 1, token.partner)
                     self.add(self.text[token.start : self.tokens[token.partner].end])
                 index = token.partner
@@ -274,13 +314,17 @@ class _Reader:
                     self.sink.unsure(_UNBALANCED[token.value])
                 self.substitution(token, close)
                 index = close
+            elif token.kind == "open":  # ${ … }, $(( … )) inside: reported, and their insides read on
+                self.report_construct(token, token.partner if token.partner >= 0 else len(self.tokens))
             index += 1
 
     # -- commands -----------------------------------------------------------------------------------------
     def operator(self, index: int, token: Token) -> None:
         op = token.value
         if op in REDIRECTIONS or op in ("<<", "<<-", "<<<"):
+            fd = None
             if self.word.started and self.word.text.isdigit() and is_bare(self.word):
+                fd = int(self.word.text)
                 self.word = Word()  # in "2>" the fd number belongs to the redirection
             self.end_word()
             self.keywords = self.keywords and bool(self.words)
@@ -291,6 +335,8 @@ class _Reader:
                     self.sink.unsure("here-document without a delimiter")
             else:
                 self.skip_next_word = True
+                if op in ("<", "<&", "<>") and fd in (None, 0):
+                    self.input_op = op  # the next word is where stdin comes from
             return
         self.end_command()
         self.piped = op in ("|", "|&")
@@ -298,11 +344,13 @@ class _Reader:
     def end_command(self) -> None:
         self.end_word()
         self.skip_next_word = self.here_string = False
+        self.input_op = ""
         words, self.words = self.words, []
         feed, self.feed = self.feed, []
+        inputs, self.inputs = self.inputs, []
         previous = self.line[-1].words if self.piped and self.line else None
-        if words or feed:
-            self.line.append(SimpleCommand(words, feed, previous, self.keywords))
+        if words or feed or inputs:
+            self.line.append(SimpleCommand(words, feed, previous, self.keywords, inputs))
         self.keywords = True
 
     def body(self, index: int, token: Token) -> int:

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from routedriver.brain.atoms import claude, qwen
 from routedriver.brain.loop import Limits
 from routedriver.brain.prices import Price, builtin_prices, price_for
-from routedriver.llm.types import Usage
+from routedriver.llm.types import Message, Usage
 from tests.brain.helpers import bhrain, call, make_loop, scripted_run, write_script
 from tests.fakes.llm_servers import AnthropicServer, Reply
 
@@ -172,3 +173,63 @@ def test_the_claude_atom_stops_at_its_cost_budget_with_the_cache_priced_in(tmp_p
     assert (out["stop_reason"], out["iterations"]) == ("max_cost", calls)
     assert calls == 4  # 2,000 output tokens at $15 a million: $0.03 a call, and a little for the input
     assert usage["cache_read_tokens"] > 0
+
+
+# -- memory never spends past a budget -------------------------------------------------------------------
+def test_a_spent_budget_stops_the_run_before_a_summary_call(tmp_path: Path) -> None:
+    """The audit: with a small context window the second answer crossed --max-tokens-total 1000 and the
+    summarize-on-limit memory still asked the model for a summary (3 requests, 8,620 tokens)."""
+    (tmp_path / "small.txt").write_text("a small file\n", encoding="utf-8")
+    (tmp_path / "big.txt").write_text("a line of a big file\n" * 1_000, encoding="utf-8")  # ~5,000 tokens
+    (tmp_path / "bhrain.yaml").write_text("context_window: 8000\nmax_tokens_total: 1000\n", encoding="utf-8")
+    with AnthropicServer() as server:
+        server.enqueue(
+            Reply.tool_calls([("read", {"file_path": "small.txt"})], input_tokens=300, output_tokens=20),
+            Reply.tool_calls([("read", {"file_path": "big.txt"})], input_tokens=800, output_tokens=20),
+            Reply.text("a summary of the history"),  # what the summary call would get
+            Reply.text("read both"),
+        )
+        ran = bhrain(
+            [
+                *("run", "--skill", "act", "--atom", "claude", "--base-url", server.base_url),
+                *("--tools", "files", "--max-tokens", "512", "--config", "bhrain.yaml"),
+                *("--input", "read small.txt, then big.txt", "--json"),
+            ],
+            tmp_path,
+            env={"ANTHROPIC_API_KEY": "sk-ant-budget"},
+        )
+        requests = len(server.requests)
+    assert ran.code == 2, ran.err
+    out = json.loads(ran.out)
+    assert (out["stop_reason"], out["iterations"], requests) == ("max_tokens_total", 2, 2)
+    assert out["usage"]["input_tokens"] + out["usage"]["output_tokens"] == 1_140
+    assert [c["status"] for c in out["tool_calls"]] == ["ok", "ok"]
+
+
+def test_the_model_a_memory_manager_gets_refuses_a_call_past_the_budget(tmp_path: Path) -> None:
+    """A plugin (or a background manager) that calls the model itself is held to the budgets too."""
+    from routedriver.brain.memory.base import BudgetSpent, MemoryManager
+
+    class Greedy(MemoryManager):
+        name = "greedy"
+        calls = 0
+
+        def consult(self, state: Any) -> None:
+            assert self.session is not None
+            completion = self.session.model.complete([Message("user", "summarize")], max_tokens=10)
+            self.session.record_usage(completion.usage)
+            self.calls += 1
+
+    greedy = Greedy()
+    loop, scripted = make_loop(
+        tmp_path, [BUSY, BUSY, "spare"], memory=greedy, limits=Limits(max_tokens_total=1_500)
+    )
+    result = loop.run("count")
+    # The first answer (1,100 tokens) left room for the memory's call, which spent the rest (2,200 in all):
+    # no further call, from the loop or from memory.
+    assert (result.stop_reason, result.usage.total_tokens, greedy.calls) == ("max_tokens_total", 2_200, 1)
+    assert len(scripted.requests) == 2
+    assert greedy.session is not None and greedy.session.budget_spent() == "2,200 tokens of a budget of 1,500"
+    with pytest.raises(BudgetSpent, match="no model call for memory: 2,200 tokens of a budget of 1,500"):
+        greedy.session.model.complete([Message("user", "one more")])
+    assert len(scripted.requests) == 2

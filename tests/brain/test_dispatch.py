@@ -167,7 +167,9 @@ class _Recorder(LoopHook):
         return ALLOW
 
 
-def test_hooks_and_records_see_placeholders_while_the_tool_gets_the_secret(tmp_path: Path) -> None:
+def test_the_secret_goes_back_only_where_the_tool_takes_it_and_the_hooks_see_what_it_gets(
+    tmp_path: Path,
+) -> None:
     (tmp_path / ".env").write_text(f"ANTHROPIC_API_KEY={SECRET}\nDEBUG=0\n", encoding="utf-8")
     hook = _Recorder()
     written = "ANTHROPIC_API_KEY=[REDACTED:ANTHROPIC_API_KEY]\nDEBUG=1\n"
@@ -176,7 +178,7 @@ def test_hooks_and_records_see_placeholders_while_the_tool_gets_the_secret(tmp_p
         [
             {"tool_calls": [call("read", file_path=".env")]},
             {"tool_calls": [call("write", file_path=".env", content=written)]},
-            {"tool_calls": [call("bash", command="grep -c '[REDACTED:ANTHROPIC_API_KEY]' .env")]},
+            {"tool_calls": [call("bash", command="grep -cF '[REDACTED:ANTHROPIC_API_KEY]' .env")]},
             {"text": "done"},
         ],
         hooks=[hook],
@@ -185,8 +187,11 @@ def test_hooks_and_records_see_placeholders_while_the_tool_gets_the_secret(tmp_p
     result = loop.run("turn debug on")
     assert (tmp_path / ".env").read_text() == f"ANTHROPIC_API_KEY={SECRET}\nDEBUG=1\n"
     assert tool_results(scripted, 2) == ["ANTHROPIC_API_KEY=[REDACTED:ANTHROPIC_API_KEY]\nDEBUG=0\n"]
-    assert "stdout:\n1\n" in tool_results(scripted, 4)[0]  # grep got the real value and found it
-    assert hook.seen[1]["content"] == written
+    # bash takes no secrets: it got the placeholder, which the file does not hold
+    assert "stdout:\n0\n" in tool_results(scripted, 4)[0]
+    assert hook.seen[2]["command"] == "grep -cF '[REDACTED:ANTHROPIC_API_KEY]' .env"
+    # the hooks (the permission rules) check exactly what write got; the records keep the placeholder
+    assert hook.seen[1]["content"] == f"ANTHROPIC_API_KEY={SECRET}\nDEBUG=1\n"
     assert result.tool_calls[1].input["content"] == written
     assert SECRET not in json.dumps([m.text for m in result.messages])
 

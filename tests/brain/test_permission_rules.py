@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from routedriver.brain.hooks import ToolEvent
+from routedriver.brain.permissions.programs import sed_commands
 from routedriver.brain.permissions.rules import (
     Decision,
     RulesPolicy,
@@ -164,6 +165,105 @@ BYPASSES = [
     "echo \\;#b; rm -rf build",
     "cat <<-EOF\n\t$(rm -rf build)\n\tEOF",
     "cat a<(rm -rf build)b",
+    # -- the second audit (issue 22); RUN_FOR_REAL below runs them in bash --
+    # a name made to run another program
+    "hash -p /bin/rm zz; zz -rf build",
+    # builtins that run code they are given
+    "mapfile -c 1 -C 'rm -rf build;:' a <<< x",
+    "readarray -c 1 -C 'rm -rf build;:' a <<< x",
+    # array subscripts bash evaluates at run time, running their $( … )
+    "x='a[$(rm -rf build)]'; : $((x))",
+    "x='a[$(rm -rf build)]'; (( x ))",
+    "x='a[$(rm -rf build)]'; y=x; echo $((y))",
+    "x='a[$(rm -rf build)]'; echo $[x]",
+    "x='a[$(rm -rf build)]'; [[ $x -eq 0 ]]",
+    "x='a[$(rm -rf build)]'; echo ${a[x]}",
+    "x='a[$(rm -rf build)]'; for ((i = 0; i < x; i++)); do :; done",
+    "declare -i n; n='a[$(rm -rf build)]'",
+    "[ -v 'a[$(rm -rf build)]' ]",
+    "test -v 'a[$(rm -rf build)]'",
+    "printf -v 'a[$(rm -rf build)]' x",
+    "let 'a[$(rm -rf build)]=1'",
+    "read 'a[$(rm -rf build)]' <<< x",
+    # a value expanded as a prompt
+    "x='$(rm -rf build)'; echo ${x@P}",
+    # escapes decoded for the script a shell reads on stdin
+    "printf 'r\\x6d -rf build' | bash",
+    "printf '%s -rf build' rm | bash",
+    "printf '\\162\\155 -rf build' | sh",
+    "echo -e 'r\\x6d -rf build' | bash",
+    "echo -ne 'r\\0155 -rf build' | bash",
+    "shopt -s xpg_echo; echo 'r\\x6d -rf build' | bash",
+    # here-strings and here-documents given to a group, a subshell or exec, read by a shell inside or after it
+    "{ bash; } <<< 'rm -rf build'",
+    "( bash ) <<< 'rm -rf build'",
+    "{ sh -s; } <<EOF\nrm -rf build\nEOF",
+    "exec <<< 'rm -rf build'; bash",
+    "exec 3<<<'rm -rf build'; bash <&3",
+    # a function bash imports from the environment
+    "env 'BASH_FUNC_ls%%=() { rm -rf build; }' bash -c ls",
+    # wrappers that were missing
+    "unshare rm -rf build",
+    "unshare --fork --kill-child rm -rf build",
+    "prlimit --nofile=100 rm -rf build",
+    "prlimit -n100 rm -rf build",
+    "setarch x86_64 rm -rf build",
+    "setarch -R rm -rf build",
+    "setarch x86_64 -R rm -rf build",
+    "linux64 rm -rf build",
+    "setpriv rm -rf build",
+    "setpriv --nnp rm -rf build",
+    "sg \"$(id -gn)\" -c 'rm -rf build'",
+    "sg \"$(id -gn)\" 'rm -rf build'",
+    "capsh -- -c 'rm -rf build'",
+    "nsenter -t 1 -m rm -rf build",
+    "numactl -N 0 rm -rf build",
+    "bwrap --bind / / --dev /dev rm -rf build",
+    "firejail --quiet rm -rf build",
+    "systemd-run --user -p X=1 rm -rf build",
+    "at now <<< 'rm -rf build'",
+    "echo 'rm -rf build' | batch",
+    # options that run commands
+    "touch f; tar -cf /dev/null --checkpoint=1 --checkpoint-action=exec='rm -rf build' f",
+    "touch f; tar -cf /dev/null -I 'sh -c \"rm -rf build; cat\"' f",
+    "touch f; tar -cf /dev/null --use-compress-program='sh -c \"rm -rf build; cat\"' f",
+    "touch f; tar -cf t.tar f; tar -xf t.tar --to-command='rm -rf build'",
+    "tar cIf 'rm -rf build' out.tar f",
+    "tar -cf x.tar --info-script='rm -rf build' -M f",
+    "rsync -e 'rm -rf build' a host:b",
+    "rsync -avze 'rm -rf build' a host:b",
+    "rsync --rsync-path='rm -rf build' a host:b",
+    "ssh -o ProxyCommand='rm -rf build' -o BatchMode=yes x true",
+    "ssh -oProxyCommand='rm -rf build' x true",
+    "ssh -o 'ProxyCommand rm -rf build' x true",
+    "ssh localhost rm -rf build",
+    "scp -S 'rm -rf build' a host:b",
+    "git init -q r; git clone -q --upload-pack='rm -rf build; git-upload-pack' r r2",
+    "git ls-remote --upload-pack='rm -rf build' .",
+    "git push --receive-pack='rm -rf build' origin",
+    "git -c core.sshCommand='rm -rf build' fetch",
+    "git grep -O'rm -rf build' x",
+    "git difftool -x 'rm -rf build'",
+    "awk 'BEGIN{system(\"rm -rf build\")}'",
+    'awk \'BEGIN{print "x" | "rm -rf build"}\'',
+    "awk 'BEGIN{while ((\"rm -rf build\" | getline line) > 0) print line}'",
+    "echo x | sed 'e rm -rf build'",
+    "echo x | sed -n '1{e rm -rf build\n}'",
+    "vim -es -c '!rm -rf build' -c q",
+    "vim -es '+!rm -rf build' +q",
+    "vi -c ':!rm -rf build' -c q",
+    "less +'!rm -rf build' notes.md",
+    "man -P 'rm -rf build' ls",
+    "man --pager='rm -rf build' ls",
+    "touch f; zip -q z.zip f; zip -T -TT 'rm -rf build;' z.zip",
+    "wget --use-askpass='rm -rf build' http://example.com/x",
+    "tmux new -d 'rm -rf build'",
+    "parallel 'rm -rf {}' ::: build",
+    "timeout --preserve-status 5 rm -rf build",
+    "nice -5 rm -rf build",
+    "flock -x lock rm -rf build",
+    "xargs -a /dev/null rm -rf build",
+    "watch -d -n 1 rm -rf build",
 ]
 
 
@@ -186,14 +286,25 @@ def test_git_global_options_do_not_hide_the_subcommand(tmp_path: Path, command: 
 # git run so that the push hides behind an alias, a program-running setting or xargs' input: asked about.
 GIT_HIDDEN_PUSHES = [
     "git -c alias.p=push p",
-    "git -c 'alias.p=!git push' p",
     "git --config-env=alias.p=PUSH p",
-    "git -c core.pager='git push' log",
     "git --exec-path=/tmp/evil status",
     "git config alias.p push",
-    "git config --global alias.p '!git push'",
     "echo push | xargs git",
 ]
+# A setting whose value is a command git runs is read as one: the push is seen (and denied).
+GIT_PUSHES_IN_SETTINGS = [
+    "git -c 'alias.p=!git push' p",
+    "git -c core.pager='git push' log",
+    "git config --global alias.p '!git push'",
+    "git -c core.sshCommand='git push' fetch",
+]
+
+
+@pytest.mark.parametrize("command", GIT_PUSHES_IN_SETTINGS)
+def test_a_command_in_a_git_setting_is_read(tmp_path: Path, command: str) -> None:
+    decision = decide_bash(tmp_path, "Bash(git push:*)", command)
+    assert decision.action == "deny", (command, split_command(command))
+    assert not split_command(command).confident
 
 
 @pytest.mark.parametrize("command", GIT_HIDDEN_PUSHES)
@@ -213,6 +324,156 @@ def test_bash_deny_rule_holds_against_bypasses(tmp_path: Path, command: str) -> 
     decision = decide_bash(tmp_path, "Bash(rm:*)", command)
     assert decision.action == "deny", (command, split_command(command))
     assert "Bash(rm:*)" in decision.reason
+
+
+# The second audit's bypasses, run for real: bash deletes build/ with each in a throwaway directory (so each
+# entry of the tables above is about what bash does, not a guess), and the rules deny it (BYPASSES) or ask
+# (UNSURE). Left out: what starts a server or waits for a terminal (tmux, vi, watch), and what needs a
+# network, a daemon or a program this machine lacks (the tables hold them all).
+RUN_FOR_REAL = [
+    "hash -p /bin/rm zz; zz -rf build",
+    "mapfile -c 1 -C 'rm -rf build;:' a <<< x",
+    "readarray -c 1 -C 'rm -rf build;:' a <<< x",
+    "x='a[$(rm -rf build)]'; : $((x))",
+    "x='a[$(rm -rf build)]'; (( x ))",
+    "x='a[$(rm -rf build)]'; y=x; echo $((y))",
+    "x='a[$(rm -rf build)]'; echo $[x]",
+    "x='a[$(rm -rf build)]'; [[ $x -eq 0 ]]",
+    "x='a[$(rm -rf build)]'; echo ${a[x]}",
+    "x='a[$(rm -rf build)]'; for ((i = 0; i < x; i++)); do :; done",
+    "declare -i n; n='a[$(rm -rf build)]'",
+    "[ -v 'a[$(rm -rf build)]' ]",
+    "test -v 'a[$(rm -rf build)]'",
+    "printf -v 'a[$(rm -rf build)]' x",
+    "let 'a[$(rm -rf build)]=1'",
+    "read 'a[$(rm -rf build)]' <<< x",
+    "x='$(rm -rf build)'; echo ${x@P}",
+    "printf 'r\\x6d -rf build' | bash",
+    "printf '%s -rf build' rm | bash",
+    "printf '\\162\\155 -rf build' | sh",
+    "echo -e 'r\\x6d -rf build' | bash",
+    "echo -ne 'r\\0155 -rf build' | bash",
+    "shopt -s xpg_echo; echo 'r\\x6d -rf build' | bash",
+    "{ bash; } <<< 'rm -rf build'",
+    "( bash ) <<< 'rm -rf build'",
+    "{ sh -s; } <<EOF\nrm -rf build\nEOF",
+    "exec <<< 'rm -rf build'; bash",
+    "exec 3<<<'rm -rf build'; bash <&3",
+    "env 'BASH_FUNC_ls%%=() { rm -rf build; }' bash -c ls",
+    "unshare rm -rf build",
+    "unshare --fork --kill-child rm -rf build",
+    "prlimit --nofile=100 rm -rf build",
+    "prlimit -n100 rm -rf build",
+    "setarch x86_64 rm -rf build",
+    "setarch -R rm -rf build",
+    "setarch x86_64 -R rm -rf build",
+    "linux64 rm -rf build",
+    "setpriv rm -rf build",
+    "setpriv --nnp rm -rf build",
+    "sg \"$(id -gn)\" -c 'rm -rf build'",
+    "sg \"$(id -gn)\" 'rm -rf build'",
+    "capsh -- -c 'rm -rf build'",
+    "bwrap --bind / / --dev /dev rm -rf build",
+    "touch f; tar -cf /dev/null --checkpoint=1 --checkpoint-action=exec='rm -rf build' f",
+    "touch f; tar -cf /dev/null -I 'sh -c \"rm -rf build; cat\"' f",
+    "touch f; tar -cf /dev/null --use-compress-program='sh -c \"rm -rf build; cat\"' f",
+    "touch f; tar -cf t.tar f; tar -xf t.tar --to-command='rm -rf build'",
+    "tar cIf 'rm -rf build' out.tar f",
+    "ssh -o ProxyCommand='rm -rf build' -o BatchMode=yes x true",
+    "ssh -oProxyCommand='rm -rf build' x true",
+    "ssh -o 'ProxyCommand rm -rf build' x true",
+    "git init -q r; git clone -q --upload-pack='rm -rf build; git-upload-pack' r r2",
+    "git ls-remote --upload-pack='rm -rf build' .",
+    "awk 'BEGIN{system(\"rm -rf build\")}'",
+    'awk \'BEGIN{print "x" | "rm -rf build"}\'',
+    "awk 'BEGIN{while ((\"rm -rf build\" | getline line) > 0) print line}'",
+    "echo x | sed 'e rm -rf build'",
+    "echo x | sed -n '1{e rm -rf build\n}'",
+    "vim -es -c '!rm -rf build' -c q",
+    "vim -es '+!rm -rf build' +q",
+    "touch f; zip -q z.zip f; zip -T -TT 'rm -rf build;' z.zip",
+    "timeout --preserve-status 5 rm -rf build",
+    "nice -5 rm -rf build",
+    "flock -x lock rm -rf build",
+    "xargs -a /dev/null rm -rf build",
+    # asked about: what runs is only known at run time
+    "printf 'a[$%s]' '(rm -rf build)' > p; x=$(<p); : $((x))",
+    "read -r x < p; echo $((x + 1))",
+    "bash < <(echo 'rm -rf build')",
+    "{ bash; } < <(echo 'rm -rf build')",
+    "( sh ) < <(printf 'rm -rf build')",
+    "while read -r l; do bash -c \"$l\"; done <<< 'rm -rf build'",
+    "echo 'rm -rf build' | sed 's/.*/&/e'",
+    'awk \'BEGIN{c = "rm -rf " "build"; system(c)}\'',
+    "vim -es -c 'call system(\"rm -rf build\")' -c q",
+]
+
+
+def run_in_bash(command: str, work: Path) -> None:
+    """Run ``command`` with bash in ``work`` (fixtures: build/, and p holding an array subscript whose
+    substitution deletes build/), stdin closed, in its own session, as the bash tool runs commands."""
+    (work / "build").mkdir()
+    (work / "p").write_text("a[$(rm -rf build)]\n", encoding="utf-8")
+    subprocess.run(
+        ["bash", "-c", command],
+        cwd=work,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        timeout=30,
+        start_new_session=True,
+        check=False,
+    )
+
+
+@pytest.mark.parametrize("command", RUN_FOR_REAL)
+def test_the_audits_bypasses_really_run_rm_and_the_rules_refuse_them(tmp_path: Path, command: str) -> None:
+    expected = "deny" if command in BYPASSES else "prompt"
+    assert command in BYPASSES or command in UNSURE, "every command run for real is in a table"
+    decision = decide_bash(tmp_path, "Bash(rm:*)", command)
+    assert decision.action == expected, (command, split_command(command))
+    work = tmp_path / "work"
+    work.mkdir()
+    run_in_bash(command, work)
+    assert not (work / "build").exists(), (
+        f"bash did not delete build/ with {command!r}: the entry proves nothing"
+    )
+
+
+def test_cli_refuses_the_audits_bypasses_before_bash_runs_them(tmp_path: Path) -> None:
+    """Through the installed bhrain and real bash: one command of each kind, each aimed at its own directory;
+    every one is denied (asked about, with no terminal: denied) and every directory is still there."""
+    picks = [
+        "hash -p /bin/rm zz; zz -rf build",
+        "mapfile -c 1 -C 'rm -rf build;:' a <<< x",
+        "x='a[$(rm -rf build)]'; : $((x))",
+        "[ -v 'a[$(rm -rf build)]' ]",
+        "x='$(rm -rf build)'; echo ${x@P}",
+        "printf 'r\\x6d -rf build' | bash",
+        "echo -e 'r\\x6d -rf build' | bash",
+        "{ bash; } <<< 'rm -rf build'",
+        "exec 3<<<'rm -rf build'; bash <&3",
+        "env 'BASH_FUNC_ls%%=() { rm -rf build; }' bash -c ls",
+        "unshare rm -rf build",
+        "setpriv rm -rf build",
+        "touch f; tar -cf /dev/null --checkpoint=1 --checkpoint-action=exec='rm -rf build' f",
+        "awk 'BEGIN{system(\"rm -rf build\")}'",
+        "echo 'rm -rf build' | sed 's/.*/&/e'",
+        "printf 'a[$%s]' '(rm -rf build)' > p; x=$(<p); : $((x))",
+    ]
+    commands = [command.replace("build", f"build{index}") for index, command in enumerate(picks)]
+    for index in range(len(picks)):
+        (tmp_path / f"build{index}").mkdir()
+    script = write_script(
+        tmp_path / "s.json",
+        [{"tool_calls": [call("bash", command=command) for command in commands]}, {"text": "done"}],
+    )
+    perms = tmp_path / "p.json"
+    perms.write_text(json.dumps({"permissions": {"deny": ["Bash(rm:*)"]}}), encoding="utf-8")
+    ran = bhrain([*scripted_run(script), "--input", "go", "--permissions", str(perms), "--json"], tmp_path)
+    assert ran.code == 2, ran.err
+    assert [c["status"] for c in json.loads(ran.out)["tool_calls"]] == ["denied"] * len(picks)
+    kept = [index for index in range(len(picks)) if (tmp_path / f"build{index}").is_dir()]
+    assert kept == list(range(len(picks))), [picks[i] for i in range(len(picks)) if i not in kept]
 
 
 # Commands the parser cannot read with confidence: with deny rules present they must be asked about.
@@ -240,6 +501,22 @@ UNSURE = [
     # $'…' that bash turns into bytes that are no text
     "$'\\U110000' -rf build",
     "$'\\xff\\xfe' -rf build",
+    # -- the second audit (issue 22): what only run time tells --
+    # a value read at run time, evaluated as a number: its array subscript's $( … ) runs
+    "printf 'a[$%s]' '(rm -rf build)' > p; x=$(<p); : $((x))",
+    "read -r x < p; echo $((x + 1))",
+    "n=$(ls | wc -l); echo $((n + 1))",  # no rm, but the reader cannot tell what n holds
+    # the shell's stdin is another command's output, given to it or to a group around it
+    "bash < <(echo 'rm -rf build')",
+    "{ bash; } < <(echo 'rm -rf build')",
+    "( sh ) < <(printf 'rm -rf build')",
+    "while read -r l; do bash -c \"$l\"; done <<< 'rm -rf build'",
+    # programs running text only known at run time
+    "echo 'rm -rf build' | sed 's/.*/&/e'",
+    'awk \'BEGIN{c = "rm -rf " "build"; system(c)}\'',
+    "vim -es -c 'call system(\"rm -rf build\")' -c q",
+    "ssh -F ./ssh_config x true",
+    'mapfile -C "$CALLBACK" a < f',
 ]
 
 
@@ -275,6 +552,37 @@ HARMLESS = [
     "GIT_PAGER=cat git log",
     "git -c user.name=bot -c user.email=bot@example.com commit -m x",
     "find . | xargs wc -l",
+    # what the second audit's fixes must still let through
+    "echo $((1 + 2))",
+    "x=5; echo $((x + 1))",
+    "for ((i = 0; i < 3; i++)); do echo $i; done",
+    'n=$(ls | wc -l); echo "$n files"',
+    "printf '%s\\n' b a | sort",
+    "echo -e 'a\\tb' | cat",
+    "echo 'ls -la' | bash",
+    "printf 'ls\\n' | sh",
+    "cat <<< hello",
+    "{ echo hi; } > out.txt",
+    'while read -r line; do echo "$line"; done < notes.md',
+    "exec > log.txt 2>&1; ls",
+    "bash < build.sh",
+    "env A=1 B=2 printenv A",
+    "tar -czf out.tgz src",
+    "tar xzf archive.tgz",
+    "ssh -p 2222 host",
+    "ssh host ls -la",
+    "awk '{print $1}' notes.md",
+    "awk -F: '{ if ($1 || $2) print $1 }' notes.md",
+    "sed -n 's/a/b/p' notes.md",
+    "sed -i.bak -e 's/x/y/g' -e '/^$/d' notes.md",
+    "git clone https://example.com/r.git",
+    "git grep -n TODO",
+    "vim --version",
+    "man ls",
+    "zip -r out.zip src",
+    "setarch --list",
+    "prlimit --pid 1",
+    'a[1]=x; echo "${a[1]}" "${a[@]:1}"',
 ]
 
 
@@ -447,7 +755,9 @@ def test_claude_code_and_toolbox_tool_names_are_accepted(tmp_path: Path) -> None
             "NotebookEdit",
         ],
     )
-    assert rules.decide(event("lookup", query="x")).action == "deny"  # a toolbox tool, named with its box
+    # a toolbox tool, named with its box
+    assert rules.decide(ToolEvent("c", "lookup", {"query": "x"}, 1, 0, toolbox="extra")).action == "deny"
+    assert rules.decide(ToolEvent("c", "lookup", {"query": "x"}, 1, 0, toolbox="other")).action == "allow"
     assert rules.decide(event("bash", command="ls")).action == "allow"
 
 
@@ -563,3 +873,27 @@ def test_bad_permissions_files_are_refused_in_one_line(tmp_path: Path, content: 
     assert message in caught.value.line()
     assert str(path) in caught.value.line()
     assert "\n" not in caught.value.line()
+
+
+# sed scripts: (script, the commands its `e` runs, whether it runs text known only at run time)
+SED_SCRIPTS = [
+    ("e rm -rf x", ["rm -rf x"], False),
+    ("s/.*/&/e", [], True),
+    ("s|/|x|ge", [], True),
+    ("/x/,/y/{s/a/b/;e ls\n}", ["ls"], False),
+    ("1e", [], True),
+    ("s/a/b/g;p", [], False),
+    ("s/e/E/w out.txt", [], False),  # w takes a file name: its e is no flag
+    ("y/abc/xyz/", [], False),
+    ("a\\\nhello e", [], False),  # text, not a command
+    (":a;N;$!ba;s/\\n/ /g", [], False),
+    ("/e/d", [], False),
+    ("1~2d;$!N", [], False),
+]
+
+
+@pytest.mark.parametrize(("script", "commands", "runtime"), SED_SCRIPTS)
+def test_sed_scripts_are_read_for_the_commands_they_run(
+    script: str, commands: list[str], runtime: bool
+) -> None:
+    assert sed_commands(script) == (commands, runtime)

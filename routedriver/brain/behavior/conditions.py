@@ -13,7 +13,11 @@ result  target_exists_on_disk: BOOL · text_matches: PATTERN · result_has_lint_
 ``command_matches`` reads a bash command with the permission guard's reader (``permissions.shell``) and
 searches the pattern in each simple command it would run, words joined by single spaces: quoting decoded,
 wrappers and git's global options gone, substitutions and ``bash -c`` scripts read, so ``git -C . reset
---hard`` is ``git reset --hard`` and ``echo 'rm -rf x'`` runs no rm.
+--hard`` is ``git reset --hard`` and ``echo 'rm -rf x'`` runs no rm. When no command it found matches but
+the reader cannot be sure it found them all (``X=rm; $X -rf x``, substitutions nested too deeply), the
+answer is ``None``, "cannot tell": a test answers True, False or None, ``all``/``any``/``not`` combine the
+three as Kleene's logic does (False wins an ``all``, True an ``any``), and a rule whose condition cannot
+tell fires only when it blocks (see ``engine``): uncertainty blocks when the rule blocks.
 
 A test with malformed arguments, an invalid regex among them, is a configuration error (``ConditionError``
 with the key path), refused when the configuration loads. An UNKNOWN test is logged and makes the rule never
@@ -52,7 +56,18 @@ class ConditionError(ValueError):
 class EvalContext:
     """Everything a condition may look at for one tool call (or one text)."""
 
-    __slots__ = ("calls", "cwd", "outcome_data", "params", "set_targets", "state", "streak", "text", "tool")
+    __slots__ = (
+        "calls",
+        "cwd",
+        "outcome_data",
+        "params",
+        "set_targets",
+        "state",
+        "streak",
+        "text",
+        "tool",
+        "unsure",
+    )
 
     def __init__(
         self,
@@ -76,13 +91,16 @@ class EvalContext:
         self.set_targets = set_targets
         self.text = text  # text before the tools (pre/post) or the agent's text (on_text); None = unknown
         self.outcome_data = outcome_data
+        self.unsure: list[str] = []  # why a test could not tell (the reader's reasons), for the message
 
     def target_for(self, set_name: str) -> str | None:
         picked = pick_param(self.params, self.set_targets.get(set_name, PRIMARY_TARGETS))
         return normalize_value(picked[0], picked[1], self.cwd) if picked else None
 
 
-Check = Callable[[EvalContext], bool]
+# True, False, or None: cannot tell (a command the reader could not read with confidence).
+Verdict = bool | None
+Check = Callable[[EvalContext], Verdict]
 PATH_TARGETS = ("file_path", "path", "notebook_path", "filepath", "target")
 
 
@@ -110,15 +128,35 @@ def compile_condition(spec: Any, path: str = "condition") -> Check:
 
 
 def _all(checks: list[Check]) -> Check:
-    def check(ctx: EvalContext) -> bool:
-        return all(part(ctx) for part in checks)  # `all` stops at the first False
+    def check(ctx: EvalContext) -> Verdict:
+        unknown = False
+        for part in checks:
+            verdict = part(ctx)
+            if verdict is False:
+                return False  # stops at the first False: later tests are never evaluated
+            unknown = unknown or verdict is None
+        return None if unknown else True
 
     return check
 
 
 def _any(checks: list[Check]) -> Check:
-    def check(ctx: EvalContext) -> bool:
-        return any(part(ctx) for part in checks)  # `any` stops at the first True
+    def check(ctx: EvalContext) -> Verdict:
+        unknown = False
+        for part in checks:
+            verdict = part(ctx)
+            if verdict is True:
+                return True  # stops at the first True
+            unknown = unknown or verdict is None
+        return None if unknown else False
+
+    return check
+
+
+def _not(inner: Check) -> Check:
+    def check(ctx: EvalContext) -> Verdict:
+        verdict = inner(ctx)
+        return None if verdict is None else not verdict
 
     return check
 
@@ -130,8 +168,7 @@ def _compile_one(kind: str, arg: Any, path: str) -> Check:
         parts = [compile_condition(item, f"{path}[{index}]") for index, item in enumerate(arg)]
         return _all(parts) if kind == "all" else _any(parts)
     if kind == "not":
-        inner = compile_condition(arg, path)
-        return lambda ctx: not inner(ctx)
+        return _not(compile_condition(arg, path))
     builder = _BUILDERS.get(kind)
     if builder is None:
         warn_once(f"behavior: unknown condition type: {kind} (at {path}); the rule will never fire")
@@ -237,13 +274,19 @@ def _param_matches(arg: Any, path: str) -> Check:
 def _command_matches(arg: Any, path: str) -> Check:
     param, regex = _param_pattern(arg, path)
 
-    def check(ctx: EvalContext) -> bool:
+    def check(ctx: EvalContext) -> Verdict:
         value = ctx.params.get(param)
         if not isinstance(value, str):
             return False
-        from routedriver.brain.permissions.shell import simple_commands  # only bash calls pay for it
+        from routedriver.brain.permissions.shell import read_command  # only bash calls pay for it
 
-        return any(regex.search(command) is not None for command in simple_commands(value))
+        found = read_command(value)
+        if any(regex.search(command) is not None for command in found.commands):
+            return True
+        if found.unsure:  # what the reader found does not match, but it may not have found everything
+            ctx.unsure.append(found.unsure[0])
+            return None
+        return False
 
     return check
 

@@ -5,7 +5,9 @@ hot path of ``bhrain behave`` imports neither pydantic nor yaml. Per call:
 
 - ``pre_tool``: rules with ``when: pre_tool`` whose trigger matches. ``block`` stops the call; ``warn``
   notes go in front of the result; ``remind`` notes are kept and delivered after the tool returns. An
-  unblocked call is recorded (turn count, same-tool streak, history).
+  unblocked call is recorded (turn count, same-tool streak, history). A condition that cannot tell (a
+  command the bash reader could not read with confidence, see ``conditions``) fires a ``block`` rule, and
+  its message says why; it never fires a ``warn`` or ``remind`` rule, nor a post_tool or on_text rule.
 - ``post_tool``: ``state_tracking`` is applied first (the call happened), then ``when: post_tool`` rules.
   A call that failed (an error result, Claude Code's ``PostToolUseFailure``) did not do what it was for:
   tracking records no change from it (resets still apply, see ``state.Tracker``) and post_tool rules, which
@@ -112,11 +114,22 @@ class BehaviorEngine:
         if rules:
             ctx = self._context(state, tool, params, calls, streak, cwd, text=text_before)
             for rule in rules:
-                if not rule.check(ctx):
+                ctx.unsure.clear()
+                verdict = rule.check(ctx)
+                # A condition that cannot tell (a command the reader could not read with confidence) fires
+                # a rule that blocks, never one that warns or reminds: uncertainty blocks when the rule does.
+                if not (verdict is True or (verdict is None and rule.action == "block")):
                     continue
                 fired.append(rule.id)
                 state.add_violation(rule.id, rule.action, tool)
                 line = self._line(rule, tool, params, state, calls, streak)
+                if verdict is None:
+                    why = ctx.unsure[0] if ctx.unsure else "a condition could not tell"
+                    line += (
+                        f" (The command could not be read with confidence: {why}; this rule blocks what it "
+                        "cannot rule out. Write the command so that what it runs can be read: no command "
+                        "names from variables, no scripts made at run time.)"
+                    )
                 {"block": blocks, "warn": warnings, "remind": reminders}[rule.action].append(line)
         if blocks:
             return Decision(block=True, reason="\n".join(blocks + warnings), fired=tuple(fired))
@@ -151,7 +164,7 @@ class BehaviorEngine:
             calls, streak = int(entry["n"]), int(entry["streak"])
             ctx = self._context(state, tool, params, calls, streak, cwd, text=text_before, outcome=outcome)
             for rule in rules:
-                if rule.check(ctx):
+                if rule.check(ctx) is True:
                     state.add_violation(rule.id, rule.action, tool)
                     notes.append(self._line(rule, tool, params, state, calls, streak))
         return tuple(notes)
@@ -171,7 +184,7 @@ class BehaviorEngine:
             calls, streak = state.tool_calls_this_turn, state.consecutive
             ctx = self._context(state, tool, {}, calls, streak, cwd, text=text)
             for rule in rules:
-                if rule.check(ctx):
+                if rule.check(ctx) is True:
                     state.add_violation(rule.id, rule.action, tool or "text")
                     notes.append(self._line(rule, tool, {}, state, calls, streak))
         return tuple(notes)

@@ -6,7 +6,10 @@ conversation: never a tool call split from its results) and applies before the n
 
 A manager may also:
 - implement ``start(session)`` to receive the model (for summaries), the tool registry (to contribute tools
-  such as ``recall``), a shared ``MemoryStore`` for externalized content and a usage recorder;
+  such as ``recall``), a shared ``MemoryStore`` for externalized content and a usage recorder. The model a
+  manager gets checks the run's budgets before every call: once ``--max-tokens-total`` or ``--max-cost`` is
+  spent, a call raises ``BudgetSpent`` instead of reaching the provider (``session.budget_spent()`` says so
+  beforehand), so memory never spends past a budget: the run stops before any further model call;
 - implement ``close()`` (called when the session ends);
 - subclass ``BackgroundMemory`` to observe snapshots on its own thread and propose replacements that are
   applied between iterations.
@@ -17,10 +20,10 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-from routedriver.llm.types import ChatModel, Message, ToolSpec, Usage
+from routedriver.llm.types import ChatModel, Completion, Message, ToolSpec, Usage
 
 if TYPE_CHECKING:
     from routedriver.brain.memory.store import MemoryStore
@@ -54,14 +57,50 @@ class ContextState:
         return self.tokens - sum(message_tokens(m) for m in self.messages)
 
 
+class BudgetSpent(RuntimeError):
+    """A memory manager asked for a model call after the run's token or cost budget was spent."""
+
+
+def _never_spent() -> str | None:
+    return None
+
+
+class BudgetedModel:
+    """The run's model as memory managers get it: every call first asks ``spent()`` (the run's budgets), and
+    raises ``BudgetSpent`` with its answer instead of calling the provider once a budget is used up."""
+
+    def __init__(self, model: ChatModel, spent: Callable[[], str | None]) -> None:
+        self.inner, self.spent = model, spent
+        self.name, self.model, self.context_window = model.name, model.model, model.context_window
+
+    def complete(
+        self,
+        messages: Sequence[Message],
+        *,
+        system: str | None = None,
+        tools: Sequence[ToolSpec] = (),
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+    ) -> Completion:
+        why = self.spent()
+        if why is not None:
+            raise BudgetSpent(f"no model call for memory: {why}")
+        return self.inner.complete(
+            messages, system=system, tools=tools, max_tokens=max_tokens, temperature=temperature
+        )
+
+
 @dataclass
 class MemorySession:
-    """What a manager gets at ``start``: the model, the tools, a store and a way to count its own tokens."""
+    """What a manager gets at ``start``: the model (checking the budgets before each call), the tools, a
+    store, a way to count its own tokens, and ``budget_spent()``: why no further model call may be made
+    (a budget used up), or None."""
 
     model: ChatModel
     registry: ToolRegistry
     store: MemoryStore
     record_usage: Callable[[Usage], None]
+    budget_spent: Callable[[], str | None] = field(default=_never_spent)
 
 
 @runtime_checkable

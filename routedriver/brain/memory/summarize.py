@@ -3,8 +3,9 @@
 Kept word for word: the system prompt (it is not part of the messages), the task (first user message and
 its notes) and the latest turn (the last assistant message with its tool results). Everything in between
 is replaced by one summary message written by the model from a transcript in which long tool results are
-condensed; the full tool results are stored and offered through ``recall``. If the summary call fails the
-manager falls back to dropping the oldest exchanges, so a full context never ends the run by itself.
+condensed; the full tool results are stored and offered through ``recall``. If the summary call fails, or a
+budget of the run is spent (no model call is made then), the manager falls back to dropping the oldest
+exchanges, so a full context never ends the run by itself.
 """
 
 from __future__ import annotations
@@ -43,6 +44,10 @@ class SummarizeOnLimit(TruncateMemory):
         middle = messages[head_end : head_end + units[-1].start]
         if len(middle) == 1 and middle[0].text.startswith(NOTICE_MARK):
             return None  # only an earlier summary is left; summarizing it again frees nothing
+        spent = self.session.budget_spent()
+        if spent is not None:  # no model call past a budget: free the context without one
+            log.info("memory summarize-on-limit: %s; dropping old messages instead of summarizing", spent)
+            return self.drop_oldest(state)
         for message in middle:
             if message.role == "tool" and len(message.text) > self.condense_chars:
                 self.keys.append(self.session.store.put(message.text, "tool result"))

@@ -6,8 +6,9 @@
 ```
 
 A rule is ``Tool`` (every call of that tool) or ``Tool(specifier)``. Tool names match case-insensitively and
-across forms (``database.execute`` = ``database__execute``); a name that is neither bhrain's, Claude Code's
-nor namespaced (``box.tool``, ``mcp__server__tool``) is refused at load, as it would never match. Specifiers:
+across forms (``database.execute`` = ``database__execute``), and whole, as Claude Code matches them: ``Bash``
+is the built-in tool, never ``mcp__fs__bash``; a name that is neither bhrain's, Claude Code's nor namespaced
+(``box.tool``, ``mcp__server__tool``) is refused at load, as it would never match. Specifiers:
 
 - ``Bash(cmd)`` the exact command; ``*`` is a wildcard (``Bash(git * main)``) and a lone trailing `` *`` is
   optional (``Bash(git push *)`` matches ``git push``; ``Bash(ls *)`` not ``lsof``), as in Claude Code;
@@ -90,6 +91,21 @@ def canonical_tool(name: str) -> str:
     return name.strip().lower().replace("__", ".")
 
 
+def mcp_server_of(name: str, toolbox: str) -> str | None:
+    """The server of an MCP tool as a canonical rule name (``mcp.<server>``), or None for any other tool.
+
+    From its toolbox when known (``mcp__<server>``); otherwise from its name, where the server is what stands
+    between ``mcp__`` and the next ``__`` (server names never end in ``_``, so that reading is the only one).
+    """
+    box = canonical_tool(toolbox)
+    if box:
+        return box if _MCP_SERVER.match(box) else None
+    if not name.startswith("mcp."):
+        return None
+    server = name[4:].split(".", 1)[0]
+    return f"mcp.{server}" if server else None
+
+
 @dataclass(frozen=True)
 class Rule:
     kind: str  # deny | ask | allow
@@ -98,13 +114,24 @@ class Rule:
     text: str  # as written, for messages
     base_dir: Path  # for "/x" path patterns: the permissions file's directory
 
-    def covers(self, tool: str) -> bool:
-        tool = canonical_tool(tool)
+    def covers(self, tool: str, toolbox: str = "") -> bool:
+        """Does this rule name the tool ``tool`` of the toolbox ``toolbox`` ("" when not known)?
+
+        As Claude Code reads names, never by a suffix: a built-in name (``Bash``) is that tool, not
+        ``mcp__fs__bash``; ``mcp__<server>`` and ``mcp__<server>__*`` are the tools of that server, and
+        ``mcp__<server>__<tool>`` is that one tool (not ``mcp__evil__mcp__<server>__<tool>``). ``Read``,
+        ``Edit`` and ``Write`` name the file tools they guard; a toolbox tool may be named with its toolbox
+        (``extra.lookup`` for the tool ``lookup`` of the toolbox ``extra``).
+        """
+        name = canonical_tool(tool)
         if self.tool in FILE_RULE_TOOLS:
-            return tool in FILE_RULE_TOOLS[self.tool]
-        if _MCP_SERVER.match(self.tool) and tool.startswith(self.tool + "."):
-            return True  # mcp__<server>: every tool of that server
-        return tool == self.tool or tool.endswith("." + self.tool) or self.tool.endswith("." + tool)
+            return name in FILE_RULE_TOOLS[self.tool]
+        if _MCP_SERVER.match(self.tool):  # mcp__<server>: every tool of that server
+            return mcp_server_of(name, toolbox) == self.tool
+        if name == self.tool:
+            return True
+        box = canonical_tool(toolbox)
+        return bool(box) and not box.startswith("mcp.") and self.tool == f"{box}.{name}"
 
 
 def parse_rule(text: Any, kind: str, base_dir: Path, where: str) -> Rule:
@@ -148,7 +175,7 @@ class RulesPolicy:
     source: str = "permissions"
 
     def decide(self, event: ToolEvent) -> Decision:
-        relevant = [r for r in self.rules if r.covers(event.tool)]
+        relevant = [r for r in self.rules if r.covers(event.tool, event.toolbox)]
         if not relevant:
             return Decision(self.default, f"no rule for {event.tool}; default {self.default}")
         if canonical_tool(event.tool) == "bash":

@@ -5,16 +5,20 @@
 ["rm", "-rf", "y"], ["tee", "log"]]``. Looked through: separators (``; && || | &``, newlines), groups
 (``{ …; }``, ``( … )``), function bodies (``f() { …; }``, ``function f { …; }``), substitutions (``$( … )``,
 backticks, ``<( … )``, inside ``${ … }`` too), brace expansion (``{rm,-rf,x}`` is ``rm -rf x``), scripts given
-to a shell (``bash -c``, ``eval``, here-strings, here-documents, ``echo … | sh``, ``trap``, ``alias``),
-wrappers (``VAR=x``, ``env``, ``sudo``, ``timeout``, ``xargs``, ``flock``, ``watch``, ``script -c`` … see
-``wrappers``), ``find -exec`` and git's global options (``git -C x -c k=v push`` is ``git push``) and its
-command-running subcommands.
+to a shell (``bash -c``, ``eval``, here-strings, here-documents, also given to a group or ``exec`` around the
+shell, what ``echo``/``printf`` pipe into it as they print it, ``trap``, ``alias``, ``mapfile -C``, a
+``BASH_FUNC_…`` function ``env`` exports), wrappers (``VAR=x``, ``env``, ``sudo``, ``timeout``, ``xargs``,
+``flock``, ``watch``, ``script -c``, ``unshare``, ``setarch`` … see ``wrappers``), ``find -exec``, git's
+global options (``git -C x -c k=v push`` is ``git push``) and its command-running subcommands and options,
+and the options of other programs that run commands (``tar``, ``ssh``, ``awk``, ``sed``, ``vim`` … see
+``programs``).
 
 The words come from the one bash reader (``shellsyntax.words``: quotes, ``$'…'`` and continuations decoded as
 bash decodes them); this module is the resolver that knows what programs do with them. It is conservative,
 not a shell: when it cannot be sure what would run (unbalanced quotes, a command name computed from ``$VAR``,
 a glob or brace expansion, a ``$'…'`` the locale decides, ``curl … | sh``, ``source <( … )``, ``git -c
-alias.x=…``, ``case`` blocks, nesting too deep) it says so with ``confident=False``, and the permission rules
+alias.x=…``, ``hash -p``, ``case`` blocks, nesting too deep, a name that may hold an array subscript bash
+evaluates with its ``$( … )``: see ``_finish``) it says so with ``confident=False``, and the permission rules
 then ask rather than allow.
 """
 
@@ -25,7 +29,9 @@ import os
 import re
 import shlex
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
+from routedriver.brain.permissions import programs
 from routedriver.brain.permissions.wrappers import (
     COMMAND_VARIABLES,
     DECLARING,
@@ -37,6 +43,7 @@ from routedriver.brain.permissions.wrappers import (
     SU_SCRIPT_FLAGS,
     SU_VALUE_FLAGS,
     WRAPPERS,
+    Wrapper,
     git_config_is_safe,
 )
 from routedriver.shellsyntax import words as shell_words
@@ -50,6 +57,10 @@ SKIP_WORDS = frozenset(
 NOT_RUN = frozenset({"for", "select"})  # `for x in a b` runs nothing itself
 UNSURE = frozenset({"case", "coproc"})
 _STDIN_FILES = ("/dev/stdin", "-")
+# NAME=value before a wrapper's command: env (and sudo) take any word with a "=" (env 'BASH_FUNC_x%%=…' cmd).
+_ENV_ASSIGNMENT = re.compile(r"^[^=\s-][^=]*=")
+_MAPFILE_VALUES = frozenset({"-d", "-n", "-O", "-s", "-u", "-C", "-c"})
+_ARITHMETIC_TESTS = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge", "-v"})
 _FIND_EXEC = frozenset({"-exec", "-execdir", "-ok", "-okdir", "-x", "--exec", "-X", "--exec-batch"})
 
 
@@ -58,6 +69,14 @@ class ParsedCommand:
     commands: list[list[str]] = field(default_factory=list)
     confident: bool = True
     reasons: list[str] = field(default_factory=list)
+    # What only matters for the command line as a whole (read at its end, see ``_finish``):
+    code: list[str] = field(default_factory=list)  # literal text holding $( … ) or backticks bash did not run
+    evaluates: list[str] = field(default_factory=list)  # what evaluates a name as a number (arithmetic …)
+    runtime_values: list[str] = field(default_factory=list)  # what gives a variable a run-time value
+    prompts: bool = False  # ${x@P}: a value expanded as a prompt, its $( … ) run
+    blind_shells: int = 0  # shells reading a script from a stdin the reader has not seen
+    orphan_feeds: list[str] = field(default_factory=list)  # text fed to a group, loop or exec, not a command
+    orphan_inputs: bool = False  # a group's or exec's stdin redirected from a stream or descriptor
 
     def unsure(self, why: str) -> None:
         self.confident = False
@@ -67,14 +86,73 @@ class ParsedCommand:
 def split_command(command: str) -> ParsedCommand:
     parsed = ParsedCommand()
     _Reader(parsed, 0).read(command)
+    _finish(parsed)
     return parsed
 
 
+# A subscript holding a command substitution: bash runs it whenever it evaluates the name as a number.
+_SUBSCRIPT_CODE = re.compile(r"\[[^\]]*(?:\$\(|`)")
+_IDENTIFIER = re.compile(r"[A-Za-z_]")
+
+
+def _finish(parsed: ParsedCommand) -> None:
+    """What the command line does as a whole: text that is data where it is written and code where it is used.
+
+    - ``x='a[$(rm y)]'; : $((x))``, ``[ -v 'a[$(rm y)]' ]``, ``printf -v 'a[$(rm y)]'``, ``let …``: bash runs
+      a command substitution in an array subscript whenever it evaluates a name as a number (arithmetic,
+      ``let``, ``[[ -eq ]]``, ``-v``, subscripts, ``declare -i``). When something evaluates so and a name may
+      hold such a subscript (quoted in the command line, or a value read at run time), the reader is unsure,
+      and reads the quoted substitutions as commands.
+    - ``x='$(rm y)'; echo ${x@P}``: a prompt expansion runs what a value holds: likewise.
+    - ``{ bash; } <<< 'rm y'``, ``exec <<< 'rm y'; bash``, ``exec 3<<<…; bash <&3``: text given to a group, a
+      loop or ``exec`` reaches a shell inside or after it that reads its script from stdin.
+    """
+    runs: list[str] = []
+    if parsed.evaluates:
+        payloads = [text for text in parsed.code if _SUBSCRIPT_CODE.search(text)]
+        if payloads or parsed.runtime_values:
+            why = (
+                f"quoted text holds an array subscript with $( … ) ({payloads[0][:40]!r})"
+                if payloads
+                else f"a variable gets its value at run time ({parsed.runtime_values[0]})"
+            )
+            parsed.unsure(
+                f"{parsed.evaluates[0]} evaluates names as numbers, and {why}: bash runs the commands of "
+                "an array subscript then"
+            )
+            runs.extend(payloads)
+    if parsed.prompts:
+        parsed.unsure("${…@P} expands a value as a prompt, running the $( … ) it holds")
+        runs.extend(parsed.code)
+    reader = _Reader(parsed, 1)
+    for text in runs:  # the substitutions bash ran where they were written are read already
+        shell_words.substitutions(text.replace("$(…)", "").replace("`…`", ""), reader)
+    if parsed.blind_shells and (parsed.orphan_feeds or parsed.orphan_inputs):
+        parsed.unsure("a shell reads its script from the stdin of a group, a loop or exec around it")
+        for feed in parsed.orphan_feeds:
+            reader.nested(feed)
+
+
+class ReadCommand(NamedTuple):
+    """What the reader found in a command line: every simple command it would run (words joined by single
+    spaces), and why it cannot be sure that is all (empty when it is sure)."""
+
+    commands: tuple[str, ...]
+    unsure: tuple[str, ...]
+
+
 @functools.lru_cache(maxsize=64)
+def read_command(command: str) -> ReadCommand:
+    """``split_command`` as the behavior engine's ``command_matches`` reads it (cached, as several rules look
+    at one call)."""
+    parsed = split_command(command)
+    return ReadCommand(tuple(" ".join(argv) for argv in parsed.commands), tuple(parsed.reasons))
+
+
 def simple_commands(command: str) -> tuple[str, ...]:
-    """Every simple command ``command`` would run, its words joined by single spaces (the behavior engine's
-    ``command_matches``; cached, as several rules look at one call)."""
-    return tuple(" ".join(argv) for argv in split_command(command).commands)
+    """Every simple command ``command`` would run, its words joined by single spaces (see ``read_command``,
+    which also says when that may not be all)."""
+    return read_command(command).commands
 
 
 class _Reader:
@@ -96,8 +174,34 @@ class _Reader:
     def unsure(self, reason: str) -> None:
         self.out.unsure(reason)
 
+    def script(self, text: str, expanded: bool, what: str) -> None:
+        """Text a program runs as a shell script (``programs.Reading``)."""
+        _script(self, text, expanded, what)
+
+    def expansion(self, kind: str, text: str) -> None:
+        """An arithmetic (``$(( … ))``, ``(( … ))``, ``$[ … ]``) or parameter (``${ … }``) expansion."""
+        out = self.out
+        if kind == "arith":
+            if _IDENTIFIER.search(text):
+                out.evaluates.append("an arithmetic expansion")
+            return
+        if re.search(r"@P\s*$", text):
+            out.prompts = True
+        name = re.match(r"[#!]?(?:[A-Za-z_][A-Za-z0-9_]*|[0-9@*#?$!-])", text)
+        rest = text[name.end() :] if name else ""
+        subscript = re.match(r"\[([^]]*)\]", rest)
+        index = subscript.group(1) if subscript else ""
+        if subscript and index not in ("@", "*") and re.search(r"[A-Za-z_$`]", index):
+            out.evaluates.append("an array subscript")
+            rest = rest[subscript.end() :]
+        if rest.startswith(":") and rest[1:2] not in ("-", "=", "?", "+") and _IDENTIFIER.search(rest):
+            out.evaluates.append("a substring offset")
+
     def line(self, commands: list[SimpleCommand]) -> None:
         for simple in commands:
+            for text in [*(w.text for w in simple.words), *simple.feed]:
+                if "$(" in text or "`" in text:
+                    self.out.code.append(text)
             _resolve(self, simple, simple.words)
 
     def substitutions_in(self, text: str) -> None:
@@ -122,7 +226,7 @@ def _resolve(reader: _Reader, simple: SimpleCommand, words: list[Word], *, from_
         if keyword in SKIP_WORDS:
             words = words[1:]
             continue
-        if is_assignment(head) if shell_level else ASSIGNMENT.match(head.text):
+        if is_assignment(head) if shell_level else _ENV_ASSIGNMENT.match(head.text):
             _assignment(reader, head)
             words, reserved = words[1:], False
             continue
@@ -135,14 +239,16 @@ def _resolve(reader: _Reader, simple: SimpleCommand, words: list[Word], *, from_
         if keyword == "function":  # `function NAME { …; }`: the body follows the name in the same command
             words = words[2:]
             continue
-        if keyword in NOT_RUN:
+        if keyword in NOT_RUN:  # `for x in WORDS`: x gets each word, known here or only at run time
+            if any(w.expanded for w in words[2:]):
+                out.runtime_values.append(f"{keyword} over words made at run time")
             return
         if keyword in UNSURE:
             out.unsure(f"{keyword} blocks are not analysed")
             return
         name = os.path.basename(head.text) or head.text
         spec = WRAPPERS.get(name)
-        if name in SU_LIKE or (spec is not None and spec.privileged):
+        if name in SU_LIKE or name == "sg" or (spec is not None and spec.privileged):
             out.commands.append([name, *(w.text for w in words[1:])])  # `Bash(sudo:*)` must see it
         unwrapped = _unwrap(reader, simple, name, words)
         if unwrapped is None:
@@ -159,6 +265,10 @@ def _resolve(reader: _Reader, simple: SimpleCommand, words: list[Word], *, from_
             unwrapped = _computed_if(unwrapped, _xargs_placeholders(options))
         words, reserved, shell_level = unwrapped, False, False
     if not words:
+        # Only reserved words or `exec` with redirections: what it is fed goes to the group, loop or shell
+        # around it (`{ bash; } <<< …`, `exec <<< …; bash`); a shell inside may read it as its script.
+        out.orphan_feeds.extend(simple.feed)
+        out.orphan_inputs = out.orphan_inputs or any(_streamed(op, w) for op, w in simple.inputs)
         return
     argv = [w.text for w in words]
     argv[0] = os.path.basename(argv[0]) or argv[0]
@@ -181,6 +291,72 @@ def _resolve(reader: _Reader, simple: SimpleCommand, words: list[Word], *, from_
         for word in words[1:]:
             if ASSIGNMENT.match(word.text):
                 _assignment(reader, word)
+            elif word.text.startswith("-") and "i" in word.text[1:]:
+                out.evaluates.append(f"{argv[0]} -i")
+            elif "[" in word.text:
+                out.evaluates.append(f"{argv[0]} of an array element")
+    elif argv[0] in programs.HANDLERS:
+        programs.HANDLERS[argv[0]](reader, words)
+    else:
+        _builtin(reader, argv, words)
+
+
+def _builtin(reader: _Reader, argv: list[str], words: list[Word]) -> None:
+    """Builtins that run code given to them, or evaluate and assign names in ways ``_finish`` weighs."""
+    out, name, args = reader.out, argv[0], argv[1:]
+    if name == "hash":
+        path = _option_value(args, "-p")
+        if path is not None:  # hash -p PATH NAME: NAME now runs PATH
+            out.commands.append([os.path.basename(path) or path])
+            out.unsure(f"hash -p makes a name run {path}")
+    elif name == "enable" and any(arg.startswith("-") and "f" in arg for arg in args):
+        out.unsure("enable -f loads a builtin from a shared object")
+    elif name in ("mapfile", "readarray"):
+        out.runtime_values.append(name)
+        index = 1
+        while index < len(words) and words[index].text.startswith("-"):
+            flags, takes_next = _options(words[index].text, _MAPFILE_VALUES)
+            value = words[index + 1] if takes_next and index + 1 < len(words) else None
+            if flags[-1:] == ["-C"]:  # a callback, run with words it reads: bash evaluates it
+                glued = words[index].text.split("C", 1)[1]
+                callback = value.text if value is not None and not glued else glued
+                _script(reader, callback, bool(value and value.expanded), "mapfile's callback")
+                out.unsure(f"{name} -C runs its callback with lines read at run time")
+            index += 2 if takes_next else 1
+        if any("[" in w.text for w in words[index:]):
+            out.evaluates.append(f"{name} into an array element")
+    elif name in ("read", "getopts") or (name == "wait" and "-p" in args):
+        out.runtime_values.append(name)
+        if any("[" in arg for arg in args):
+            out.evaluates.append(f"{name} into an array element")
+    elif name == "printf" and (target := _option_value(args, "-v")) is not None:
+        out.runtime_values.append("printf -v")
+        if "[" in target:
+            out.evaluates.append("printf -v into an array element")
+    elif name == "let":
+        out.evaluates.append("let")
+    elif name == "[[" and any(arg in _ARITHMETIC_TESTS for arg in args):
+        out.evaluates.append("[[ … ]] comparing numbers")
+    elif name in ("[", "test") and "-v" in args:
+        out.evaluates.append(f"{name} -v")
+
+
+def _option_value(args: list[str], flag: str) -> str | None:
+    """The value of a builtin's short option (``-p VALUE``, ``-pVALUE``, ``-rp VALUE``) before operands."""
+    for index, arg in enumerate(args):
+        if arg == "--" or not arg.startswith("-") or arg == "-":
+            return None
+        flags, takes_next = _options(arg, frozenset({flag}))
+        if flags[-1:] == [flag]:
+            if not takes_next:
+                return arg[arg.index(flag[1]) + 1 :]
+            return args[index + 1] if index + 1 < len(args) else ""
+    return None
+
+
+def _streamed(op: str, word: Word) -> bool:
+    """Is this stdin redirection from a descriptor or another command's output (not a plain file)?"""
+    return op == "<&" or word.expanded or _is_stream(word.text)
 
 
 def _script(reader: _Reader, script: str, expanded: bool, what: str) -> None:
@@ -198,12 +374,22 @@ def _joined_script(reader: _Reader, words: list[Word], what: str) -> None:
 def _assignment(reader: _Reader, word: Word) -> None:
     """``NAME=value``: harmless, unless NAME is a variable that makes some program run or load code."""
     name, value = word.text.split("=", 1)
-    name = name.rstrip("+").split("[", 1)[0]
-    if name in COMMAND_VARIABLES:
+    name, _, subscript = name.rstrip("+").partition("[")
+    if word.expanded:
+        reader.out.runtime_values.append(f"{name}=…")
+    if subscript and re.search(r"[A-Za-z_$`]", subscript.rstrip("]")):
+        reader.out.evaluates.append("an array subscript")
+    if name.startswith("BASH_FUNC_"):  # env 'BASH_FUNC_ls%%=() { …; }' bash: a function bash imports
+        body = value.strip()
+        _script(reader, body[2:] if body.startswith("()") else body, word.expanded, "an exported function")
+        reader.out.unsure(f"{name} defines a function that runs in place of a command of its name")
+    elif name in COMMAND_VARIABLES:
         _script(reader, value, word.expanded, f"the command in {name}")
     elif name in LOADING_VARIABLES:
         reader.out.unsure(f"{name} makes programs load code that the command line does not show")
     elif name in PROMPT_VARIABLES:
+        if word.expanded:
+            reader.out.unsure(f"{name} holds a prompt made at run time, which bash expands with its $( … )")
         reader.substitutions_in(value)
 
 
@@ -222,27 +408,21 @@ def _unwrap(reader: _Reader, simple: SimpleCommand, name: str, words: list[Word]
         return None
     if name in SU_LIKE:
         return _su(reader, simple, name, words)
+    if name == "sg":
+        return _sg(reader, simple, words)
+    if name == "capsh":
+        return _capsh(words)
     spec = WRAPPERS.get(name)
     if spec is None:
         return words
     rest = words[1:]
-    exec_mode = False
-    while rest and (rest[0].text.startswith("-") or (spec.assignments and ASSIGNMENT.match(rest[0].text))):
-        if rest[0].text == "--":
-            rest = rest[1:]
-            break
-        if spec.assignments and ASSIGNMENT.match(rest[0].text):
-            _assignment(reader, rest[0])
-            rest = rest[1:]
-            continue
-        if _script_option(reader, spec.script_flags, rest, name):
-            return None
-        flags, takes_next = _options(rest[0].text, spec.value_flags)
-        if any(flag in spec.no_command_flags for flag in flags):
-            return None
-        exec_mode = exec_mode or any(flag in spec.exec_flags for flag in flags)
-        rest = rest[2:] if takes_next else rest[1:]
-    if spec.operand is not None and rest and re.match(spec.operand, rest[0].text):
+    if spec.operand_first and spec.operand is not None and rest and re.match(spec.operand, rest[0].text):
+        rest = rest[1:]  # `setarch x86_64 -R cmd`; `setarch -R cmd` has none
+    skipped = _skip_options(reader, spec, name, rest)
+    if skipped is None:
+        return None
+    rest, exec_mode = skipped
+    if not spec.operand_first and spec.operand is not None and rest and re.match(spec.operand, rest[0].text):
         rest = rest[1:]
         if _script_option(reader, spec.script_flags, rest, name):  # `flock FILE -c 'script'`
             return None
@@ -256,6 +436,56 @@ def _unwrap(reader: _Reader, simple: SimpleCommand, name: str, words: list[Word]
         _stdin_script(reader, simple)
         return None
     return rest
+
+
+def _skip_options(
+    reader: _Reader, spec: Wrapper, name: str, rest: list[Word]
+) -> tuple[list[Word], bool] | None:
+    """The words after a wrapper's options, and whether one turned ``joined`` off; None when an option says
+    no command runs (or carries the script, read here)."""
+    exec_mode = False
+    while rest and (rest[0].text.startswith("-") or spec.assignments and _ENV_ASSIGNMENT.match(rest[0].text)):
+        if rest[0].text == "--":
+            return rest[1:], exec_mode
+        if spec.assignments and _ENV_ASSIGNMENT.match(rest[0].text):
+            _assignment(reader, rest[0])  # env takes any word with a "=": env 'BASH_FUNC_x%%=…' cmd
+            rest = rest[1:]
+            continue
+        if _script_option(reader, spec.script_flags, rest, name):
+            return None
+        flags, takes_next = _options(rest[0].text, spec.value_flags)
+        if any(flag in spec.no_command_flags for flag in flags):
+            return None
+        exec_mode = exec_mode or any(flag in spec.exec_flags for flag in flags)
+        pair = any(flag in spec.pair_flags for flag in flags)
+        rest = rest[3:] if pair else rest[2:] if takes_next else rest[1:]
+    return rest, exec_mode
+
+
+def _sg(reader: _Reader, simple: SimpleCommand, words: list[Word]) -> list[Word] | None:
+    """``sg [-] GROUP [-c] COMMAND``: the command, one string, is run by ``/bin/sh -c`` (words after it are
+    dropped; read joined, erring towards refusing); no command starts a shell reading stdin."""
+    rest = words[1:]
+    if rest[:1] and rest[0].text == "-":
+        rest = rest[1:]
+    rest = rest[1:]  # the group
+    if rest[:1] and rest[0].text == "-c":
+        rest = rest[1:]
+    if rest:
+        _joined_script(reader, rest, "the sg command")
+    else:
+        _stdin_script(reader, simple)
+    return None
+
+
+def _capsh(words: list[Word]) -> list[Word] | None:
+    """``capsh [options] -- ARGS`` runs ``bash ARGS`` (or ``--shell=PROGRAM ARGS``); without ``--``,
+    nothing."""
+    texts = [w.text for w in words]
+    if "--" not in texts:
+        return None
+    shell = next((t.split("=", 1)[1] for t in texts if t.startswith("--shell=")), "bash")
+    return [Word(shell, False, True), *words[texts.index("--") + 1 :]]
 
 
 def _options(word: str, value_flags: frozenset[str]) -> tuple[list[str], bool]:
@@ -338,7 +568,10 @@ def _git(reader: _Reader, simple: SimpleCommand, words: list[Word], from_input: 
     while index < len(words) and words[index].text.startswith("-") and words[index].text != "--":
         flag = words[index].text
         value = words[index + 1].text if index + 1 < len(words) else ""
-        if flag in ("-c", "--config-env"):
+        if flag == "-c":
+            key, _, setting = value.partition("=")
+            _git_config(reader, key, setting, index + 1 < len(words) and words[index + 1].expanded)
+        elif flag == "--config-env":
             _git_config(reader, value.split("=", 1)[0])
         elif flag.startswith(("--config-env=", "--exec-path=")):
             _git_config(reader, flag.split("=", 2)[1] if flag.startswith("--config") else "--exec-path")
@@ -350,16 +583,24 @@ def _git(reader: _Reader, simple: SimpleCommand, words: list[Word], from_input: 
     return ["git", *(w.text for w in rest)]
 
 
-def _git_config(reader: _Reader, key: str) -> None:
+def _git_config(reader: _Reader, key: str, value: str | None = None, expanded: bool = False) -> None:
+    """A setting given to git. One that can make git run a program makes the reader unsure; its value, when
+    given, is read as the command it may be (``core.pager=…``, ``core.sshCommand=…``, ``alias.x=!…``), so a
+    deny rule sees it."""
     if key.lower().startswith("alias."):
         reader.out.unsure(f"git alias {key[6:]!r} is defined on the command line")
     elif not git_config_is_safe(key):
         reader.out.unsure(f"git setting {key} could make git run other programs")
+    else:
+        return
+    if value:
+        _script(reader, value[1:] if value.startswith("!") else value, expanded, f"git's {key}")
 
 
 def _git_subcommand(reader: _Reader, simple: SimpleCommand, rest: list[Word]) -> None:
     sub = rest[0].text if rest else ""
     args = rest[1:]
+    _git_command_options(reader, sub, args)
     if sub == "rebase":
         for index, word in enumerate(args):
             if word.text in ("-x", "--exec") and index + 1 < len(args):
@@ -390,7 +631,39 @@ def _git_subcommand(reader: _Reader, simple: SimpleCommand, rest: list[Word]) ->
         if operands[:1] == ["set"]:
             operands = operands[1:]
         if len(operands) >= 2:
-            _git_config(reader, operands[0])
+            _git_config(reader, operands[0], operands[1])
+
+
+# Options of git subcommands whose value is a program git runs (through a shell): (subcommands, options).
+_GIT_PROGRAM_OPTIONS = (
+    (("clone", "fetch", "pull", "ls-remote", "remote", "submodule"), ("--upload-pack", "-u")),
+    (("push", "send-pack"), ("--receive-pack", "--exec")),
+    (("archive",), ("--exec",)),
+    (("difftool",), ("--extcmd", "-x")),
+    (("send-email",), ("--sendmail-cmd", "--smtp-server")),
+    (("daemon",), ("--access-hook",)),
+)
+
+
+def _git_command_options(reader: _Reader, sub: str, args: list[Word]) -> None:
+    """``git clone --upload-pack=CMD``, ``push --receive-pack=CMD``, ``difftool -x CMD``, ``grep -O[CMD]``:
+    a command git runs, read as a script."""
+    options = next((names for subs, names in _GIT_PROGRAM_OPTIONS if sub in subs), ())
+    if sub == "grep":
+        options = ("--open-files-in-pager",)  # -O takes its value glued on only
+    for index, word in enumerate(args):
+        text = word.text
+        if text == "--":
+            return
+        name, eq, value = text.partition("=")
+        if sub == "grep" and text.startswith("-O") and len(text) > 2:
+            name, eq, value = "--open-files-in-pager", "=", text[2:]
+        if name not in options:
+            continue
+        if eq:
+            _script(reader, value, word.expanded, f"git {sub} {name}")
+        elif index + 1 < len(args) and sub != "grep":
+            _script(reader, args[index + 1].text, args[index + 1].expanded, f"git {sub} {name}")
 
 
 def _shell(reader: _Reader, simple: SimpleCommand, words: list[Word]) -> None:
@@ -427,16 +700,42 @@ def _shell(reader: _Reader, simple: SimpleCommand, words: list[Word]) -> None:
 
 
 def _stdin_script(reader: _Reader, simple: SimpleCommand) -> None:
-    """A shell reading its script from stdin: here-strings, here-documents, or what is piped into it."""
+    """A shell reading its script from stdin: here-strings, here-documents, what is piped into it (echo's and
+    printf's output worked out as they print it), a file it is redirected from (``bash < build.sh``: a
+    script file, not read, like ``bash build.sh``), or a stdin the reader has not seen (see ``_finish``)."""
     for body in simple.feed:
         reader.nested(body)
     if simple.piped_from is not None:
-        upstream = simple.piped_from
-        head = os.path.basename(upstream[0].text) if upstream else ""
-        if head in ("echo", "printf") and not any(w.expanded for w in upstream):
-            reader.nested("\n".join(w.text for w in upstream[1:] if not w.text.startswith("-")))
-        else:
-            reader.out.unsure("a shell reading a script from another command's output")
+        _piped_script(reader, simple.piped_from)
+    elif not simple.feed:
+        if not simple.inputs or any(_streamed(op, word) for op, word in simple.inputs):
+            reader.out.blind_shells += 1  # its stdin: empty, or what a group or exec around it was given
+        if any(_streamed(op, word) for op, word in simple.inputs):
+            reader.out.unsure("a shell reads its script from a file descriptor or another command's output")
+
+
+def _piped_script(reader: _Reader, upstream: list[Word]) -> None:
+    """``echo … | bash``, ``printf … | bash``: the script is what they print (escapes decoded as echo -e,
+    printf and ``shopt -s xpg_echo`` decode them; echo's text is read both ways when it holds a backslash)."""
+    from routedriver.shellsyntax import builtins
+
+    head = os.path.basename(upstream[0].text) if upstream else ""
+    args = [w.text for w in upstream[1:]]
+    if head not in ("echo", "printf") or any(w.expanded for w in upstream):
+        reader.out.unsure("a shell reading a script from another command's output")
+        return
+    if head == "printf":
+        printed = builtins.printf_output(args)
+        if printed is None:
+            reader.out.unsure("a shell reads what printf prints, which cannot be worked out here")
+            return
+        reader.nested(printed)
+        return
+    printed = builtins.echo_output(args)
+    reader.nested(printed)
+    decoded = builtins.echo_output(args, escapes=True)
+    if decoded != printed:
+        reader.nested(decoded)
 
 
 def _is_stream(path: str) -> bool:

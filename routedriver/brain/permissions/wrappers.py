@@ -24,6 +24,8 @@ class Wrapper:
     privileged: bool = False  # runs the command as another user: rules see `sudo …` as well as the command
     stdin_shell: bool = False  # with no command it starts a shell that reads its script from stdin
     command_operands: bool = True  # the words after the options are the command (`script`'s is a log file)
+    operand_first: bool = False  # the operand, when given, comes before any option (`setarch [ARCH] -R cmd`)
+    pair_flags: frozenset[str] = frozenset()  # options that take the next TWO words (`bwrap --bind SRC DEST`)
 
 
 def _flags(text: str) -> frozenset[str]:
@@ -88,7 +90,99 @@ WRAPPERS: dict[str, Wrapper] = {
     "setsid": Wrapper(),
     "unbuffer": Wrapper(),
     "valgrind": Wrapper(),  # its options are all --name=value
+    # util-linux and friends that run a command in other namespaces, limits or personalities
+    "unshare": Wrapper(
+        _flags(
+            "--propagation --setgroups -R --root -w --wd -S --setuid -G --setgid --monotonic --boottime "
+            "--map-user --map-group --map-users --map-groups -l --load-interp"
+        ),
+        privileged=True,
+        stdin_shell=True,
+    ),
+    "nsenter": Wrapper(
+        _flags("-t --target -S --setuid -G --setgid -W --wdns"), privileged=True, stdin_shell=True
+    ),
+    "prlimit": Wrapper(_flags("-p --pid -o --output"), no_command_flags=_flags("-p --pid")),
+    "setpriv": Wrapper(
+        _flags(
+            "--ambient-caps --inh-caps --bounding-set --ruid --euid --rgid --egid --reuid --regid --groups "
+            "--securebits --pdeathsig --selinux-label --apparmor-profile --landlock-access --landlock-rule "
+            "--seccomp-filter"
+        ),
+        no_command_flags=_flags("-d --dump"),
+        privileged=True,
+    ),
+    # setarch [ARCH] [options] [program]: no program runs /bin/sh
+    "setarch": Wrapper(
+        no_command_flags=_flags("--list"), operand=r"^[^-]", operand_first=True, stdin_shell=True
+    ),
+    "numactl": Wrapper(
+        _flags(
+            "-i --interleave -m --membind -N --cpunodebind -C --physcpubind -p --preferred -P "
+            "--preferred-many -b --balancing -w --weighted-interleave"
+        ),
+        no_command_flags=_flags("-s --show -H --hardware"),
+    ),
+    "cgexec": Wrapper(_flags("-g")),
+    "runcon": Wrapper(_flags("-u -r -t -l --user --role --type --range"), operand=":", privileged=True),
+    "chpst": Wrapper(_flags("-u -U -b -e -/ -C -n -l -L -m -d -o -p -f -c -r -t"), privileged=True),
+    "aa-exec": Wrapper(_flags("-p --profile -n --namespace")),
+    "firejail": Wrapper(no_command_flags=_flags("--list --tree --top"), stdin_shell=True),
+    "bwrap": Wrapper(
+        _flags(
+            "--args --argv0 --unsetenv --lock-file --sync-fd --userns --userns2 --pidns --uid --gid "
+            "--hostname --chdir --remount-ro --exec-label --file-label --proc --dev --tmpfs --mqueue --dir "
+            "--seccomp --add-seccomp-fd --block-fd --userns-block-fd --info-fd --json-status-fd --cap-add "
+            "--cap-drop --perms --size"
+        ),
+        pair_flags=_flags(
+            "--bind --ro-bind --dev-bind --bind-try --ro-bind-try --dev-bind-try --symlink --file "
+            "--bind-data --ro-bind-data --setenv --chmod --overlay-src"
+        ),
+    ),
+    "systemd-run": Wrapper(
+        _flags(
+            "-u --unit -p --property -E --setenv --uid --gid --nice -D --working-directory --slice "
+            "--description -H --host -M --machine --on-active --on-boot --on-startup --on-unit-active "
+            "--on-unit-inactive --on-calendar --timer-property --path-property --socket-property "
+            "--service-type"
+        )
+    ),
+    "ssh-agent": Wrapper(_flags("-a -E -t -O -P"), no_command_flags=_flags("-k")),
+    "dbus-launch": Wrapper(),
+    "dbus-run-session": Wrapper(),
+    "xvfb-run": Wrapper(
+        _flags("-n --server-num -p --xauth-protocol -e --error-file -f --auth-file -s --server-args")
+    ),
+    "torsocks": Wrapper(_flags("-u --user -p --pass -a --address -P --port"), stdin_shell=True),
+    "proxychains": Wrapper(_flags("-f")),
+    "proxychains4": Wrapper(_flags("-f")),
+    "lckdo": Wrapper(_flags("-w -W"), operand=""),
+    "cpulimit": Wrapper(_flags("-l --limit"), no_command_flags=_flags("-p --pid -e --exe -P --path")),
+    "trickle": Wrapper(_flags("-u -d -w -t -l -n")),
+    "faketime": Wrapper(_flags("-p"), operand=""),
+    "eatmydata": Wrapper(),
+    "nocache": Wrapper(),
+    "catchsegv": Wrapper(),
+    "torify": Wrapper(),
+    "chronic": Wrapper(),
+    "ifne": Wrapper(),
+    "nq": Wrapper(),
+    # at and batch run the script they read on stdin later (or a file's, with -f: not read here)
+    "at": Wrapper(
+        _flags("-q -t -f"),
+        no_command_flags=_flags("-f -l -d -r -c -V"),
+        stdin_shell=True,
+        command_operands=False,
+    ),
+    "batch": Wrapper(
+        _flags("-q -f"), no_command_flags=_flags("-f -V"), stdin_shell=True, command_operands=False
+    ),
+    "screen": Wrapper(_flags("-c -e -h -p -S -T -t -s"), no_command_flags=_flags("-r -R -x -ls -list -wipe")),
 }
+# setarch's personality names, as commands of their own: `linux64 cmd`
+for _personality in ("linux32", "linux64", "i386", "i686", "x86_64", "uname26"):
+    WRAPPERS[_personality] = Wrapper(no_command_flags=_flags("--list"), stdin_shell=True)
 
 # `su`/`runuser` take their -c script anywhere on the line (`su root -c 'rm x'`); runuser -u runs argv.
 SU_LIKE = frozenset({"su", "runuser"})
@@ -99,6 +193,11 @@ SU_SCRIPT_FLAGS = _flags("-c --command")
 COMMAND_VARIABLES = frozenset(
     {
         "PAGER",
+        "BROWSER",
+        "SUDO_EDITOR",
+        "SUDO_ASKPASS",
+        "RSYNC_RSH",
+        "CVS_RSH",
         "MANPAGER",
         "GIT_PAGER",
         "EDITOR",
@@ -129,6 +228,12 @@ LOADING_VARIABLES = frozenset(
         "GIT_CONFIG_PARAMETERS",
         "GIT_CONFIG_COUNT",
         "GIT_TEMPLATE_DIR",
+        "VIMINIT",  # Ex commands vim runs at start
+        "EXINIT",
+        "GVIMINIT",
+        "MANOPT",  # options for man (-P PAGER among them)
+        "PERL5OPT",
+        "NODE_OPTIONS",
     }
 )
 # Prompt strings are expanded (with command substitution) when bash shows them, e.g. PS4 under `set -x`.

@@ -64,6 +64,11 @@ class Tool:
     input_schema: Mapping[str, Any]
     run: ToolFunction
     read_only: bool = False  # informational: shown in the system prompt, used by skill defaults
+    # The arguments into which a secret's placeholder the model was shown (``[REDACTED:NAME]``) is put back
+    # as the real value before the rules see the call: ``write``'s content, so a file read and written back
+    # keeps its secret. ``("*",)``: every argument (an MCP server configured with ``restoreSecrets``).
+    # Nothing by default: a tool gets the placeholder itself, exactly as the permission rules saw it.
+    restores_secrets: tuple[str, ...] = ()
 
     def spec(self, wire_name: str | None = None) -> ToolSpec:
         return ToolSpec(

@@ -281,6 +281,7 @@ def files_tools() -> list[Tool]:
                 ("file_path", "content"),
             ),
             write,
+            restores_secrets=("content",),
         ),
         Tool(
             "edit",
@@ -297,6 +298,7 @@ def files_tools() -> list[Tool]:
                 ("file_path", "old_string", "new_string"),
             ),
             edit,
+            restores_secrets=("old_string", "new_string"),
         ),
         Tool(
             "glob",

@@ -190,3 +190,54 @@ def test_failed_edits_in_a_bhrain_run_get_no_edit_reminders(tmp_path: Path) -> N
     assert [m["is_error"] for m in results] == [False, True, True, True]
     assert all("old_string not found" in m["text"] and "BEHAVIOR" not in m["text"] for m in results[1:])
     assert (tmp_path / "app.py").read_text(encoding="utf-8") == "x = 1\n"
+
+
+def test_a_block_rule_on_commands_blocks_what_the_reader_cannot_be_sure_of(tmp_path: Path) -> None:
+    """The audit: a `command_matches ^rm` block rule let both of these delete their directory (the reader
+    said it was unsure; the engine ignored it). A warn rule on the same pattern stays quiet: uncertainty
+    blocks only when the rule blocks. Real bash runs what the engine lets through."""
+    for name in ("victim1", "victim2", "kept"):
+        (tmp_path / name).mkdir()
+    commands = [
+        "echo $($($($($($($(rm -rf victim1)))))))",
+        "X=rm; $X -rf victim2",
+        "ls kept",  # read with confidence, no rm: runs
+        "rm -rf kept",  # found: blocked by the rule itself
+    ]
+    script = [
+        {
+            "text": "Cleaning.",
+            "tool_calls": [{"name": "bash", "arguments": {"command": c}} for c in commands],
+        },
+        {"text": "done"},
+    ]
+    rule = {"command_matches": {"param": "command", "pattern": "^rm"}}
+    config = {
+        "skill": "act",
+        "atom": "scripted",
+        "script": "script.yaml",
+        "tools": "bash",
+        "security": {
+            "behavior": {
+                "rule_definitions": [
+                    {"id": "no_rm", "trigger": "bash", "action": "block", "condition": rule},
+                    {"id": "mind_rm", "trigger": "bash", "action": "warn", "condition": rule},
+                ]
+            }
+        },
+    }
+    (tmp_path / "script.yaml").write_text(yaml.safe_dump(script), encoding="utf-8")
+    (tmp_path / "bhrain.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
+    trace = tmp_path / "trace.json"
+    ran = run_cli(
+        ["bhrain", "run", "--config", "bhrain.yaml", "--input", "clean up", "--trace", str(trace)], tmp_path
+    )
+    assert ran.code == 2, ran.err  # the task ended right after denied calls
+    calls = json.loads(trace.read_text(encoding="utf-8"))["iterations"][0]["tool_calls"]
+    assert [c["status"] for c in calls] == ["denied", "denied", "ok", "denied"]
+    for call in calls[:2]:
+        assert call["output"].startswith("[BEHAVIOR BLOCKED] no_rm: ")
+        assert "could not be read with confidence" in call["output"]
+    assert "[BEHAVIOR WARNING]" not in calls[2]["output"]
+    assert "could not be read with confidence" not in calls[3]["output"]
+    assert all((tmp_path / name).is_dir() for name in ("victim1", "victim2", "kept"))

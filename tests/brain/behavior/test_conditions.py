@@ -39,7 +39,7 @@ def ctx(
     )
 
 
-def check(spec: Any, context: EvalContext) -> bool:
+def check(spec: Any, context: EvalContext) -> bool | None:
     return compile_condition(spec)(context)
 
 
@@ -112,6 +112,34 @@ class TestParamConditions:
         assert not check(spec, ctx(params={"command": "git reset --soft; echo --hard"}))
         assert not check(spec, ctx(params={"command": ["git", "reset", "--hard"]}))  # not a command line
         assert not check(spec, ctx(params={}))
+
+    def test_command_matches_cannot_tell_when_the_reader_is_unsure(self) -> None:
+        """The audit: `^rm` did not match these, and the engine let them run (they delete the directory)."""
+        spec = {"command_matches": {"param": "command", "pattern": "^rm"}}
+        for command in ("echo $($($($($($($(rm -rf victim)))))))", "X=rm; $X -rf victim"):
+            context = ctx(params={"command": command})
+            assert check(spec, context) is None, command
+            assert context.unsure, "the reader's reason is kept for the message"
+        assert check(spec, ctx(params={"command": "X=rm; $X -rf victim; rm -rf x"})) is True  # found: True
+        assert check(spec, ctx(params={"command": "ls -la"})) is False
+
+    def test_cannot_tell_combines_as_kleenes_logic(self) -> None:
+        unsure = {"command_matches": {"param": "command", "pattern": "^rm"}}
+        yes = {"param_contains": {"param": "command", "value": "victim"}}
+        no = {"param_contains": {"param": "command", "value": "absent"}}
+        context = ctx(params={"command": "X=rm; $X -rf victim"})
+        table = [
+            ({"all": [unsure, yes]}, None),
+            ({"all": [unsure, no]}, False),  # False wins an all
+            ({"all": [no, unsure]}, False),
+            ({"any": [unsure, yes]}, True),  # True wins an any
+            ({"any": [unsure, no]}, None),
+            ({"not": unsure}, None),  # what cannot be told stays so when negated
+            ({"not": {"any": [unsure, yes]}}, False),
+            ({**yes, **unsure}, None),  # several keys are an all
+        ]
+        for spec, expected in table:
+            assert check(spec, context) is expected, spec
 
     def test_param_contains(self) -> None:
         spec = {"param_contains": {"param": "file_path", "value": "Migration"}}
