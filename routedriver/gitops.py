@@ -612,6 +612,37 @@ def repository_config(repo: Repo) -> list[ConfigEntry]:
     return found
 
 
+def own_changes(repo: Repo, since: str, paths: Sequence[str]) -> frozenset[str] | None:
+    """Which files under ``paths`` (relative to the top-level) the commits made on this branch since the
+    commit ``since`` changed: ONE ``git log`` of ``since..HEAD`` without the commits any other branch,
+    remote-tracking branch or tag holds, and without merges (what a merge brings in was made elsewhere).
+    None when git cannot say (``since`` unknown here)."""
+    branch = current_branch(repo)
+    mine = [f"--exclude={branch}"] if branch else []
+    done = _git(
+        [
+            "log",
+            "--no-merges",
+            "--no-renames",
+            "--format=",
+            "--name-only",
+            "-z",
+            f"{since}..HEAD",
+            "--not",
+            *mine,
+            "--branches",
+            "--remotes",
+            "--tags",
+            "--",
+            *paths,
+        ],
+        repo.toplevel,
+    )
+    if done.returncode != 0:
+        return None
+    return frozenset(name.strip("\n") for name in done.stdout.split("\0") if name.strip("\n"))
+
+
 # ---------------------------------------------------------------- a base commit's tree (route.verify --base)
 
 

@@ -142,7 +142,7 @@ def forged_marker(clone: Clone, stone: str) -> bytes:
 
 
 def robot_hook(clone: Clone, name: str, body: str) -> Path:
-    """A hook the robot puts in its clone's ``.git/hooks``; it leaves ``.ctl/<name>.ran`` behind if it runs."""
+    """A hook the robot puts in its clone's ``.git/hooks``; it leaves ``.ctl/<name>.ran`` if it runs."""
     hook = write(
         clone.repo / ".git" / "hooks" / name, f"#!/bin/sh\nmkdir -p .ctl && : > .ctl/{name}.ran\n{body}"
     )
@@ -537,5 +537,6 @@ def test_an_approved_file_swapped_for_a_link_with_the_same_id_is_not_approved_in
     done = ci(clone)
     assert done.code == 2
     assert lines_of(done)["route/2.plan"].startswith(
-        "unapproved: j1 approved? does not hold now: artifact route/2.plan.md is a symlink (to ../docs/plan.md)"
+        "unapproved: j1 approved? does not hold now: artifact route/2.plan.md is a symlink (to "
+        "../docs/plan.md)"
     )
