@@ -241,21 +241,21 @@ def _commit(repo: gitops.Repo, route: Route, stone: str, path: Path) -> str | No
 def check_commit(
     repo: gitops.Repo, sha: str, before: str | None, paths: Sequence[str], blobs: Mapping[str, str]
 ) -> None:
-    """Refuse, naming what is wrong, unless the commit ``sha`` that an approval just made is exactly it: the
-    one commit on top of ``before`` (the HEAD it was made on), changing only ``paths`` (relative to the
-    top-level), with the bytes ``blobs`` says for those it names. Hooks are off and the repository's
-    configuration was checked, so this should never fire; if it does, something else wrote to the clone at
-    the same time, and the approver must know before they push."""
+    """Refuse, naming what is wrong, unless the commit ``sha`` (what HEAD is after the approval committed)
+    is exactly an approval: an ordinary commit (a root commit only when there was no ``before``, the HEAD
+    it was made on), changing only ``paths`` (relative to the top-level), with the bytes ``blobs`` says for
+    those it names. Hooks are off and the repository's configuration was checked, so this should never
+    fire; if it does, something else wrote to the clone at the same time (a commit made after the approval
+    is HEAD now, and changes other files), and the approver must know before they push."""
     undo = (
         "route.verify will not accept it; look at it with git show --stat HEAD, undo it with "
         "git reset --soft HEAD~1 (your files stay as they are), and approve again in a clone only you write"
     )
     parents = gitops.commit_parents(repo, sha)
-    expected = (before,) if before is not None else ()
-    if parents != expected:
+    if parents is None or len(parents) > 1 or (before is not None and not parents):
         raise Refused(
-            f"the approval commit {sha[:12]} is not the one commit made on {str(before)[:12]}: "
-            "something else committed in this clone at the same time",
+            f"the approval commit {sha[:12]} is not an ordinary commit on {str(before)[:12]}: something "
+            "else committed in this clone at the same time",
             undo,
         )
     changed = gitops.changed_paths(repo, [sha]).get(sha)

@@ -358,9 +358,16 @@ def test_the_approve_command_checks_its_own_commit(tmp_path: Path) -> None:
     write(repo / "a" / ".route" / "1.x.approved", "marker, again\n")
     git(repo, "commit", "-q", "-am", "second")
     second = git(repo, "rev-parse", "HEAD").strip()
-    with pytest.raises(Refused) as moved:  # made on another commit than the approval started from
-        check_commit(found, second, "0" * 40, ["a/.route/1.x.approved"], {})
-    assert "is not the one commit made on 000000000000" in moved.value.what
+    git(repo, "switch", "-q", "-c", "side", "HEAD~1")
+    write(repo / "side.txt", "side\n")
+    git(repo, "add", "side.txt")
+    git(repo, "commit", "-q", "-m", "side")
+    git(repo, "merge", "-q", "--no-edit", "main")
+    merged = git(repo, "rev-parse", "HEAD").strip()
+    with pytest.raises(Refused) as merge:  # not what git commit -- <paths> makes
+        check_commit(found, merged, second, ["a/.route/1.x.approved"], {})
+    assert f"the approval commit {merged[:12]} is not an ordinary commit on {second[:12]}" in merge.value.what
+    git(repo, "switch", "-q", "main")
     with pytest.raises(Refused) as other_bytes:
         check_commit(found, second, head, ["a/.route/1.x.approved"], {"a/.route/1.x.approved": blob})
     assert "holds other bytes for a/.route/1.x.approved" in other_bytes.value.what
