@@ -533,25 +533,114 @@ def committed_blob(repo: Repo, path: str) -> str | None:
     return done.stdout.strip() or None if done.returncode == 0 else None
 
 
+# Settings that make the approval commit run nothing the repository names: no hook (an empty hooks
+# directory, and --no-verify), no file-system monitor. The repository's own configuration is checked before
+# (``repository_config``): these only make sure that what is left, the approver's own, runs no hook either.
+HOOKS_OFF = "core.hooksPath=/dev/null"  # what a person types: no hook can be found under a non-directory
+
+
 def commit_paths(repo: Repo, paths: Sequence[str], message: str) -> str:
-    """Stage ``paths`` and commit exactly them (``git commit -m … -- <paths>``); the caller's other staged
-    work stays staged and out of this commit. Returns the new commit's id.
+    """Stage ``paths`` and commit exactly them (``git commit -m … -- <paths>``) with every hook off; the
+    caller's other staged work stays staged and out of this commit. Returns what HEAD is after it.
 
     Through GitPython: git runs in the caller's session, so a pinentry or an SSH key's passphrase prompt
-    reaches the approver's terminal, and git applies their ``commit.gpgsign`` and hooks as usual. (GitPython's
-    own ``index.commit`` would do neither: it writes the commit object itself, unsigned.)"""
+    reaches the approver's terminal, and git applies their ``commit.gpgsign``. (GitPython's own
+    ``index.commit`` would do neither: it writes the commit object itself, unsigned.) Hooks never run: in a
+    clone a robot can write, a ``pre-commit`` hook could stage its own file into the approver's signed
+    commit, a ``post-commit`` hook make a second commit with their key."""
+    import tempfile
+
     import git  # GitPython: only this write pays for importing it
 
     literal = {"GIT_LITERAL_PATHSPECS": "1"}  # a stone named '1.a*' must not stage 1.ab's marker
     try:
-        here = git.Repo(str(repo.toplevel))
-        here.git.add("--", *paths, env=literal)
-        here.git.commit("-q", "-m", message, "--", *paths, env=literal)
-        return str(here.head.commit.hexsha)
+        with tempfile.TemporaryDirectory(prefix="routedriver-no-hooks-") as empty:
+            here = git.Repo(str(repo.toplevel))
+            here.git.set_persistent_git_options(c=[f"core.hooksPath={empty}", "core.fsmonitor=false"])
+            here.git.add("--", *paths, env=literal)
+            here.git.commit("-q", "--no-verify", "-m", message, "--", *paths, env=literal)
+            return str(here.head.commit.hexsha)
     except git.GitCommandError as exc:
         raise GitError(_problem_line(_unwrap(str(exc.stderr or ""))) or f"git exited {exc.status}") from None
     except git.GitCommandNotFound:
         raise GitError("git is not installed") from None
+
+
+def head_commit(repo: Repo) -> str | None:
+    """The commit HEAD names, or None (no commit yet, or git cannot say)."""
+    done = _git(["rev-parse", "-q", "--verify", "HEAD^{commit}"], repo.toplevel, {"GIT_OPTIONAL_LOCKS": "0"})
+    return done.stdout.strip() or None if done.returncode == 0 else None
+
+
+def commit_parents(repo: Repo, sha: str) -> tuple[str, ...] | None:
+    """The parents of commit ``sha`` (none for a root commit), or None when git cannot show it."""
+    done = _git(["rev-list", "--parents", "-n", "1", sha, "--"], repo.toplevel)
+    fields = done.stdout.split()
+    if done.returncode != 0 or not fields or fields[0] != sha:
+        return None
+    return tuple(fields[1:])
+
+
+class ConfigEntry(NamedTuple):
+    """One setting, as ``git config --list --show-scope --show-origin`` reports it."""
+
+    scope: str  # local | worktree (the repository's own), also for the files they include
+    origin: str  # where it is written: 'file:.git/config', 'file:/abs/included.inc'
+    key: str  # section and name in lower case, a subsection as written: 'filter.Evil.clean'
+    value: str
+
+
+def repository_config(repo: Repo) -> list[ConfigEntry]:
+    """Every setting of the repository's own configuration: ``.git/config``, the worktree's
+    ``config.worktree`` and every file either includes (git reports an included file's settings with the
+    scope of the file that includes it), in git's order: ONE ``git config --list``. Raises ``GitError`` when
+    git cannot read the configuration."""
+    done = _git(
+        ["config", "--list", "--includes", "--show-scope", "--show-origin", "-z"],
+        repo.toplevel,
+        {"GIT_OPTIONAL_LOCKS": "0"},
+    )
+    if done.returncode != 0:
+        raise GitError(_problem_line(done.stderr) or f"git config exited {done.returncode}")
+    fields = done.stdout.split("\0")
+    found: list[ConfigEntry] = []
+    # Each setting is three fields: scope, origin, "key\nvalue" (just "key" for a bare boolean).
+    for scope, origin, item in zip(fields[0::3], fields[1::3], fields[2::3], strict=False):
+        if scope in ("local", "worktree"):
+            key, _, value = item.partition("\n")
+            found.append(ConfigEntry(scope, origin, key, value))
+    return found
+
+
+def own_changes(repo: Repo, since: str, paths: Sequence[str]) -> frozenset[str] | None:
+    """Which files under ``paths`` (relative to the top-level) the commits made on this branch since the
+    commit ``since`` changed: ONE ``git log`` of ``since..HEAD`` without the commits any other branch,
+    remote-tracking branch or tag holds, and without merges (what a merge brings in was made elsewhere).
+    None when git cannot say (``since`` unknown here)."""
+    branch = current_branch(repo)
+    mine = [f"--exclude={branch}"] if branch else []
+    done = _git(
+        [
+            "log",
+            "--no-merges",
+            "--no-renames",
+            "--format=",
+            "--name-only",
+            "-z",
+            f"{since}..HEAD",
+            "--not",
+            *mine,
+            "--branches",
+            "--remotes",
+            "--tags",
+            "--",
+            *paths,
+        ],
+        repo.toplevel,
+    )
+    if done.returncode != 0:
+        return None
+    return frozenset(name.strip("\n") for name in done.stdout.split("\0") if name.strip("\n"))
 
 
 # ---------------------------------------------------------------- a base commit's tree (route.verify --base)

@@ -56,6 +56,7 @@ def _report(result: PolicyApproveResult, as_json: bool) -> Report:
                     "commit": result.commit,
                     "committed": not result.not_committed,
                     "not_committed": result.not_committed or None,
+                    "commit_with": result.commit_with or None,
                 }
             )
         )
@@ -70,6 +71,9 @@ def _report(result: PolicyApproveResult, as_json: bool) -> Report:
     lines.append(f"  marker {show(result.marker)}")
     if result.commit:
         lines.append(f"  committed {result.commit[:12]} (only the marker; other staged work is untouched)")
+    elif result.commit_with:
+        lines.append(f"  not committed ({result.not_committed}); commit it alone, with hooks off:")
+        lines.append(f"  {result.commit_with}")
     elif result.not_committed:
         lines.append(f"  not committed ({result.not_committed}); commit {show(result.marker)} yourself")
     return Report("\n".join(lines) + "\n")

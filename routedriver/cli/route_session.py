@@ -135,7 +135,7 @@ def drive_command(route_option: str | None, when: str | None, max_blocks: int, j
         # Not a reason to fail: what the hook says comes from the route's files, not from the event.
         click.echo(f"warning: {unread}; route.drive answers from the route alone", err=True)
     if when == session.ON_BOOT:
-        return _emit(session.on_boot(route_option))
+        return _emit(session.on_boot(route_option, payload))
     return _emit(session.on_stop(route_option, payload, max_blocks))
 
 

@@ -11,20 +11,28 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shlex
+import stat
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, NamedTuple
 
 from routedriver import userfile
 from routedriver.route import inputs, judges, records, store
 from routedriver.route.api import open_route
 from routedriver.route.artifacts import artifact_globs
 from routedriver.route.guardfile import load_guard
+from routedriver.route.hashing import relative_posix
 from routedriver.route.inputs import StoneContext, unlisted_approver
-from routedriver.route.model import Guard, JudgeRecord, ReviewRecord, Route, Stone
+from routedriver.route.load import GUARD_SUFFIX, STONE_SUFFIX
+from routedriver.route.model import STATE_DIR, Guard, JudgeRecord, ReviewRecord, Route, Stone
 from routedriver.route.select import NEXT_ALL, select, survey_of
 from routedriver.route.state import Done, Survey
 from routedriver.route.words import stones_passed
+
+if TYPE_CHECKING:  # git only on the way to letting a robot stop
+    from routedriver.gitops import Repo, TreeEntry
 
 # What the robot should do about a stone.
 NEEDS_ARTIFACT = "needs-artifact"  # write the artifact
@@ -368,3 +376,218 @@ def _stone_json(route: Route, state: StoneState) -> dict[str, object]:
             "approve": set_approved if _gated(load_guard(route, state.stone)) else None,
         },
     }
+
+
+# ---------------------------------------------------------------- definitions the robot must put back
+
+# A robot may stop when what is left is a human's to do. A definition (a stone, a guard, an approvers file)
+# it broke or changed is not: ``echo x > 1.spec.guard`` over Bash would otherwise make the route unreadable
+# and "a human must fix it" would release the robot. So before the Stop hook lets a robot stop, the route's
+# definitions are compared with what git has committed (``to_restore``): whatever differs in the work tree
+# or the index is the robot's to put back, and so is a definition that commits made in this session (since
+# the SessionStart hook recorded where it began) left broken. Only what neither explains is a human's.
+SESSION_FILE = ".session.state"  # under .route/, ignored by .route/.gitignore (".*.state")
+_HEX_ID = frozenset("0123456789abcdef")
+
+
+class Restore(NamedTuple):
+    """A definition to put back as git has it, and how."""
+
+    path: str  # relative to the top-level
+    how: str  # what is wrong: "edited in the work tree", "deleted", …
+    command: str  # the exact command that puts it back
+
+
+def definition_paths(route_dir: Path, toplevel: Path) -> list[str]:
+    """The route's definitions as they are on disk (relative to the top-level): every top-level
+    ``*.stone`` and ``*.guard`` (whatever kind of file: a FIFO or a directory named so is still the robot's
+    doing), the route's approvers file and the repository's ``.route-approvers``, when present."""
+    from routedriver.route.provenance import REPO_APPROVERS, ROUTE_APPROVERS
+
+    found: list[str] = []
+    try:
+        names = sorted(os.listdir(route_dir))
+    except OSError:
+        names = []
+    for name in names:
+        if not name.startswith(".") and name.endswith((STONE_SUFFIX, GUARD_SUFFIX)):
+            found.append(relative_posix(route_dir / name, toplevel))
+    for path in (route_dir / ROUTE_APPROVERS, toplevel / REPO_APPROVERS):
+        if os.path.lexists(path):
+            found.append(relative_posix(path, toplevel))
+    return found
+
+
+def _is_definition(path: str, route: str) -> bool:
+    """Is ``path`` (relative to the top-level) one of the definitions of the route at ``route``?"""
+    from routedriver.route.provenance import REPO_APPROVERS, ROUTE_APPROVERS
+
+    if path in (REPO_APPROVERS, _join(route, ROUTE_APPROVERS)):
+        return True
+    parent, _, name = path.rpartition("/")
+    return (
+        parent == ("" if route == "." else route)
+        and not name.startswith(".")
+        and name.endswith((STONE_SUFFIX, GUARD_SUFFIX))
+    )
+
+
+def _join(route: str, name: str) -> str:
+    return name if route in ("", ".") else f"{route}/{name}"
+
+
+def to_restore(route_dir: Path, *, broken: bool) -> tuple[Restore, ...]:
+    """The route's definitions the robot must put back before it may stop: each that differs from HEAD in
+    the work tree or the index (edited, deleted, added, made unreadable); and, when the route is ``broken``
+    (it cannot be read, or a guard or a command of it broke), each that the commits made in this session
+    changed (``record_session_start`` says where it began). Empty outside git, before the first commit, for
+    a route HEAD does not hold at all (a human is still writing it), or when nothing differs."""
+    from routedriver import gitops
+    from routedriver.route.provenance import REPO_APPROVERS
+
+    existing = route_dir
+    while not existing.is_dir() and existing != existing.parent:
+        existing = existing.parent
+    repo = gitops.find_repo(existing)
+    if repo is None:
+        return ()
+    top = repo.toplevel
+    route = relative_posix(route_dir, top)
+    try:
+        head = gitops.tree_files(repo, "HEAD", [route, REPO_APPROVERS])
+    except gitops.GitError:
+        return ()  # no commit yet: nothing to compare with
+    committed = {path: entry for path, entry in head.items() if _is_definition(path, route)}
+    if not any(path != REPO_APPROVERS for path in committed):
+        return ()
+    found = list(_work_tree_changes(repo, route_dir, committed))
+    if broken and not found:
+        found += _session_changes(repo, route_dir, route, committed)
+    return tuple(found)
+
+
+def _work_tree_changes(repo: Repo, route_dir: Path, committed: dict[str, TreeEntry]) -> list[Restore]:
+    from routedriver import gitops
+
+    top = repo.toplevel
+    on_disk = definition_paths(route_dir, top)
+    paths = sorted(set(on_disk) | set(committed))
+    snapshot = gitops.index_snapshot(repo, paths)
+    staged = snapshot.staged if snapshot is not None else {}
+    hashable = [path for path in on_disk if _plain(top / path)]
+    try:
+        ids = gitops.stored_ids(repo, hashable)
+    except gitops.GitError:
+        ids = {}
+    found: list[Restore] = []
+    for path in paths:
+        entry = committed.get(path)
+        absolute = top / path
+        quoted = shlex.quote(path)
+        if entry is None:
+            remove = f"git rm -rf -- {quoted}" if path in staged else f"rm -rf -- {quoted}"
+            found.append(Restore(path, "added since the last commit", f"remove it: {remove}"))
+            continue
+        index_agrees = staged.get(path) == entry.blob or (entry.mode == "120000" and path not in staged)
+        checkout = f"git checkout -- {quoted}" if index_agrees else f"git checkout HEAD -- {quoted}"
+        if not os.path.lexists(absolute):
+            found.append(Restore(path, "deleted", f"restore it: {checkout}"))
+        elif not _plain(absolute):
+            found.append(
+                Restore(path, "not a file any more", f"restore it: rm -rf -- {quoted} && {checkout}")
+            )
+        elif path not in ids:
+            found.append(Restore(path, "unreadable", f"restore it: {checkout}"))
+        elif ids[path] != entry.blob or os.path.islink(absolute) != (entry.mode == "120000"):
+            found.append(Restore(path, "edited in the work tree", f"restore it: {checkout}"))
+        elif not index_agrees:
+            found.append(Restore(path, "changed in the index", f"restore it: {checkout}"))
+    return found
+
+
+def _plain(path: Path) -> bool:
+    """A regular file or a symlink: what git can hash without blocking (a FIFO would hang it)."""
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError:
+        return False
+    return stat.S_ISREG(mode) or stat.S_ISLNK(mode)
+
+
+def _session_changes(
+    repo: Repo, route_dir: Path, route: str, committed: dict[str, TreeEntry]
+) -> list[Restore]:
+    """Definitions the commits made in this session changed (None recorded: none known)."""
+    from routedriver import gitops
+    from routedriver.route.provenance import REPO_APPROVERS
+
+    start = session_start(route_dir)
+    if start is None:
+        return []
+    changed = gitops.own_changes(repo, start, [route, REPO_APPROVERS])
+    if not changed:
+        return []
+    try:
+        before = gitops.tree_files(repo, start, [route, REPO_APPROVERS])
+    except gitops.GitError:
+        return []
+    found: list[Restore] = []
+    for path in sorted(changed):
+        if not _is_definition(path, route):
+            continue
+        quoted = shlex.quote(path)
+        how = f"changed by a commit made in this session (since {start[:12]}, where it began)"
+        if path in before:
+            command = f"restore it: git checkout {start[:12]} -- {quoted}, then commit it"
+        elif path in committed:
+            command = f"remove it: git rm -f -- {quoted}, then commit that"
+        else:
+            continue  # added and removed again within the session
+        found.append(Restore(path, how, command))
+    return found
+
+
+def session_start(route_dir: Path) -> str | None:
+    """The commit the current robot session began at (``record_session_start``), or None."""
+    try:
+        state = json.loads((route_dir / STATE_DIR / SESSION_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    head = state.get("head") if isinstance(state, dict) else None
+    if isinstance(head, str) and len(head) in (40, 64) and set(head) <= _HEX_ID:
+        return head
+    return None
+
+
+def record_session_start(route: Route, session_id: str | None) -> None:
+    """Remember the commit a robot session began at (the SessionStart hook), so a later stop can tell the
+    session's own commits from everyone else's. A session that resumes or compacts (same ``session_id``)
+    keeps the commit it began at."""
+    from routedriver import gitops
+
+    path = route.state_dir / SESSION_FILE
+    if session_id:
+        try:
+            known = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            known = None
+        if isinstance(known, dict) and known.get("session_id") == session_id and session_start(route.path):
+            return
+    repo = gitops.find_repo(route.path)
+    head = gitops.head_commit(repo) if repo is not None else None
+    if head is None:
+        return
+    store.ensure_state_dir(route)
+    payload = {"session_id": session_id or "", "head": head, "at": store.utc_now()}
+    store.write_text(path, json.dumps(payload) + "\n")
+
+
+def render_restore(display: str, restores: tuple[Restore, ...]) -> str:
+    """What the robot reads when it must put definitions back before it stops."""
+    lines = [
+        f"route {display}: its definitions differ from what git has committed, and the route is what git "
+        "has committed (route.verify checks that); put them back:"
+    ]
+    lines += [f"- {item.path}: {item.how}; {item.command}" for item in restores]
+    lines.append(f"then run: route.drive --route {_quote(display)}")
+    return "\n".join(lines) + "\n"

@@ -206,7 +206,12 @@ def approved_verdict(
     approvers: Approvers | None = None,
 ) -> Verdict:
     """``approved?`` for this stone: does ``approval`` hold for the artifacts as they are now, given by
-    someone the approvers file lists (``approvers``; looked up when not given)?"""
+    someone the approvers file lists (``approvers``; looked up when not given)? Never for a symlinked
+    artifact (``symlinked_artifact``)."""
+    linked = symlinked_artifact(context, artifacts)
+    if linked:
+        reason = f"{linked}; {SYMLINK_FIX}"
+        return Verdict("failed", reason, f"passed: false\nreason: {reason}\n")
     verdict = judges.approved(
         approval.marker,
         approval.exists,
@@ -226,6 +231,51 @@ def approved_verdict(
         return verdict
     reason = f"wait for human approval: {unlisted}"
     return Verdict("failed", reason, f"passed: false\nreason: {reason}\n")
+
+
+SYMLINK_FIX = "make it the file itself, not a link to it"
+
+
+def symlinked_artifact(context: StoneContext, artifacts: Iterable[str]) -> str:
+    """Why a stone a human approves cannot take its artifacts as they are: one of them (relative to
+    ``context.base``) is a symlink. git stores only the link, and an approval binds content ids, so an
+    approved link would stay approved while what it points at changes. "" when none is."""
+    # One directory listing per directory (its entries say whether they are links without a system call
+    # each): route.verify asks this of every gated stone, whose artifacts may be thousands of files.
+    by_directory: dict[str, set[str]] = {}
+    for relative in artifacts:
+        directory, _, name = relative.rpartition("/")
+        by_directory.setdefault(directory, set()).add(name)
+    base = os.fspath(context.base)
+    for directory, names in sorted(by_directory.items()):
+        try:
+            with os.scandir(os.path.join(base, directory)) as entries:
+                links = sorted(entry.name for entry in entries if entry.name in names and entry.is_symlink())
+        except OSError:
+            continue  # hashing the artifacts already said what is wrong with such a directory
+        if links:
+            relative = f"{directory}/{links[0]}" if directory else links[0]
+            target = os.readlink(os.path.join(base, relative))
+            return (
+                f"artifact {relative} is a symlink (to {target}): a stone a human approves takes no "
+                "symlinked artifacts (an approval would cover the link, not what it points at)"
+            )
+    return ""
+
+
+def gated(guard: Guard | None) -> bool:
+    """Does the guard have a human gate (an ``approved?`` judge)?"""
+    return guard is not None and any(judges.first_word(judge) == "approved?" for judge in guard.judges)
+
+
+def refuse_symlinked_gate(context: StoneContext, artifacts: Iterable[Path]) -> None:
+    """``route.stone.set`` on a stone with ``approved?``: a symlinked artifact is the robot's to fix (make
+    it the file itself), refused before anything runs, rather than a gate no human could ever open."""
+    if not gated(context.guard):
+        return
+    linked = symlinked_artifact(context, [context.show(path) for path in artifacts])
+    if linked:
+        raise Refused(linked, SYMLINK_FIX)
 
 
 def _who_may_approve(verdict: Verdict, approvers: Approvers, context: StoneContext) -> Verdict:

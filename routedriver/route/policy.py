@@ -434,12 +434,21 @@ class PolicyApproveResult(NamedTuple):
     commit: str | None  # the approval commit made now, if any
     not_committed: str = ""  # why the marker was not committed ("" when it was, or already was)
     since: str = ""  # what changed since the policy approval this one replaces ("" for none)
+    commit_with: str = ""  # --no-commit: the exact command that commits the approval alone, hooks off
 
 
 def approve(route_option: str | None, *, human: bool, commit: bool = True) -> PolicyApproveResult:
     """Record (and commit, alone) a human's approval of the route's current definitions."""
     from routedriver.route.api import _writing, open_route
-    from routedriver.route.approve import HUMANS_ONLY, _commit, _committed, _identity
+    from routedriver.route.approve import (
+        HUMANS_ONLY,
+        _commit,
+        _committed,
+        _identity,
+        commit_command,
+        refuse_repository_config,
+        refuse_unfaithful,
+    )
 
     if not human:  # before anything is read or written: a robot learns only that this is not its call
         named = f" --route {shlex.quote(route_option)}" if route_option else ""
@@ -451,7 +460,9 @@ def approve(route_option: str | None, *, human: bool, commit: bool = True) -> Po
             f"{route.display} is not in a git repository",
             "a policy approval is a commit: run it in the routes' git work tree",
         )
+    refuse_repository_config(repo)  # the robot's clone: nothing it configured may run (approve.py)
     ids = definitions(route, repo)
+    refuse_unfaithful({path: repo.toplevel / path for path in ids}, ids, repo.object_format)
     digest = definitions_hash(ids)
     approver = _identity(repo.toplevel)
     path = marker_path(route)
@@ -471,5 +482,8 @@ def approve(route_option: str | None, *, human: bool, commit: bool = True) -> Po
             outcome: Literal["approved", "already-approved"] = "already-approved" if same else "approved"
             result = PolicyApproveResult(route, path, digest, ids, approver, outcome, None, "", since)
             if not commit:
-                return result._replace(not_committed="" if same and _committed(repo, path) else "--no-commit")
+                if same and _committed(repo, path):
+                    return result
+                how = commit_command(repo, route, "policy", path)
+                return result._replace(not_committed="--no-commit", commit_with=how)
             return result._replace(commit=_commit(repo, route, "policy", path))

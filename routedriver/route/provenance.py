@@ -2,12 +2,12 @@
 
 A marker is valid when the commit that last set it on the history HEAD has (found with ONE ``git log`` over
 every marker of the run, reading every parent of a merge, so ``git merge -s ours`` cannot resurrect an older
-approval: ``gitops.last_commits``) committed exactly the marker in the work tree, changed nothing but
-approval markers (what the approve commands commit: a marker that arrived in a mixed commit, such as ``git
-add -A && git commit`` or a squash merge, is not an approval even when a listed approver signed that
-commit), was authored by an email in the approvers file who is also the person the marker names, and, with
-``require_signed``, carries a signature ``git verify-commit`` accepts (GPG, or SSH with an allowed-signers
-file) from an approver.
+approval: ``gitops.last_commits``) committed exactly the marker in the work tree, changed nothing but that
+one marker (what the approve commands commit: a marker that arrived in a mixed commit, such as ``git add -A
+&& git commit``, a squash merge, or a commit holding two approvals, is not an approval even when a listed
+approver signed that commit), was authored by an email in the approvers file who is also the person the
+marker names, and, with ``require_signed``, carries a signature ``git verify-commit`` accepts (GPG, or SSH
+with an allowed-signers file) from an approver.
 
 A shallow clone shows the commit where its history is cut off as adding every file, so a marker that seems
 to come from such a commit is never vouched for; and every approval that fails in a shallow clone says that
@@ -242,7 +242,7 @@ class Provenance:
                     "(actions/checkout with fetch-depth: 0)"
                 )
                 return ApprovalCheck(False, "unapproved", why), False
-        mixed = self._mixed(info)
+        mixed = mixed_changes(self._changed(info.sha), relative)
         if mixed:
             why = (
                 f"its approval marker arrived in commit {info.sha[:12]} together with other changes "
@@ -270,9 +270,6 @@ class Provenance:
                 return ApprovalCheck(False, "unapproved", f"{failed}: {approve_hint}"), True
         approved = f"approved by {info.author_email} in commit {info.sha[:12]}"
         return ApprovalCheck(True, "passed", approved), False
-
-    def _mixed(self, info: gitops.CommitInfo) -> str:
-        return mixed_changes(self._changed(info.sha))
 
     def _signed(self, info: gitops.CommitInfo, approvers: Approvers, shown: str) -> str:
         """Why the approval commit's signature does not do, or "" when it does."""
@@ -357,26 +354,21 @@ def _shown(path: Path, repo: gitops.Repo | None) -> str:
     return str(path)
 
 
-def mixed_changes(changed: frozenset[str] | None) -> str:
-    """What else an approval's commit changed, given every path it changed: a few of them, "" when it
-    changed only approval markers. A commit git cannot describe (None) counts as mixed: a gate that cannot
-    read its input fails closed."""
+def mixed_changes(changed: frozenset[str] | None, marker: str) -> str:
+    """What else the commit that set the approval marker ``marker`` (relative to the top-level, POSIX)
+    changed, given every path it changed: a few of them, "" when it changed nothing but that marker and its
+    route's ``.route/.gitignore`` (which the first approval commits with it). One approval, one marker: a
+    second marker in the same commit, even another approval, makes it mixed, whoever signed it (a hook in
+    the approver's clone could have staged it). A commit git cannot describe (None) counts as mixed: a gate
+    that cannot read its input fails closed."""
     if changed is None:
         return "git could not list what it changed"
-    others = sorted(path for path in changed if not is_approval_marker(path))
+    allowed = {marker, marker.rpartition("/")[0] + "/.gitignore"}
+    others = sorted(path for path in changed if path not in allowed)
     if not others:
         return ""
     shown = ", ".join(others[:3])
     return shown + (f" and {len(others) - 3} more" if len(others) > 3 else "")
-
-
-def is_approval_marker(path: str) -> bool:
-    """May ``path`` (relative to the top-level, POSIX) be in an approval commit: an approval marker,
-    ``<route>/.route/<name>.approved`` (a stone's, or ``policy.approved``), or the ``.route/.gitignore``
-    the first approval commits with it?"""
-    parent, _, name = path.rpartition("/")
-    in_state = parent == STATE_DIR or parent.endswith("/" + STATE_DIR)
-    return in_state and (name.endswith(".approved") or name == ".gitignore")
 
 
 def _conflicted(path: Path) -> bool:

@@ -9,13 +9,22 @@ non-blocking error. ``stop_hook_active`` is true when the model is already conti
 hook: that is where a hook must avoid keeping a robot in a loop it cannot leave.
 
 Neither hook trusts its event for what matters: the guidance comes from the route's files. ``SessionStart``
-does not look at its event at all; ``Stop`` reads only ``stop_hook_active`` (see ``stop_hook_active``), so an
-event that cannot be read never lets a robot off an unfinished route.
+reads only ``session_id`` (to remember, once per session, the commit the session began at); ``Stop`` reads
+only ``stop_hook_active`` (see ``stop_hook_active``), so an event that cannot be read never lets a robot off
+an unfinished route.
+
+Before ``Stop`` lets a robot stop (the route complete, or waiting for a human, or something a human must
+fix), the route's definitions are compared with what git has committed (``drive.to_restore``): a stone, a
+guard or an approvers file the robot edited, deleted or broke is the robot's to put back, so it is sent
+back with the command that does it. Breaking a guard is not a way to stop.
 """
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -52,10 +61,11 @@ def _system_message(text: str) -> str:
     return json.dumps({"systemMessage": text}, ensure_ascii=False) + "\n"
 
 
-def on_boot(route_option: str | None) -> HookAnswer:
-    """SessionStart: the guidance on stdout (added to the robot's context), always exit 0."""
+def on_boot(route_option: str | None, payload: dict[str, Any] | None = None) -> HookAnswer:
+    """SessionStart: the guidance on stdout (added to the robot's context), always exit 0; and the commit
+    the session begins at is remembered (``drive.record_session_start``)."""
     from routedriver.route.bind import NotBound
-    from routedriver.route.drive import guidance, render
+    from routedriver.route.drive import guidance, record_session_start, render
 
     try:
         guide = guidance(route_option)
@@ -63,6 +73,10 @@ def on_boot(route_option: str | None) -> HookAnswer:
         return HookAnswer(0)  # no route on this branch: nothing to say
     except UserError as exc:
         return HookAnswer(0, f"route.drive: cannot read the route ({exc.line()}); a human must fix it.\n")
+    session_id = payload.get("session_id") if payload is not None else None
+    # A read-only checkout: the session's own commits just cannot be told apart later.
+    with contextlib.suppress(OSError):
+        record_session_start(guide.route, session_id if isinstance(session_id, str) else None)
     return HookAnswer(0, "route.drive: " + render(guide))
 
 
@@ -79,6 +93,9 @@ def on_stop(
     except NotBound:
         return HookAnswer(0)
     except UserError as exc:
+        put_back = _put_back(None, route_option, payload, max_blocks, broken=True)
+        if put_back is not None:
+            return put_back
         return HookAnswer(
             0,
             _system_message(
@@ -86,6 +103,11 @@ def on_stop(
                 "a human must fix it, so the robot may stop."
             ),
         )
+    if guide.complete or not guide.robot_can_act:
+        broken = bool(guide.malfunctioning)
+        put_back = _put_back(guide.route, route_option, payload, max_blocks, broken=broken)
+        if put_back is not None:
+            return put_back
     if guide.complete:
         _forget(guide.route)
         return HookAnswer(
@@ -94,20 +116,55 @@ def on_stop(
     if not guide.robot_can_act:
         _forget(guide.route)
         return HookAnswer(0, _system_message(_needs_human(guide)))
-    fingerprint = guide.fingerprint()
-    blocks = _blocks_so_far(guide.route, fingerprint) if stop_hook_active(payload) else 0
+    what = ", ".join(f"{state.stone.name} ({state.state})" for state in guide.stones)
+    text = "The route is not finished; keep going.\n" + render(guide)
+    return _send_back(guide.route, guide.fingerprint(), payload, max_blocks, text, what)
+
+
+def _send_back(
+    route: Route, fingerprint: str, payload: dict[str, Any] | None, max_blocks: int, text: str, what: str
+) -> HookAnswer:
+    """Block the stop with ``text``, unless the robot was sent back ``max_blocks`` times with nothing
+    changed (same ``fingerprint``): then let it stop, saying ``what`` is next."""
+    blocks = _blocks_so_far(route, fingerprint) if stop_hook_active(payload) else 0
     if blocks >= max_blocks:
         return HookAnswer(
             0,
             _system_message(
                 f"route.drive: letting the robot stop: it was sent back {blocks} times and nothing changed "
-                f"(same next stone, same artifacts). Next on route {guide.route.display}: "
-                + ", ".join(f"{state.stone.name} ({state.state})" for state in guide.stones)
+                f"(same next stone, same artifacts). Next on route {route.display}: {what}"
             ),
         )
-    _remember(guide.route, fingerprint, blocks + 1)
-    text = "The route is not finished; keep going.\n" + render(guide)
+    _remember(route, fingerprint, blocks + 1)
     return HookAnswer(2, stderr=text)
+
+
+def _put_back(
+    route: Route | None,
+    route_option: str | None,
+    payload: dict[str, Any] | None,
+    max_blocks: int,
+    *,
+    broken: bool,
+) -> HookAnswer | None:
+    """Send the robot back to put the route's definitions back as git has them (``drive.to_restore``),
+    or None when there is nothing to put back (or no route to look at)."""
+    from routedriver.route.drive import render_restore, to_restore
+    from routedriver.route.load import resolve_route
+
+    if route is None:
+        try:
+            named = resolve_route(route_option)
+        except UserError:
+            return None
+        route = Route.at(Path(os.path.abspath(named)), os.fspath(named), ())
+    restores = to_restore(route.path, broken=broken)
+    if not restores:
+        return None
+    fingerprint = hashlib.sha256(json.dumps([list(item) for item in restores]).encode("utf-8")).hexdigest()
+    text = "The route is not finished; keep going.\n" + render_restore(route.display, restores)
+    what = "put back " + ", ".join(item.path for item in restores)
+    return _send_back(route, fingerprint, payload, max_blocks, text, what)
 
 
 def _needs_human(guide: Guidance) -> str:

@@ -225,6 +225,7 @@ def approved_report(result: ApproveResult, json: bool) -> Report:
             "commit": result.commit,
             "committed": not result.not_committed,
             "not_committed": result.not_committed or None,
+            "commit_with": result.commit_with or None,
             "renewed": result.renewed or None,
             "warnings": list(result.warnings),
         }
@@ -239,6 +240,9 @@ def approved_report(result: ApproveResult, json: bool) -> Report:
     lines.append(f"  marker {show(result.marker)}")
     if result.commit:
         lines.append(f"  committed {result.commit[:12]} (only the marker; other staged work is untouched)")
+    elif result.commit_with:
+        lines.append(f"  not committed ({result.not_committed}); commit it alone, with hooks off:")
+        lines.append(f"  {result.commit_with}")
     elif result.not_committed:
         lines.append(f"  not committed ({result.not_committed}); commit {show(result.marker)} yourself")
     return Report("\n".join(lines) + "\n", warnings)

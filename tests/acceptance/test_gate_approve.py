@@ -116,13 +116,14 @@ def test_no_commit_and_a_rerun_commits_the_recorded_approval(git_repo: Path) -> 
 
 def test_a_failing_commit_keeps_the_marker_and_says_how_to_finish(git_repo: Path) -> None:
     route = gated_route(git_repo)
-    hook = write(git_repo / ".git" / "hooks" / "pre-commit", "#!/bin/sh\necho 'lint failed' >&2\nexit 1\n")
-    hook.chmod(0o755)
+    lock = write(git_repo / ".git" / "index.lock", "")  # another git (or a killed one) holds the index
     failed = approve(git_repo, route, "1.vision")
     assert failed.code == 2
     assert failed.err.startswith("error: approval recorded in ")
-    assert "but not committed" in failed.err and "run the same command again" in failed.err
-    hook.unlink()
+    assert "but not committed" in failed.err and "index.lock" in failed.err
+    assert "run the same command again" in failed.err
+    assert (route / ".route" / "1.vision.approved").is_file()
+    lock.unlink()
     assert "committed " in approve(git_repo, route, "1.vision").out
 
 

@@ -496,10 +496,14 @@ def test_policy_approval_with_no_commit_then_the_humans_signed_commit(upstream: 
     up = upstream
     weaken(up)
     done = human_approves_policy(up, "--no-commit")
-    assert "  not committed (--no-commit); commit route/.route/policy.approved yourself" in done.out
+    *_, said, command = done.out.splitlines()
+    assert said == "  not committed (--no-commit); commit it alone, with hooks off:"
+    assert command == (
+        "  git add -- route/.route/policy.approved && git -c core.hooksPath=/dev/null commit --no-verify "
+        "-m 'route(route): approve policy' -- route/.route/policy.approved"
+    )
     assert rejected(ci(up))["route/2.plan"].endswith("a human runs route.policy.approve --route route")
-    git(up.repo, "add", "route/.route/policy.approved")
-    git(up.repo, "commit", "-q", "-m", "approve the policy")
+    subprocess.run(["bash", "-c", command], cwd=up.repo, check=True)  # what the human types
     assert ci(up).code == 0
 
 

@@ -88,29 +88,34 @@ def test_never_two_active_tiers(git_repo: Path) -> None:
 def test_an_approval_killed_mid_commit_is_committed_by_the_rerun(git_repo: Path, tmp_path: Path) -> None:
     route = gated_route(git_repo)
     commit_all(git_repo, "route")
-    started = tmp_path / "hook-started"
-    hook_script = write(
-        git_repo / ".git" / "hooks" / "pre-commit", f"#!/bin/sh\ntouch '{started}'\nsleep 60\n"
+    started = tmp_path / "signing-started"
+    # The approver's signing program (their own global configuration: no hook runs in an approval) waits,
+    # as a pinentry waiting for a passphrase would, and the approval is killed while it does.
+    signer = write(tmp_path / "slow-gpg", f"#!/bin/sh\ntouch '{started}'\nsleep 60\n")
+    signer.chmod(0o755)
+    own = os.environ["GIT_CONFIG_GLOBAL"]
+    config = write(
+        tmp_path / "approver.gitconfig", f"[include]\n\tpath = {own}\n[commit]\n\tgpgsign = true\n"
     )
-    hook_script.chmod(0o755)
+    config.write_text(config.read_text() + f"[gpg]\n\tprogram = {signer}\n")
     controller, terminal = pty.openpty()
     argv = ["route.stone.set", "--route", "route", "--stone", "1.vision", "--as", "approved"]
     try:
         victim = subprocess.Popen(
             argv,
             cwd=git_repo,
+            env={**os.environ, "GIT_CONFIG_GLOBAL": str(config)},
             stdin=terminal,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
             start_new_session=True,
         )
         wait_for(started.exists, 60, "the approval's commit to start")
-        os.killpg(victim.pid, signal.SIGKILL)  # the approval, git and its hook, all at once
+        os.killpg(victim.pid, signal.SIGKILL)  # the approval, git and its signing program, all at once
         victim.wait(timeout=10)
     finally:
         os.close(terminal)
         os.close(controller)
-    hook_script.unlink()
     marker = route / ".route" / "1.vision.approved"
     assert marker.is_file()  # the approval was recorded (whole: written atomically) …
     assert "approve 1.vision" not in git(git_repo, "log", "--format=%s")  # … but not committed

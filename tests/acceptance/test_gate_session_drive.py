@@ -1,18 +1,32 @@
-"""route.drive and its Stop hook on a broken guard (a malfunction only a human can fix) and on a pass the
-robot's own edits made stale (which route.verify would reject in CI)."""
+"""route.drive and its Stop hook on a broken guard (a malfunction only a human can fix), on a pass the
+robot's own edits made stale (which route.verify would reject in CI), and on a definition the robot broke
+itself (issue 19 §4: it is sent back to put it back)."""
 
 from __future__ import annotations
 
 import json
 import os
+import subprocess
 from pathlib import Path
 
+import pytest
+
 from routedriver.route.model import Guard, Route, Stone
-from tests.conftest import git
+from tests.conftest import TEST_EMAIL, git
 from tests.route.routes import make_route, review, run_route, steer, write
-from tests.route_gate.gate import gated_route, hook, pass_all, route_set, stop_event
+from tests.route_gate.gate import (
+    approve,
+    gated_route,
+    hook,
+    hook_event,
+    pass_all,
+    route_set,
+    session_start_event,
+    stop_event,
+)
 
 DRIVE_STOP = ["route.drive", "--when", "hook.onStop"]
+DRIVE_BOOT = ["route.drive", "--when", "hook.onBoot"]
 
 
 def one_stone_route(repo: Path, guard: str) -> Path:
@@ -210,3 +224,202 @@ def test_drive_finds_the_same_artifacts_as_every_other_command(git_repo: Path) -
             guard = None if not patterns else Guard(route / "g", patterns, (), ())
             found = find_artifacts(loaded, stone, guard, git_repo, shared)
             assert found == _by_rule(loaded, stone, guard, git_repo), (patterns, stone)
+
+
+# ---------------------------------------------------------------- breaking a definition is no way to stop
+# (issue 19 §4): whatever the robot does to a stone, a guard or an approvers file, in the work tree or in a
+# commit of its own session, sends it back to put the definition back; only a definition broken in a commit
+# nobody in this session made is a human's to fix.
+
+ROBOT_ENV = {
+    "GIT_AUTHOR_NAME": "Robot",
+    "GIT_AUTHOR_EMAIL": "robot@example.com",
+    "GIT_COMMITTER_NAME": "Robot",
+    "GIT_COMMITTER_EMAIL": "robot@example.com",
+}
+SHELL_JUDGE = "judges:\n  - test -s $route/1.vision.md\n"
+
+
+def robot_shell(repo: Path, command: str) -> None:
+    """What the robot types over Bash."""
+    done = subprocess.run(
+        ["bash", "-c", command], cwd=repo, env={**os.environ, **ROBOT_ENV}, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+
+
+def committed_route(repo: Path) -> Path:
+    """1.vision (a shell judge the robot can satisfy), 2.plan (a human gate), 3.ship; committed on main,
+    then bound on the robot's branch and committed there: the work tree is clean."""
+    route = make_route(
+        repo,
+        {"1.vision": "Write the vision.\n", "2.plan": "Write the plan.\n", "3.ship": "Ship it.\n"},
+        {"1.vision": SHELL_JUDGE, "2.plan": "judges:\n  - approved?\n"},
+    )
+    write(route / "1.vision.md", "# Vision\n")
+    write(route / "2.plan.md", "# Plan\n")
+    write(repo / ".route-approvers", f"{TEST_EMAIL}\n")
+    write(repo / ".gitignore", ".ctl/\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "the route")
+    git(repo, "switch", "-q", "-c", "feature/vision")
+    assert run_route(["route.bind", "--set", "route"], repo).code == 0
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "bind")
+    return route
+
+
+def restore_lines(err: str) -> list[str]:
+    return [line for line in err.splitlines() if line.startswith("- ")]
+
+
+# (what the robot does over Bash, the line the Stop hook sends back, the command in it that puts it back)
+BREAKS = [
+    (
+        "echo x > route/1.vision.guard",
+        "- route/1.vision.guard: edited in the work tree; restore it: git checkout -- route/1.vision.guard",
+    ),
+    (
+        "echo x > route/1.vision.guard && git add route/1.vision.guard",
+        "- route/1.vision.guard: edited in the work tree; restore it: git checkout HEAD -- "
+        "route/1.vision.guard",
+    ),
+    (
+        "rm route/1.vision.guard && mkfifo route/1.vision.guard",
+        "- route/1.vision.guard: not a file any more; restore it: rm -rf -- route/1.vision.guard && git "
+        "checkout -- route/1.vision.guard",
+    ),
+    (
+        "printf 'nothing to do\\n' > route/notes.stone",
+        "- route/notes.stone: added since the last commit; remove it: rm -rf -- route/notes.stone",
+    ),
+    (  # a stone that is a directory is no stone: the route loses it
+        "rm route/1.vision.stone && mkdir route/1.vision.stone",
+        "- route/1.vision.stone: not a file any more; restore it: rm -rf -- route/1.vision.stone && git "
+        "checkout -- route/1.vision.stone",
+    ),
+    (  # a valid guard, but now a human must approve: a wait the robot made
+        "printf 'judges:\\n  - approved?\\n' > route/1.vision.guard && route.stone.set --route route "
+        "--stone 1.vision --as passed < /dev/null || true",
+        "- route/1.vision.guard: edited in the work tree; restore it: git checkout -- route/1.vision.guard",
+    ),
+    (  # the only approver is no longer listed, so the approval below stops counting
+        "echo someone@example.com > .route-approvers && route.stone.set --route route --stone 2.plan "
+        "--as passed < /dev/null || true",
+        "- .route-approvers: edited in the work tree; restore it: git checkout -- .route-approvers",
+    ),
+    (  # the whole route gone: the binding is still in git's index, so the route is still looked for
+        "rm -rf route/*.stone route/*.guard",
+        "- route/1.vision.guard: deleted; restore it: git checkout -- route/1.vision.guard",
+    ),
+]
+
+
+@pytest.mark.parametrize(("breaking", "told"), BREAKS, ids=[f"break{i}" for i in range(len(BREAKS))])
+def test_a_definition_the_robot_breaks_in_the_work_tree_keeps_it_going(
+    git_repo: Path, breaking: str, told: str
+) -> None:
+    route = committed_route(git_repo)
+    assert route_set(git_repo, route, "1.vision").code == 0
+    git(git_repo, "add", "-A")
+    git(git_repo, "commit", "-q", "-m", "1.vision passed")
+    if ".route-approvers" in breaking:  # a human approval the robot must now use
+        assert approve(git_repo, route, "2.plan").code == 0
+    else:  # 2.plan waits for its approval: until the robot breaks something, it may stop
+        assert route_set(git_repo, route, "2.plan").code == 2
+        assert stop(git_repo)[0] == 0
+    robot_shell(git_repo, breaking)
+
+    code, out, err = stop(git_repo)
+    assert (code, out) == (2, "")
+    assert err.startswith(
+        "The route is not finished; keep going.\nroute route: its definitions differ from what git has "
+        "committed, and the route is what git has committed (route.verify checks that); put them back:\n"
+    )
+    assert told in restore_lines(err)
+    assert err.endswith("then run: route.drive --route route\n")
+    # Each line's command puts its file back; then the route is what it was.
+    for line in restore_lines(err):
+        robot_shell(git_repo, line.split("; ", 1)[1].split(": ", 1)[1])
+    assert (
+        git(git_repo, "status", "--porcelain", "--", "route/*.stone", "route/*.guard", ".route-approvers")
+        == ""
+    )
+    code, out, err = stop(git_repo)
+    assert "its definitions differ" not in out + err
+    assert code == 2 or "waiting for human approval" in json.loads(out)["systemMessage"]
+
+
+def test_a_definition_broken_in_a_commit_of_this_session_is_the_robots_to_restore(git_repo: Path) -> None:
+    committed_route(git_repo)
+    boot = hook(DRIVE_BOOT, git_repo, session_start_event(git_repo, "startup"))
+    assert boot.code == 0
+    began = git(git_repo, "rev-parse", "HEAD").strip()
+    robot_shell(git_repo, "echo x > route/1.vision.guard && git commit -q -am 'simplify the guard'")
+    # A resumed (or compacted) session is the same session: it still began where it began.
+    assert hook(DRIVE_BOOT, git_repo, session_start_event(git_repo, "resume")).code == 0
+
+    code, out, err = stop(git_repo)
+    assert (code, out) == (2, "")
+    assert restore_lines(err) == [
+        f"- route/1.vision.guard: changed by a commit made in this session (since {began[:12]}, where it "
+        f"began); restore it: git checkout {began[:12]} -- route/1.vision.guard, then commit it"
+    ]
+    robot_shell(git_repo, f"git checkout {began[:12]} -- route/1.vision.guard && git commit -q -m 'put back'")
+    code, _out, err = stop(git_repo)
+    assert code == 2 and "## 1.vision (ready)" in err  # back to work
+
+
+def test_a_definition_broken_in_a_commit_nobody_in_this_session_made_waits_for_a_human(
+    git_repo: Path,
+) -> None:
+    route = committed_route(git_repo)
+    # Broken on main by someone else; the robot merges main during its session.
+    assert hook(DRIVE_BOOT, git_repo, session_start_event(git_repo, "startup")).code == 0
+    git(git_repo, "switch", "-q", "main")
+    write(route / "1.vision.guard", "judges:\n  - sure?\n")
+    git(git_repo, "commit", "-q", "-am", "a guard from the future")
+    git(git_repo, "switch", "-q", "feature/vision")
+    robot_shell(git_repo, "git merge -q --no-edit main")
+    code, out, err = stop(git_repo)
+    assert (code, err) == (0, "")
+    message = json.loads(out)["systemMessage"]
+    assert "unknown judge mechanism 'sure?'" in message and "a human must fix it" in message
+
+    # A new session that starts on the broken commit did not make it either.
+    other = hook_event("SessionStart", git_repo, source="startup", session_id="another-session")
+    assert hook(DRIVE_BOOT, git_repo, other).code == 0
+    assert stop(git_repo)[0] == 0
+
+
+def test_without_a_session_start_a_broken_commit_is_a_humans_and_the_stop_says_so(git_repo: Path) -> None:
+    """No SessionStart hook wired (or its record gone): who made HEAD's commit cannot be told from git,
+    so the robot may stop, as before; the work tree is still checked (the first test above)."""
+    route = committed_route(git_repo)
+    robot_shell(git_repo, "echo x > route/1.vision.guard && git commit -q -am 'break it'")
+    assert not (route / ".route" / ".session.state").exists()
+    code, out, _err = stop(git_repo)
+    assert code == 0 and "a human must fix it" in json.loads(out)["systemMessage"]
+
+
+def test_a_route_not_committed_yet_is_not_compared(git_repo: Path) -> None:
+    """A human still writing the route (nothing of it in HEAD): a broken guard there is theirs to fix."""
+    route = gated_route(git_repo)
+    git(git_repo, "switch", "-q", "-c", "feature/new")
+    assert run_route(["route.bind", "--set", "route"], git_repo).code == 0
+    write(route / "1.vision.guard", "x\n")
+    code, out, _err = stop(git_repo)
+    assert code == 0 and "a human must fix it" in json.loads(out)["systemMessage"]
+
+
+def test_a_robot_that_cannot_put_a_definition_back_is_let_go_after_max_blocks(git_repo: Path) -> None:
+    committed_route(git_repo)
+    robot_shell(git_repo, "echo x > route/1.vision.guard")
+    event = stop_event(git_repo, active=True)
+    for _ in range(3):
+        assert hook(DRIVE_STOP, git_repo, event).code == 2
+    last = hook(DRIVE_STOP, git_repo, event)
+    assert last.code == 0
+    message = json.loads(last.out)["systemMessage"]
+    assert message.startswith("route.drive: letting the robot stop: it was sent back 3 times and nothing")
+    assert message.endswith("Next on route route: put back route/1.vision.guard")
