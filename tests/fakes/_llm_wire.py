@@ -55,6 +55,7 @@ _FINISH_REASONS = {"end_turn": "stop", "tool_use": "tool_calls", "max_tokens": "
 
 class Dialect:
     name = ""
+    streams = False  # answers ``"stream": true`` with server-sent events (``render_stream``)
 
     def presented_key(self, headers: Mapping[str, str]) -> str | None:
         auth = headers.get("authorization", "")
@@ -79,6 +80,10 @@ class Dialect:
     def render_error(self, reply: Reply, request: Any, number: int) -> Rendered:
         raise NotImplementedError
 
+    def render_stream(self, reply: Reply, request: Any, number: int) -> list[bytes]:
+        """A message reply as the server-sent events of a streamed response, one ``bytes`` per event."""
+        raise NotImplementedError
+
     def render_message(self, reply: Reply, request: Any, number: int) -> dict[str, Any]:
         raise NotImplementedError
 
@@ -88,6 +93,7 @@ class Dialect:
 
 class AnthropicDialect(Dialect):
     name = "anthropic"
+    streams = True
 
     def presented_key(self, headers: Mapping[str, str]) -> str | None:
         return headers.get("x-api-key") or super().presented_key(headers)
@@ -122,6 +128,44 @@ class AnthropicDialect(Dialect):
                 "cache_read_input_tokens": reply.cache_read_tokens,
             },
         }
+
+    def render_stream(self, reply: Reply, request: Any, number: int) -> list[bytes]:
+        """The Messages API's stream: ``message_start``, per block ``content_block_start``, its deltas
+        (``text_delta``; a tool's input as ``input_json_delta`` chunks that are only JSON together) and
+        ``content_block_stop``, then ``message_delta`` (stop reason, output tokens) and ``message_stop``."""
+        whole = self.render_message(reply, request, number)
+        usage = whole["usage"]
+        start = {**whole, "content": [], "stop_reason": None, "usage": {**usage, "output_tokens": 1}}
+        events = [
+            _sse("message_start", {"type": "message_start", "message": start}),
+            _sse("ping", {"type": "ping"}),
+        ]
+        for index, block in enumerate(whole["content"]):
+            if block["type"] == "text":
+                opened: dict[str, Any] = {"type": "text", "text": ""}
+                deltas = [{"type": "text_delta", "text": piece} for piece in _pieces(block["text"], 24)]
+            else:
+                opened = {**block, "input": {}}
+                raw = block["input"] if isinstance(block["input"], str) else json.dumps(block["input"])
+                deltas = [{"type": "input_json_delta", "partial_json": piece} for piece in _pieces(raw, 9)]
+            started = {"type": "content_block_start", "index": index, "content_block": opened}
+            events.append(_sse("content_block_start", started))
+            for delta in deltas:
+                moved = {"type": "content_block_delta", "index": index, "delta": delta}
+                events.append(_sse("content_block_delta", moved))
+            events.append(_sse("content_block_stop", {"type": "content_block_stop", "index": index}))
+        events.append(
+            _sse(
+                "message_delta",
+                {
+                    "type": "message_delta",
+                    "delta": {"stop_reason": whole["stop_reason"], "stop_sequence": None},
+                    "usage": {"output_tokens": usage["output_tokens"]},
+                },
+            )
+        )
+        events.append(_sse("message_stop", {"type": "message_stop"}))
+        return events
 
     def render_error(self, reply: Reply, request: Any, number: int) -> Rendered:
         default_type, default_message = _ANTHROPIC_ERRORS.get(
@@ -462,6 +506,16 @@ def _requested_model(request: Any, default: str) -> str:
 
 def _json(value: Any) -> bytes:
     return json.dumps(value).encode("utf-8")
+
+
+def _sse(event: str, data: Mapping[str, Any]) -> bytes:
+    return f"event: {event}\ndata: {json.dumps(data)}\n\n".encode()
+
+
+def _pieces(text: str, size: int) -> list[str]:
+    """``text`` cut every ``size`` characters (at least one piece, so an empty text still has its delta);
+    the cuts fall anywhere, inside a JSON string or a number, as a real stream's do."""
+    return [text[start : start + size] for start in range(0, len(text), size)] or [""]
 
 
 ANTHROPIC = AnthropicDialect()

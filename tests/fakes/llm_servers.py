@@ -357,7 +357,7 @@ class _FakeServer:
             return Reply.error(401)
         if not isinstance(recorded.json, dict):
             return Reply.error(400, message="The request body is not a JSON object")
-        if recorded.json.get("stream"):
+        if recorded.json.get("stream") and not self.dialect.streams:
             return Reply.error(400, message="stream: the fake server does not stream")
         if self.validate:
             problem = self.dialect.validate(recorded.json)
@@ -425,6 +425,9 @@ class _Handler(BaseHTTPRequestHandler):
         if reply.kind == "disconnect":
             self.close_connection = True
             return
+        if reply.kind == "message" and isinstance(recorded.json, dict) and recorded.json.get("stream"):
+            self._stream(fake.dialect.render_stream(reply, recorded.json, number), number)
+            return
         status, headers, payload = fake.dialect.render(reply, recorded.json, number)
         self.send_response(status)
         for name, value in headers:
@@ -432,3 +435,19 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("content-length", str(len(payload)))
         self.end_headers()
         self.wfile.write(payload)
+
+    def _stream(self, events: list[bytes], number: int) -> None:
+        """Server-sent events, each in its own HTTP chunk and flushed, so the client parses them as they
+        come, as it does from the real API."""
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream; charset=utf-8")
+        self.send_header("cache-control", "no-cache")
+        for name, value in self.server_fake.dialect.id_headers(number):
+            self.send_header(name, value)
+        self.send_header("transfer-encoding", "chunked")
+        self.end_headers()
+        for event in events:
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(event), event))
+            self.wfile.flush()
+        self.wfile.write(b"0\r\n\r\n")
+        self.wfile.flush()
