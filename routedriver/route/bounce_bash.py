@@ -111,8 +111,9 @@ class _Judge:
 
     # -- where a written word lands --------------------------------------------------------------------------
     def paths(self, target: Target) -> Iterator[tuple[Path, bool]]:
-        """Each path ``target`` may write (resolved through symlinks), and whether everything below it too."""
-        for place in self.places:
+        """Each path ``target`` may write (resolved through symlinks), and whether everything below it too;
+        relative to the last ``cd`` first (where the command most likely runs), the event's cwd last."""
+        for place in reversed(self.places):
             if target.whole_tree:
                 from routedriver.gitops import find_repo
 

@@ -473,6 +473,166 @@ class OpenAIDialect(Dialect):
         return _unanswered(open_calls, answered)  # calls still open at the end are unanswered too
 
 
+class ResponsesDialect(Dialect):
+    """OpenAI's Responses API (``POST /v1/responses``), which the Codex CLI speaks: ``input`` items in,
+    ``output`` items out; streamed as ``response.created``, per item ``response.output_item.added``, its
+    deltas (``response.output_text.delta``; a call's arguments as ``response.function_call_arguments.delta``
+    chunks) and ``response.output_item.done``, then ``response.completed`` with the whole response."""
+
+    name = "responses"
+    streams = True
+
+    def id_headers(self, number: int) -> list[tuple[str, str]]:
+        return [("x-request-id", f"req_fake{number:06d}")]
+
+    def _items(self, reply: Reply, number: int) -> list[dict[str, Any]]:
+        items: list[dict[str, Any]] = []
+        if reply.said:
+            text = {"type": "output_text", "text": reply.said, "annotations": []}
+            items.append(
+                {
+                    "id": f"msg_fake{number:04d}",
+                    "type": "message",
+                    "status": "completed",
+                    "role": "assistant",
+                    "content": [text],
+                }
+            )
+        for index, call in enumerate(reply.calls):
+            arguments = call.arguments if isinstance(call.arguments, str) else json.dumps(call.arguments)
+            item: dict[str, Any] = {
+                "id": f"fc_fake{number:04d}x{index:02d}",
+                "type": "function_call",
+                "status": "completed",
+                "name": call.name,
+                "arguments": arguments,
+            }
+            if call.namespace is not None:
+                item["namespace"] = call.namespace
+            if not call.omit_id:
+                item["call_id"] = call.id or f"call_fake{number:04d}x{index:02d}"
+            items.append(item)
+        return items
+
+    def render_message(self, reply: Reply, request: Any, number: int) -> dict[str, Any]:
+        return {
+            "id": f"resp_fake{number:06d}",
+            "object": "response",
+            "created_at": int(time.time()),
+            "status": "completed",
+            "model": reply.model or _requested_model(request, "gpt-fake"),
+            "output": self._items(reply, number),
+            "usage": {
+                "input_tokens": reply.input_tokens + reply.cache_read_tokens,
+                "input_tokens_details": {"cached_tokens": reply.cache_read_tokens},
+                "output_tokens": reply.output_tokens,
+                "output_tokens_details": {"reasoning_tokens": 0},
+                "total_tokens": reply.input_tokens + reply.cache_read_tokens + reply.output_tokens,
+            },
+        }
+
+    def render_stream(self, reply: Reply, request: Any, number: int) -> list[bytes]:
+        whole = self.render_message(reply, request, number)
+        sequence = iter(range(1_000_000))
+
+        def event(kind: str, **fields: Any) -> bytes:
+            return _sse(kind, {"type": kind, "sequence_number": next(sequence), **fields})
+
+        opened = {**whole, "status": "in_progress", "output": [], "usage": None}
+        events = [event("response.created", response=opened), event("response.in_progress", response=opened)]
+        for index, item in enumerate(whole["output"]):
+            if item["type"] == "message":
+                text = item["content"][0]["text"]
+                events.append(
+                    event(
+                        "response.output_item.added",
+                        output_index=index,
+                        item={**item, "status": "in_progress", "content": []},
+                    )
+                )
+                part = {"type": "output_text", "text": "", "annotations": []}
+                events.append(
+                    event(
+                        "response.content_part.added",
+                        item_id=item["id"],
+                        output_index=index,
+                        content_index=0,
+                        part=part,
+                    )
+                )
+                for piece in _pieces(text, 24):
+                    events.append(
+                        event(
+                            "response.output_text.delta",
+                            item_id=item["id"],
+                            output_index=index,
+                            content_index=0,
+                            delta=piece,
+                        )
+                    )
+                events.append(
+                    event(
+                        "response.output_text.done",
+                        item_id=item["id"],
+                        output_index=index,
+                        content_index=0,
+                        text=text,
+                    )
+                )
+                events.append(
+                    event(
+                        "response.content_part.done",
+                        item_id=item["id"],
+                        output_index=index,
+                        content_index=0,
+                        part={**part, "text": text},
+                    )
+                )
+            else:
+                started = {**item, "status": "in_progress", "arguments": ""}
+                events.append(event("response.output_item.added", output_index=index, item=started))
+                for piece in _pieces(item["arguments"], 9):
+                    events.append(
+                        event(
+                            "response.function_call_arguments.delta",
+                            item_id=item["id"],
+                            output_index=index,
+                            delta=piece,
+                        )
+                    )
+                events.append(
+                    event(
+                        "response.function_call_arguments.done",
+                        item_id=item["id"],
+                        output_index=index,
+                        arguments=item["arguments"],
+                    )
+                )
+            events.append(event("response.output_item.done", output_index=index, item=item))
+        events.append(event("response.completed", response=whole))
+        return events
+
+    def render_error(self, reply: Reply, request: Any, number: int) -> Rendered:
+        return OPENAI.render_error(reply, request, number)
+
+    def validate(self, body: dict[str, Any]) -> str | None:
+        if not isinstance(body.get("model"), str) or not body["model"]:
+            return "Missing required parameter: 'model'."
+        items = body.get("input")
+        if not isinstance(items, list | str) or not items:
+            return "Missing required parameter: 'input'."
+        calls: set[str] = set()
+        for index, item in enumerate(items if isinstance(items, list) else []):
+            kind = item.get("type", "message") if isinstance(item, dict) else None
+            if kind == "function_call":
+                calls.add(str(item.get("call_id")))
+            elif kind == "function_call_output" and str(item.get("call_id")) not in calls:
+                return f"No tool call found for function call output with call_id {item.get('call_id')}."
+            elif kind is None:
+                return f"Invalid type for 'input[{index}]': expected an object."
+        return None
+
+
 def _unanswered(open_calls: list[str], answered: set[str]) -> str | None:
     missing = [call_id for call_id in open_calls if call_id not in answered]
     if not missing:
@@ -520,3 +680,4 @@ def _pieces(text: str, size: int) -> list[str]:
 
 ANTHROPIC = AnthropicDialect()
 OPENAI = OpenAIDialect()
+RESPONSES = ResponsesDialect()
