@@ -35,6 +35,7 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from routedriver import globs
 from routedriver.brain.permissions.wrappers import SU_LIKE, WRAPPERS, Wrapper
 from routedriver.shellsyntax import words as shell_words
 from routedriver.shellsyntax.words import Redirection, SimpleCommand, Word, is_assignment, is_bare
@@ -130,7 +131,9 @@ class _Reader:
         if word.expanded and not _only_globbed(word):
             self.out.unsure.append(f"{how} writes to {word.text[:60]!r}, a path computed at run time")
             return
-        self.out.targets.append(Target(word.text, how, recursive, glob=word.expanded))
+        # A process substitution's /dev/fd/63 is what its command reads: that command is read on its own.
+        globbed = word.expanded and globs.has_magic(word.text)
+        self.out.targets.append(Target(word.text, how, recursive, glob=globbed))
 
     def whole_tree(self, how: str) -> None:
         self.out.targets.append(Target(".", how, recursive=True, whole_tree=True))
@@ -186,7 +189,8 @@ class _Reader:
             if name in ("perl", "ruby") and not any(t.how == f"{name} -i" for t in out.targets):
                 out.opaque.append((name, tuple(w.text for w in args)))  # a program, not only an editor
         elif name not in READERS:  # ``source FILE`` too: what FILE runs is not on this line
-            out.opaque.append((name, tuple(w.text for w in args)))
+            # what it is fed on stdin is its input too (``python3 - <<EOF … EOF``)
+            out.opaque.append((name, (*(w.text for w in args), *simple.feed)))
 
     def chdir(self, word: Word) -> None:
         if word.expanded:

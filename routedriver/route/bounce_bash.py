@@ -61,7 +61,8 @@ def judge_command(command: str, cwd: Path, protection: Protection) -> Bounce:
             inside = "" if inner == path else f": it holds {judged.shown(inner)}"
             shown = judged.shown(path)
             return Bounce(True, f"route.bounce: blocked {shown} ({_how(target)}){inside}; {why}.")
-    if reading.unsure and (named := judged.named(reading.words, with_globs=True)):
+    # Unsure, the whole text counts: a word the reader lost (in a here-document left open) still names.
+    if reading.unsure and (named := judged.named([*reading.words, command], with_globs=True)):
         shown, why = named
         return Bounce(
             True,
@@ -176,7 +177,8 @@ class _Judge:
                 continue
             mention = _MENTION.search(word)
             if mention is not None:
-                return word[:120], _mention_why(word)
+                shown = " ".join(word.split())  # one line, however the word was written
+                return (shown if len(shown) <= 120 else shown[:119] + "…"), _mention_why(word)
             if "\n" in word or len(word) > 4096:
                 continue
             for place in self.places:
@@ -216,7 +218,10 @@ def _expand_glob(pattern: str, recursive: bool) -> Iterator[tuple[Path, bool]]:
     """The paths a bash pattern matches (hidden names included, which is more than bash matches), each
     through its symlinks; past ``MAX_MATCHES``, the directory the pattern starts in, whole."""
     parts = pattern.split("/")
-    first = next(index for index, part in enumerate(parts) if globs.has_magic(part))
+    first = next((index for index, part in enumerate(parts) if globs.has_magic(part)), None)
+    if first is None:
+        yield Path(os.path.realpath(pattern)), recursive
+        return
     start = "/".join(parts[:first]) or "/"
     current = [start]
     for part in parts[first:]:

@@ -120,6 +120,16 @@ BLOCKED: list[tuple[str, str, str]] = [
     ("node -e \"require('fs').writeFileSync('route/1.vision.stone', '')\"", ".", OPAQUE),
     ("awk '{print > \"route/1.vision.guard\"}' /dev/null", ".", OPAQUE),
     ("python3 tools/edit.py route/.route/1.vision.passed", ".", OPAQUE),
+    ("python3 - <<'EOF'\nopen('route/1.vision.guard', 'w').write('')\nEOF", ".", OPAQUE),
+    ("vim -c ':%d|wq' route/1.vision.guard", ".", OPAQUE),
+    # more ways around
+    ("exec 3>route/1.vision.guard; echo x >&3", ".", GUARD),
+    ("echo x | tee >(cat > route/1.vision.guard)", ".", GUARD),
+    ("printf x | dd of=route/1.vision.stone", ".", STONE),
+    ("git show HEAD:route/1.vision.guard > route/1.vision.guard", ".", GUARD),
+    ("mv route route.old", ".", STONE),
+    ('cat x > "route/$(echo 1).vision.guard"', ".", UNREAD),
+    ("cd /tmp && cp x $OLDPWD/route/1.vision.guard", ".", UNREAD),
     # protect: globs, until the stone passes
     ("echo x > src/app.py", ".", PROTECTED),
     ("sed -i s/a/b/ src/app.py", ".", PROTECTED),
@@ -247,3 +257,23 @@ def test_an_unreadable_bash_event_is_blocked_the_blunt_way(
     done = CliRunner().invoke(bounce_command, [], input=event, catch_exceptions=False)
     assert done.exit_code == 2 and done.stdout == ""
     assert "tool_input.command is a number, not a command line" in done.stderr
+
+
+def test_odd_commands_are_judged_without_a_crash(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Seeded random commands from shell pieces (quotes left open, redirections without a word, nesting):
+    each is judged (allowed or refused) and never ends in 'checking it failed'; followed by a line that
+    writes a guard, it is refused whatever came before (read, or named where the reader lost track)."""
+    import random
+
+    pieces = [
+        "echo", "x", ">", ">>", "2>&1", "|", "&&", ";", "'", '"', "$(", ")", "`", "{", "}", "(", "<<EOF\n",
+        "EOF", "bash -c", "eval", "cd route", "rm", "-rf", "*.guard", "route/1.vision.guard", "$X", "~",
+        "tee", "sed -i", "git checkout", "--", ".", "\\", "\n", "xargs", "find . -delete", ">&", "<>",
+    ]  # fmt: skip
+    rng = random.Random(20261129)
+    for _ in range(150):
+        command = " ".join(rng.choice(pieces) for _ in range(rng.randint(1, 9)))
+        done = bounce(repo, command, ".", monkeypatch)
+        assert done.code == 0 and "checking it failed" not in done.out + done.err, (command, done)
+        plain = bounce(repo, f"{command}\necho x > route/1.vision.guard", ".", monkeypatch)
+        assert denied(plain).startswith("route.bounce: blocked "), (command, plain)
