@@ -59,8 +59,9 @@ def installed(client: Client) -> Path:
     with FileLock(cache_dir() / f".{client.slug}.lock", timeout=900):
         if _answers(binary, client):  # another worker installed it meanwhile
             return binary
+        for left in home.parent.glob(f".{home.name}.*"):  # an install killed half-way (we hold the lock)
+            shutil.rmtree(left, ignore_errors=True)
         staging = home.with_name(f".{home.name}.{os.getpid()}")
-        shutil.rmtree(staging, ignore_errors=True)
         staging.mkdir(parents=True)
         argv = [npm, "install", "--prefix", str(staging), "--no-audit", "--no-fund", "--no-save"]
         argv += ["--loglevel=error", f"{client.package}@{client.version}"]
@@ -197,8 +198,8 @@ check_for_update_on_startup = false
 [analytics]
 enabled = false
 
-[feedback]
-enabled = false
+[otel]
+exporter = "none"
 
 [model_providers.scripted]
 name = "scripted"
@@ -226,7 +227,8 @@ def run_codex(binary: Path, repo: Path, home: Path, config: str, prompt: str, *,
         "CODEX_HOME": str(codex_home),
         "E2E_OPENAI_KEY": "sk-e2e-dummy",
     }
-    argv = [str(binary), "exec", "--json", "--skip-git-repo-check", prompt]
+    # --strict-config: a key this version does not know (a setting that would not switch traffic off) fails
+    argv = [str(binary), "exec", "--json", "--strict-config", "--skip-git-repo-check", prompt]
     done = subprocess.run(
         argv,
         cwd=repo,

@@ -76,7 +76,7 @@ def ancestor(pid: int, marker: bytes) -> int:
 def model_reads(result: Any) -> str:
     """What Claude Code (2.1.x) puts in the tool_result its model reads: a successful result's structured
     content when it has one, as JSON.stringify writes it (the text blocks are then dropped), else the text
-    blocks. Codex does the same with structured content, errors included."""
+    blocks. Codex (0.171) does the same."""
     import json
 
     if result.structured_content is not None and not result.is_error:
