@@ -1,6 +1,8 @@
-"""``route.bounce``: a Claude Code ``PreToolUse`` hook that holds a robot's file edits to its route's rules.
+"""``route.bounce``: a Claude Code ``PreToolUse`` hook that holds a robot's writes to its route's rules.
 
-It blocks (the CLI exits 2, the reason on stderr) a ``Write``, ``Edit``, ``MultiEdit`` or ``NotebookEdit`` of
+It refuses (Claude Code's JSON deny, exit 0: the tool does not run and the model reads the reason) a
+``Write``, ``Edit``, ``MultiEdit`` or ``NotebookEdit`` of, or a ``Bash`` command that visibly writes
+(``bounce_bash``),
 
 - a route's templates, ``*.stone`` and ``*.guard`` (read-only for robots; ``route.stone.del`` removes them),
 - anything under a route's ``.route/`` (the driver writes it: markers, reviews, judges, bindings, approvers)
@@ -8,11 +10,11 @@ It blocks (the CLI exits 2, the reason on stderr) a ``Write``, ``Edit``, ``Multi
 - a path a guard's ``protect:`` globs name, while that guard's stone has not passed (its own artifacts
   excepted, or the robot could never write them).
 
-Everything else passes silently. It fails closed: an event it cannot read, or a file-editing call whose
-target it cannot tell (``tool_input`` not an object, a path that is not one string), is blocked; a call of a
-tool it does not police (``Bash``, ``Read`` …) passes whatever else the event holds. It runs before every tool
-call, so it answers from paths and markers alone and parses a guard only when the guard's text mentions
-``protect``.
+Everything else passes silently. It fails closed: an event it cannot read, or a call whose target it cannot
+tell (``tool_input`` not an object, a path or a command that is not one string), is blocked with exit 2 (the
+reason on stderr; ``Bounce.unread``); a call of a tool it does not police (``Read``, an MCP tool …) passes
+whatever else the event holds. It runs before every tool call, so it answers from paths and markers alone
+and parses a guard only when the guard's text mentions ``protect``.
 """
 
 from __future__ import annotations
