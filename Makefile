@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: install test demo bench lint typecheck clean
+.PHONY: install test e2e demo bench lint typecheck clean
 
 $(STAMP): pyproject.toml setup.py
 	$(PYTHON) -m venv $(VENV)
@@ -17,7 +17,12 @@ install: $(STAMP)
 PYTEST_ARGS ?= -n 2
 # The lint and the type check (mypy --strict, ~10 s) run first: CI runs only `make test`.
 test: $(STAMP) lint typecheck
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	$(BIN)/python -m pytest $(PYTEST_ARGS) --ignore=tests/e2e
+
+# The real Claude Code and Codex CLIs driving routes (tests/e2e): installed from the npm registry on first use
+# (Node.js and npm needed), cached in ~/.cache/routedriver-e2e (ROUTEDRIVER_E2E_CACHE to move it).
+e2e: $(STAMP)
+	$(BIN)/python -m pytest -n 2 tests/e2e
 
 demo: $(STAMP)
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python examples/demo.py

@@ -11,6 +11,12 @@ alone.
 ``read_stdin`` returns None when stdin is a terminal or closed (a person ran the hook by hand: there is no
 event), so hooks can tell "no event" apart from "an empty one". It imports nothing but json and sys: it
 runs before every tool call.
+
+The answers hooks give in Claude Code's JSON (exit 0, one object on stdout) are written here too:
+``deny_tool`` (a ``PreToolUse`` hook refusing the call: the model reads only the reason, as the tool's
+result) and ``block_stop`` (a ``Stop`` hook sending the robot back: the model reads the reason). Exit 2
+with stderr says the same to Claude Code, but the model then reads it as "<event> hook error: [command]:
+…", a failure of the hook rather than an answer; hooks keep exit 2 for what they cannot read.
 """
 
 from __future__ import annotations
@@ -89,6 +95,23 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON number")
+
+
+def deny_tool(reason: str) -> str:
+    """A ``PreToolUse`` hook's refusal, as Claude Code reads it from stdout (exit 0): the tool does not
+    run and the model reads ``reason`` as the call's result."""
+    decision = {
+        "hookEventName": "PreToolUse",
+        "permissionDecision": "deny",
+        "permissionDecisionReason": reason,
+    }
+    return json.dumps({"hookSpecificOutput": decision}, ensure_ascii=False) + "\n"
+
+
+def block_stop(reason: str) -> str:
+    """A ``Stop`` hook's "do not stop yet", as Claude Code reads it from stdout (exit 0): the model goes on,
+    reading ``reason``."""
+    return json.dumps({"decision": "block", "reason": reason}, ensure_ascii=False) + "\n"
 
 
 MISSING: Final = object()  # ``payload.get(key, MISSING)``: a field the event does not have

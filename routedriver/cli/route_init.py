@@ -82,9 +82,11 @@ def init_command(
 
         write_settings(settings)
         shown = os.path.relpath(settings.path)
+        for hook in settings.widened:
+            click.echo(f"{shown}: {hook.program} now also runs for {hook.event} matcher {hook.matcher}")
         if settings.added:
             click.echo(f"{shown}: added hooks {', '.join(hook.event for hook in settings.added)}")
-        else:
+        elif not settings.widened:
             click.echo(f"{shown}: the route hooks are there already; nothing added")
         _warn_if_not_on_path()
     if plan is not None:

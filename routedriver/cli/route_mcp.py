@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from types import ModuleType
 
 import click
 
@@ -30,7 +31,19 @@ def mcp_command(route_option: str | None) -> int:
             "Ctrl-C stops it.",
             err=True,
         )
-    from routedriver.mcp.server import serve  # the SDK (~0.9 s) only once we serve
+    from routedriver.later import Later
+    from routedriver.mcp.handshake import answer_early, claim_stdio
 
-    serve(route_option)
+    loading: list[Later[ModuleType]] = []  # the SDK (~0.7 s), while the handshake is answered without it
+    wire_in, wire_out = claim_stdio()
+    handshake = answer_early(wire_in, wire_out, lambda: loading.append(Later(_server)))
+    if handshake.ended:
+        return 0
+    loading[0].get().serve(route_option, handshake, wire_in, wire_out)
     return 0
+
+
+def _server() -> ModuleType:
+    import routedriver.mcp.server
+
+    return routedriver.mcp.server

@@ -145,9 +145,10 @@ def drive_command(route_option: str | None, when: str | None, max_blocks: int, j
 @click.command("route.bounce", cls=HookCommand)
 @click.option("--route", "route_option", metavar="DIR", help=ROUTE_HELP)
 def bounce_command(route_option: str | None) -> int:
-    """A Claude Code PreToolUse hook: blocks robot edits of route templates, driver files and protected paths,
-    and any file edit whose event it cannot read (reads the event JSON on stdin; exit 2 = blocked, the reason
-    on stderr)."""
+    """A Claude Code PreToolUse hook: blocks robot writes (Write, Edit, MultiEdit, NotebookEdit, and what a
+    Bash command writes) to route templates, driver files and protected paths. Reads the event JSON on
+    stdin; a block is Claude Code's JSON deny on stdout (exit 0: the model reads the reason); an event it
+    cannot read is blocked with exit 2, the reason on stderr."""
     from routedriver import hookevent
     from routedriver.route.bounce import Bounce, blocked_unread, decide
 
@@ -163,13 +164,16 @@ def bounce_command(route_option: str | None) -> int:
             decision = decide(payload, route_option)
         except Exception as exc:  # noqa: BLE001 - a gate that cannot judge a file edit blocks it
             decision = Bounce(
-                True, f"route.bounce: blocked this tool call: checking it failed ({_why(exc)})."
+                True, f"route.bounce: blocked this tool call: checking it failed ({_why(exc)}).", unread=True
             )
     for warning in decision.warnings:
         click.echo(f"warning: {warning}", err=True)
-    if decision.blocked:
-        click.echo(decision.reason, err=True)
+    if decision.blocked and decision.unread:
+        click.echo(decision.reason, err=True)  # what it cannot read, it blocks the blunt way: exit 2
         return 2
+    if decision.blocked:
+        click.echo(hookevent.deny_tool(decision.reason), nl=False)
+        return 0
     if decision.problem:
         # Exit 1, not 2: Claude Code shows it to the user without blocking the edit (a hook that cannot
         # tell what to protect must not stop all work either).

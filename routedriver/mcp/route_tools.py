@@ -1,11 +1,16 @@
 """The tools ``route.mcp`` serves, as one table: name, description, JSON schema of the arguments, handler.
 
-Each tool answers what the matching command prints and means: its text is the command's stdout, its
-``document`` the command's ``--json`` object, and ``error`` says what the command's exit code would:
-``None`` (exit 0), ``"refused"`` (exit 2: the caller can fix it, a judge said no) or ``"malfunction"``
-(exit 1: something broke). An answer with an error starts with ``<meaning>: <the command's one-line
-error>``. No tool approves: approval is a human's act at a terminal, and an answer that waits for one says so
-(``needs_human``).
+Each tool answers what the matching command prints and means: its text is the command's stdout (for
+``route_next``, ``route_drive`` and ``route_set_passed`` the guidance a robot follows: the next stone, its
+instructions, the exact commands, the judges' feedback), and ``error`` says what the command's exit code
+would: ``None`` (exit 0), ``"refused"`` (exit 2: the caller can fix it, a judge said no) or
+``"malfunction"`` (exit 1: something broke). An answer with an error starts with ``<meaning>: <the
+command's one-line error>``. No tool approves: approval is a human's act at a terminal, and an answer that
+waits for one starts by saying so.
+
+Only ``route_status`` has a ``document`` (structured content): its text is that same JSON. The others answer
+in text alone, because a client that finds structured content gives its model that instead of the text
+(Claude Code and Codex do): a JSON document where the model needs the guidance.
 
 Nothing here imports the MCP SDK: ``server`` puts these answers on the wire.
 """
@@ -22,7 +27,7 @@ Meaning = Literal["refused", "malfunction"]
 
 class Answer(NamedTuple):
     text: str
-    document: dict[str, Any] | None = None  # the structured content (the command's --json object)
+    document: dict[str, Any] | None = None  # the structured content: route_status's board, the same as text
     error: Meaning | None = None  # None: the command would exit 0
 
 
@@ -38,14 +43,13 @@ class RouteTool(NamedTuple):
 def failed(exc: UserError) -> Answer:
     """A refusal or malfunction, in the words of the command's one line on stderr."""
     meaning: Meaning = "refused" if exc.exit_code == ExitCode.REFUSED else "malfunction"
-    return Answer(f"{meaning}: {exc.line()}", {"outcome": meaning, "error": exc.line()}, meaning)
+    return Answer(f"{meaning}: {exc.line()}", None, meaning)
 
 
 def _with_error(answer: Answer, line: str | None, meaning: Meaning) -> Answer:
     if line is None:
         return answer
-    document = {**(answer.document or {}), "error": line}
-    return Answer(f"{meaning}: {line}\n\n{answer.text}", document, meaning)
+    return Answer(f"{meaning}: {line}\n\n{answer.text}", None, meaning)
 
 
 def _human_gate(route_option: str | None, stone: str) -> str:
@@ -67,10 +71,14 @@ def _human_gate(route_option: str | None, stone: str) -> str:
 
 def _next(route_option: str | None, arguments: Mapping[str, Any]) -> Answer:
     from routedriver.route import api
-    from routedriver.route.stone_report import get_payload, get_text
+    from routedriver.route.stone_report import get_text
 
     result = api.get(route_option, arguments.get("selector", "@next-one"))
-    return Answer(get_text(result, True), get_payload(result, True))
+    names = [item.stone.name for item in result.selection.stones if item.status != "passed"]
+    after = "".join(
+        f"\nwhen {name}'s artifact is written: call route_set_passed with stone {name!r}" for name in names
+    )
+    return Answer(get_text(result, True) + (after[1:] + "\n" if after else ""))
 
 
 def status_document(route_option: str | None) -> dict[str, Any]:
@@ -94,22 +102,18 @@ def _status(route_option: str | None, arguments: Mapping[str, Any]) -> Answer:
 def _drive(route_option: str | None, arguments: Mapping[str, Any]) -> Answer:
     from routedriver.route.drive import guidance, render
 
-    guide = guidance(route_option)
-    return Answer(render(guide), {"route": guide.route.display, "complete": guide.complete})
+    return Answer(render(guidance(route_option)))
 
 
 def _set_passed(route_option: str | None, arguments: Mapping[str, Any]) -> Answer:
     from routedriver.route import api
-    from routedriver.route.stone_report import set_error_line, set_payload, set_text
+    from routedriver.route.stone_report import set_error_line, set_text
 
     result = api.set_passed(route_option, arguments["stone"])
     evaluation = result.evaluation
-    answer = Answer(set_text(result), set_payload(result))
-    if (
-        evaluation.outcome == "waiting"
-    ):  # only approved? said no: a human must act, and this server never will
-        gate = _human_gate(route_option, evaluation.stone)
-        answer = Answer(f"{gate}\n\n{answer.text}", {**(answer.document or {}), "needs_human": gate})
+    answer = Answer(set_text(result))
+    if evaluation.outcome == "waiting":  # only approved? said no: a human must act, and no tool ever will
+        answer = Answer(f"{_human_gate(route_option, evaluation.stone)}\n\n{answer.text}")
     meaning: Meaning = "malfunction" if evaluation.outcome == "malfunction" else "refused"
     return _with_error(answer, set_error_line(result), meaning)
 
@@ -122,18 +126,11 @@ def _judge(route_option: str | None, arguments: Mapping[str, Any]) -> Answer:
     verdict = api.judge(
         route_option, stone, mechanism, arguments.get("allow_blockers"), arguments.get("allow_nitpicks")
     )
-    document: dict[str, Any] = {
-        "stone": stone,
-        "mechanism": mechanism,
-        "status": verdict.status,
-        "reason": verdict.reason,
-    }
     text = verdict.output
     if mechanism == "approved?" and verdict.status == "failed":
-        document["needs_human"] = _human_gate(route_option, stone)
-        text = f"{document['needs_human']}\n\n{text}"
+        text = f"{_human_gate(route_option, stone)}\n\n{text}"
     meaning: Meaning = "refused" if verdict.status == "failed" else "malfunction"
-    return _with_error(Answer(text, document), verdict_error_line(stone, mechanism, verdict), meaning)
+    return _with_error(Answer(text), verdict_error_line(stone, mechanism, verdict), meaning)
 
 
 # ---------------------------------------------------------------- the table

@@ -1,5 +1,8 @@
 """``route.mcp``: the route driver served over MCP on stdin/stdout, with the official SDK's low-level server.
 
+``handshake`` answers the client's first messages before this module (and the SDK) has loaded; ``serve``
+takes over from there, on the wire ``handshake.claim_stdio`` claimed.
+
 Tools are ``route_tools.TOOLS``; each stone's ``.stone`` file of the served route is also a resource
 (``file://`` URI, read-only; nothing else can be read through it). Every call runs in a worker thread, so
 several calls can run at once, each inside its own ``proc.Scope``:
@@ -20,7 +23,7 @@ import threading
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import IO, Any, TextIO, TypeVar, cast
 
 import anyio
 import anyio.to_thread
@@ -30,23 +33,23 @@ from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 
-from routedriver import proc
+from routedriver import __version__, proc
 from routedriver.errors import Refused
 from routedriver.mcp import route_tools
+from routedriver.mcp.handshake import (
+    INSTRUCTIONS,
+    SERVER_NAME,
+    AnsweredFilter,
+    Handshake,
+    ReplayReader,
+)
 
 HEARTBEAT_S = 2.0
 T = TypeVar("T")
 
-INSTRUCTIONS = (
-    "routedriver's route driver. A route is a directory of numbered stones (instructions); a stone is done "
-    "when its guard's reviews and judges pass. Loop: route_next (or route_drive) to read what to do, write "
-    "the artifact, route_set_passed to run the guard, fix what the judges said, repeat. Only a human can "
-    "approve a stone (at a terminal); no tool approves."
-)
 
-
-def serve(default_route: str | None) -> None:
-    """Serve until the client closes stdin.
+def serve(default_route: str | None, handshake: Handshake, wire_in: IO[bytes], wire_out: IO[bytes]) -> None:
+    """Serve until the client closes stdin, after ``handshake.answer_early`` answered what it could.
 
     The event loop runs on a daemon thread while the main thread waits for it: Ctrl-C and SIGTERM are
     handled on the main thread (``cli._exits`` stops every child, says one line, exits), and a daemon loop
@@ -54,18 +57,21 @@ def serve(default_route: str | None) -> None:
     """
     from routedriver.later import Later
 
-    Later(lambda: anyio.run(_serve, default_route)).get()  # what the loop raised is raised here
+    # what the loop raised is raised here
+    Later(lambda: anyio.run(_serve, default_route, handshake, wire_in, wire_out)).get()
 
 
-async def _serve(default_route: str | None) -> None:
+async def _serve(
+    default_route: str | None, handshake: Handshake, wire_in: IO[bytes], wire_out: IO[bytes]
+) -> None:
     server = build_server(default_route)
-    async with stdio_server() as (read_stream, write_stream):
+    stdin = anyio.wrap_file(cast(TextIO, ReplayReader(handshake.replay, wire_in)))
+    stdout = anyio.wrap_file(cast(TextIO, AnsweredFilter(handshake.answered, wire_out)))
+    async with stdio_server(stdin, stdout) as (read_stream, write_stream):
         await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
 def build_server(default_route: str | None) -> Server[Any]:
-    from importlib.metadata import version
-
     async def list_tools(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
@@ -121,8 +127,8 @@ def build_server(default_route: str | None) -> Server[Any]:
         )
 
     return Server(
-        "route.mcp",
-        version=version("routedriver"),
+        SERVER_NAME,
+        version=__version__,
         instructions=INSTRUCTIONS,
         on_list_tools=list_tools,
         on_call_tool=call_tool,
@@ -164,16 +170,32 @@ def _progress_reporter(ctx: ServerRequestContext[Any], stone: str) -> ProgressRe
 
 async def in_thread(work: Callable[[], T], progress: ProgressReporter | None = None) -> T:
     """Run ``work`` in a worker thread inside its own ``proc.Scope``; report progress meanwhile; on
-    cancellation stop the scope's commands and wait for the thread to unwind before passing it on."""
+    cancellation stop the scope's commands and wait for the thread to unwind before passing it on.
+
+    A call cancelled before a worker thread picked it up never runs (anyio drops it): then there is nothing
+    to wait for. (The client closing stdin right after a call cancels it that way; waiting for a thread
+    that never starts kept the server from ever exiting.)"""
     scope = proc.Scope()
     finished = threading.Event()
+    state = {"started": False, "dropped": False}
+    lock = threading.Lock()
 
     def run() -> T:
+        with lock:
+            if state["dropped"]:
+                raise anyio.get_cancelled_exc_class()()  # too late: the caller has gone
+            state["started"] = True
         try:
             with scope:
                 return work()
         finally:
             finished.set()
+
+    def drop() -> bool:
+        """Whether the work started (so the caller must wait for it); else it never will."""
+        with lock:
+            state["dropped"] = True
+            return state["started"]
 
     async def heartbeat(report: ProgressReporter) -> None:
         started = time.monotonic()
@@ -188,9 +210,10 @@ async def in_thread(work: Callable[[], T], progress: ProgressReporter | None = N
         try:
             results.append(await anyio.to_thread.run_sync(run, abandon_on_cancel=True))
         except anyio.get_cancelled_exc_class():
-            with anyio.CancelScope(shield=True):
-                await anyio.to_thread.run_sync(scope.stop)
-                await anyio.to_thread.run_sync(finished.wait)
+            if drop():
+                with anyio.CancelScope(shield=True):
+                    await anyio.to_thread.run_sync(scope.stop)
+                    await anyio.to_thread.run_sync(finished.wait)
             raise
         finally:
             group.cancel_scope.cancel()

@@ -1,6 +1,8 @@
-"""``route.bounce``: a Claude Code ``PreToolUse`` hook that holds a robot's file edits to its route's rules.
+"""``route.bounce``: a Claude Code ``PreToolUse`` hook that holds a robot's writes to its route's rules.
 
-It blocks (the CLI exits 2, the reason on stderr) a ``Write``, ``Edit``, ``MultiEdit`` or ``NotebookEdit`` of
+It refuses (Claude Code's JSON deny, exit 0: the tool does not run and the model reads the reason) a
+``Write``, ``Edit``, ``MultiEdit`` or ``NotebookEdit`` of, or a ``Bash`` command that visibly writes
+(``bounce_bash``),
 
 - a route's templates, ``*.stone`` and ``*.guard`` (read-only for robots; ``route.stone.del`` removes them),
 - anything under a route's ``.route/`` (the driver writes it: markers, reviews, judges, bindings, approvers)
@@ -8,11 +10,11 @@ It blocks (the CLI exits 2, the reason on stderr) a ``Write``, ``Edit``, ``Multi
 - a path a guard's ``protect:`` globs name, while that guard's stone has not passed (its own artifacts
   excepted, or the robot could never write them).
 
-Everything else passes silently. It fails closed: an event it cannot read, or a file-editing call whose
-target it cannot tell (``tool_input`` not an object, a path that is not one string), is blocked; a call of a
-tool it does not police (``Bash``, ``Read`` …) passes whatever else the event holds. It runs before every tool
-call, so it answers from paths and markers alone and parses a guard only when the guard's text mentions
-``protect``.
+Everything else passes silently. It fails closed: an event it cannot read, or a call whose target it cannot
+tell (``tool_input`` not an object, a path or a command that is not one string), is blocked with exit 2 (the
+reason on stderr; ``Bounce.unread``); a call of a tool it does not police (``Read``, an MCP tool …) passes
+whatever else the event holds. It runs before every tool call, so it answers from paths and markers alone
+and parses a guard only when the guard's text mentions ``protect``.
 """
 
 from __future__ import annotations
@@ -21,13 +23,17 @@ import os
 import shlex
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from routedriver import globs, userfile
 from routedriver.errors import Refused
 from routedriver.hookevent import MISSING, path_problem, text_problem, wrong
 from routedriver.route import store
 from routedriver.route.model import STATE_DIR, Route, Stone
+
+if TYPE_CHECKING:
+    from routedriver.gitops import Repo
+    from routedriver.route.state import Survey
 
 # The file-editing tools bounce polices, and the key that names the file each one writes.
 WRITE_TOOLS = {
@@ -46,6 +52,7 @@ class Bounce:
     reason: str = ""
     warnings: tuple[str, ...] = ()  # problems that did not block (a guard that does not parse)
     problem: str = ""  # a misconfiguration that disables protect: rules (the hook exits 1: shown to the user)
+    unread: bool = False  # blocked because the event could not be read (exit 2, not Claude Code's JSON deny)
 
 
 class Unclear(Exception):
@@ -58,6 +65,7 @@ def blocked_unread(why: str) -> Bounce:
         True,
         f"route.bounce: blocked this tool call: {why}, so it cannot tell what the call would write; it "
         "blocks what it cannot read (if this repeats, a human checks the route.bounce hook).",
+        unread=True,
     )
 
 
@@ -136,7 +144,7 @@ def decide(payload: dict[str, Any], route_option: str | None) -> Bounce:
     """Block, allow, or report a misconfiguration, for one PreToolUse event (already parsed JSON)."""
     event = payload.get("hook_event_name", EVENT)
     if isinstance(event, str) and event != EVENT:
-        # Wired to another event (Stop, UserPromptSubmit …), exit 2 would trap the robot or eat the prompt.
+        # Wired to another event (Stop, UserPromptSubmit …), a block would trap the robot or eat the prompt.
         return Bounce(
             False,
             problem=f"route.bounce judges {EVENT} events, and this is a {event} event (nothing blocked); "
@@ -145,71 +153,157 @@ def decide(payload: dict[str, Any], route_option: str | None) -> Bounce:
     try:
         if not isinstance(event, str):
             raise Unclear(wrong("hook_event_name", event, "an event's name"))
+        if payload.get("tool_name") == "Bash":
+            command, cwd = bash_command(payload)
+            from routedriver.route.bounce_bash import judge_command
+
+            return judge_command(command, cwd, Protection(route_option))
         targets = targets_of(payload)
     except Unclear as exc:
         return blocked_unread(str(exc))
+    protection = Protection(route_option)
     warnings: list[str] = []
     for target in targets:
         why = driver_file(target)
         if why is not None:
             return Bounce(True, f"route.bounce: blocked {_shown(target, payload)}: {why}.")
     for target in targets:
-        decision = _protected(target, route_option)
+        decision = protection.check(target)
         if decision.blocked or decision.problem:
             return decision
         warnings += decision.warnings
     return Bounce(False, warnings=tuple(dict.fromkeys(warnings)))
 
 
-def _protected(target: Path, route_option: str | None) -> Bounce:
-    from routedriver.gitops import find_repo
-    from routedriver.route.api import open_route
-    from routedriver.route.bind import NotBound
+def bash_command(payload: dict[str, Any]) -> tuple[str, Path]:
+    """A Bash call's command line and the directory it runs in; ``Unclear`` when the event does not say."""
+    tool_input = payload.get("tool_input", MISSING)
+    if not isinstance(tool_input, dict):
+        raise Unclear(f"{wrong('tool_input', tool_input, 'an object')} (a Bash call)")
+    command = tool_input.get("command", MISSING)
+    if not isinstance(command, str):
+        raise Unclear(wrong("tool_input.command", command, "a command line"))
+    cwd = payload.get("cwd", MISSING)
+    base = os.getcwd() if cwd is MISSING else _path("cwd", cwd)
+    return command, Path(os.path.realpath(base))
 
-    try:
-        route = open_route(route_option)
-    except NotBound:
-        return Bounce(False)  # no route bound here (main, a detached HEAD): nothing more to protect
-    except Refused as exc:
-        # A route that cannot be resolved (two bound, a bad --route) protects nothing: say so, or the
-        # protect: rules would silently stop working.
-        why = exc.line().removeprefix("error: ")
-        return Bounce(False, problem=f"route.bounce cannot tell what to protect (protect: rules off): {why}")
-    repo = find_repo(route.path)
-    base = repo.toplevel if repo is not None else Path.cwd()
-    relative = Path(os.path.relpath(target, base)).as_posix()
-    names = store.list_state(route)
-    survey: Survey | None = None  # made only when a protect: glob matches (the usual edit matches none)
-    warnings: list[str] = []
-    for stone in route.stones:
-        guard_path = stone.guard_path
-        if guard_path is None:
-            continue
-        try:
-            text = userfile.read_text(guard_path, what="guard", shown=route.show(guard_path))
-        except Refused:
-            continue
-        if "protect" not in text:
-            continue
-        pattern = _protecting_glob(route, stone, text, relative, base, warnings)
-        if pattern is None:
-            continue
-        if store.has_marker(names, stone.name):
-            from routedriver.route.state import Survey
 
-            survey = survey or Survey(route, repo, base, names=names)
-            if survey.check(stone).passed:  # passed as route.verify would say it: fresh
+class Protection:
+    """What the bound route (or ``--route``) protects with its guards' ``protect:`` globs, read once for all
+    the paths of one tool call: the route is opened, its state listed and its guards read at the first path
+    asked about, and a stone's pass is checked once."""
+
+    def __init__(self, route_option: str | None) -> None:
+        self.route_option = route_option
+        self._opened: tuple[Route | None, Bounce | None] | None = None
+        self._located: tuple[Repo | None, Path] | None = None
+        self._names: frozenset[str] = frozenset()
+        self._guards: list[tuple[Stone, str]] | None = None
+        self._survey: Survey | None = None
+        self._passed: dict[str, bool] = {}
+
+    def route(self) -> tuple[Route | None, Bounce | None]:
+        """The route, or None and why not (a problem to report, or None: no route is bound here, so there
+        is nothing more to protect: main, a detached HEAD)."""
+        if self._opened is None:
+            from routedriver.route.api import open_route
+            from routedriver.route.bind import NotBound
+
+            try:
+                self._opened = (open_route(self.route_option), None)
+            except NotBound:
+                self._opened = (None, None)
+            except Refused as exc:
+                # A route that cannot be resolved (two bound, a bad --route) protects nothing: say so, or
+                # the protect: rules would silently stop working.
+                why = exc.line().removeprefix("error: ")
+                problem = f"route.bounce cannot tell what to protect (protect: rules off): {why}"
+                self._opened = (None, Bounce(False, problem=problem))
+        return self._opened
+
+    def located(self, route: Route) -> tuple[Repo | None, Path]:
+        """The repository holding the route, and the base its globs are relative to (its top level)."""
+        if self._located is None:
+            from routedriver.gitops import find_repo
+
+            repo = find_repo(route.path)
+            self._located = (repo, repo.toplevel if repo is not None else Path.cwd())
+            self._names = store.list_state(route)
+        return self._located
+
+    def guards(self, route: Route) -> list[tuple[Stone, str]]:
+        """``(stone, guard text)`` for every guard that mentions ``protect`` (the others protect nothing)."""
+        if self._guards is None:
+            self._guards = []
+            for stone in route.stones:
+                if stone.guard_path is None:
+                    continue
+                try:
+                    shown = route.show(stone.guard_path)
+                    text = userfile.read_text(stone.guard_path, what="guard", shown=shown)
+                except Refused:
+                    continue
+                if "protect" in text:
+                    self._guards.append((stone, text))
+        return self._guards
+
+    def passed(self, route: Route, stone: Stone) -> bool:
+        """Whether ``stone`` has passed as route.verify would say it: fresh."""
+        if stone.name not in self._passed:
+            repo, base = self.located(route)
+            passed = False
+            if store.has_marker(self._names, stone.name):
+                from routedriver.route.state import Survey
+
+                self._survey = self._survey or Survey(route, repo, base, names=self._names)
+                passed = self._survey.check(stone).passed
+            self._passed[stone.name] = passed
+        return self._passed[stone.name]
+
+    def protected_globs(self) -> list[tuple[str, Path]]:
+        """Every ``protect:`` glob of a stone that has not passed, ``$route``/``$stone`` substituted, with
+        the base it is relative to (for a directory a command writes below: does it hold such paths?)."""
+        route, _ = self.route()
+        if route is None:
+            return []
+        from routedriver.route.guardfile import parse_guard
+
+        _, base = self.located(route)
+        found = []
+        for stone, text in self.guards(route):
+            assert stone.guard_path is not None
+            try:
+                guard = parse_guard(text, stone.guard_path, route.show(stone.guard_path), stone.name)
+            except Refused:
                 continue
-        shown = relative if not relative.startswith("../") else str(target)
-        head = f"--route {shlex.quote(route.display)} --stone {shlex.quote(stone.name)}"
-        return Bounce(
-            True,
-            f"route.bounce: blocked {shown}: it is protected by stone {stone.name} of route {route.display} "
-            f"(protect: {pattern}) until that stone passes. Finish that stone first: read it with "
-            f"route.stone.get {head} --say, then run route.stone.set {head} --as passed.",
-            tuple(warnings),
-        )
-    return Bounce(False, "", tuple(warnings))
+            if guard.protect and not self.passed(route, stone):
+                found += [(_expand(pattern, route, stone, base), base) for pattern in guard.protect]
+        return found
+
+    def check(self, target: Path, how: str = "") -> Bounce:
+        """Blocked when a ``protect:`` glob of a stone that has not passed covers ``target`` (``how``: what
+        writes it, said after the path)."""
+        route, problem = self.route()
+        if route is None:
+            return problem or Bounce(False)
+        _, base = self.located(route)
+        relative = Path(os.path.relpath(target, base)).as_posix()
+        warnings: list[str] = []
+        for stone, text in self.guards(route):
+            pattern = _protecting_glob(route, stone, text, relative, base, warnings)
+            if pattern is None or self.passed(route, stone):
+                continue
+            shown = relative if not relative.startswith("../") else str(target)
+            shown += f" ({how})" if how else ""
+            head = f"--route {shlex.quote(route.display)} --stone {shlex.quote(stone.name)}"
+            return Bounce(
+                True,
+                f"route.bounce: blocked {shown}: it is protected by stone {stone.name} of route "
+                f"{route.display} (protect: {pattern}) until that stone passes. Finish that stone first: "
+                f"read it with route.stone.get {head} --say, then run route.stone.set {head} --as passed.",
+                tuple(warnings),
+            )
+        return Bounce(False, "", tuple(warnings))
 
 
 def _protecting_glob(
@@ -235,6 +329,11 @@ def _protecting_glob(
 def _match(pattern: str, route: Route, stone: Stone, relative: str, base: Path) -> bool:
     """Whether the guard's glob ``pattern`` covers ``relative`` (``routedriver.globs``'s rule: hidden names
     included, ``x/`` is everything below ``x``), ``$route`` and ``$stone`` substituted."""
+    return globs.covers(_expand(pattern, route, stone, base), relative)
+
+
+def _expand(pattern: str, route: Route, stone: Stone, base: Path) -> str:
+    """A guard's glob with ``$route`` and ``$stone`` substituted, relative to ``base``."""
     from routedriver.route.subst import VARIABLE
 
     route_value = Path(os.path.relpath(route.path, base)).as_posix()
@@ -243,4 +342,4 @@ def _match(pattern: str, route: Route, stone: Stone, relative: str, base: Path) 
     if os.path.isabs(expanded):
         # relpath drops a trailing "/", which means "everything below": keep it.
         expanded = Path(os.path.relpath(expanded, base)).as_posix() + ("/" if expanded.endswith("/") else "")
-    return globs.covers(expanded, relative)
+    return expanded

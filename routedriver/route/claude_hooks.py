@@ -39,14 +39,19 @@ class Hook(NamedTuple):
 HOOKS = (
     Hook("SessionStart", "startup|resume|clear|compact", "route.drive", "hook.onBoot", 60),
     Hook("Stop", None, "route.drive", "hook.onStop", 60),
-    Hook("PreToolUse", "Write|Edit|MultiEdit|NotebookEdit", "route.bounce", None, 30),
+    Hook("PreToolUse", "Write|Edit|MultiEdit|NotebookEdit|Bash", "route.bounce", None, 30),
 )
+
+
+# Matchers earlier versions of route.init wrote, and what they become: route.bounce now reads Bash commands.
+OLD_MATCHERS = {("PreToolUse", "route.bounce"): ("Write|Edit|MultiEdit|NotebookEdit",)}
 
 
 class SettingsPlan(NamedTuple):
     path: Path  # absolute
     text: str | None  # the new file, or None when every hook is there already
     added: tuple[Hook, ...]
+    widened: tuple[Hook, ...] = ()  # hooks whose matcher an older route.init wrote, now the current one
 
 
 def plan_settings(toplevel: Path) -> SettingsPlan:
@@ -58,20 +63,37 @@ def plan_settings(toplevel: Path) -> SettingsPlan:
     hooks = settings.setdefault("hooks", {})
     if not isinstance(hooks, dict):
         raise _shape(shown, "'hooks' is not an object")
-    added = []
+    added, widened = [], []
     for hook in HOOKS:
         groups = hooks.setdefault(hook.event, [])
         if not isinstance(groups, list):
             raise _shape(shown, f"'hooks.{hook.event}' is not a list")
+        if _widen(groups, hook):
+            widened.append(hook)
         if any(_runs(command, hook) for command in _commands(groups)):
             continue
         entry: dict[str, Any] = {} if hook.matcher is None else {"matcher": hook.matcher}
         entry["hooks"] = [{"type": "command", "command": hook.command, "timeout": hook.timeout_s}]
         groups.append(entry)
         added.append(hook)
-    if not added:
+    if not added and not widened:
         return SettingsPlan(path, None, ())
-    return SettingsPlan(path, json.dumps(settings, indent=2, ensure_ascii=False) + "\n", tuple(added))
+    text = json.dumps(settings, indent=2, ensure_ascii=False) + "\n"
+    return SettingsPlan(path, text, tuple(added), tuple(widened))
+
+
+def _widen(groups: list[Any], hook: Hook) -> bool:
+    """Give a group an older route.init wrote for ``hook`` (its matcher exactly as written then) the current
+    matcher; a matcher the user changed is theirs and stays."""
+    old = OLD_MATCHERS.get((hook.event, hook.program), ())
+    changed = False
+    for group in groups:
+        if not isinstance(group, dict) or group.get("matcher") not in old or hook.matcher is None:
+            continue
+        if any(_runs(command, hook) for command in _commands([group])):
+            group["matcher"] = hook.matcher
+            changed = True
+    return changed
 
 
 def write_settings(plan: SettingsPlan) -> None:

@@ -1,12 +1,13 @@
 """``route.drive`` as a Claude Code hook: ``Stop`` keeps a robot going while it can act; ``SessionStart``
 tells it where it is.
 
-The hook contract (Claude Code's hooks reference): the event arrives as JSON on stdin; exit 0 lets things
-proceed and, for ``Stop``, JSON on stdout may carry a ``systemMessage`` shown to the user; exit 2 blocks,
-and for ``Stop`` that means "do not stop": stderr is fed to the model as the reason to continue. A
-``SessionStart`` hook's plain stdout is added to the session's context. Any other exit code is a
-non-blocking error. ``stop_hook_active`` is true when the model is already continuing because of a Stop
-hook: that is where a hook must avoid keeping a robot in a loop it cannot leave.
+The hook contract (Claude Code's hooks reference): the event arrives as JSON on stdin; exit 0 with JSON on
+stdout answers: for ``Stop``, ``{"decision": "block", "reason": …}`` means "do not stop" and the model reads
+the reason as what to do next, and a ``systemMessage`` is shown to the user. (Exit 2 with the reason on
+stderr also blocks, but the model then reads it as a hook error.) A ``SessionStart`` hook's plain stdout is
+added to the session's context. Any other exit code is a non-blocking error. ``stop_hook_active`` is true
+when the model is already continuing because of a Stop hook: that is where a hook must avoid keeping a
+robot in a loop it cannot leave.
 
 Neither hook trusts its event for what matters: the guidance comes from the route's files. ``SessionStart``
 reads only ``session_id`` (to remember, once per session, the commit the session began at); ``Stop`` reads
@@ -30,6 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from routedriver.errors import UserError
+from routedriver.hookevent import block_stop
 from routedriver.route import store
 from routedriver.route.model import Route
 from routedriver.route.words import stones_passed
@@ -83,8 +85,9 @@ def on_boot(route_option: str | None, payload: dict[str, Any] | None = None) -> 
 def on_stop(
     route_option: str | None, payload: dict[str, Any] | None, max_blocks: int = DEFAULT_MAX_BLOCKS
 ) -> HookAnswer:
-    """Stop: exit 2 with guidance while the robot can act; exit 0 (saying why) otherwise. ``payload`` is
-    None when the event could not be read: the answer comes from the route alone."""
+    """Stop: ``decision: block`` with guidance while the robot can act; a ``systemMessage`` saying why it may
+    stop otherwise; always exit 0. ``payload`` is None when the event could not be read: the answer comes
+    from the route alone."""
     from routedriver.route.bind import NotBound
     from routedriver.route.drive import guidance, render
 
@@ -136,7 +139,7 @@ def _send_back(
             ),
         )
     _remember(route, fingerprint, blocks + 1)
-    return HookAnswer(2, stderr=text)
+    return HookAnswer(0, block_stop(text))
 
 
 def _put_back(

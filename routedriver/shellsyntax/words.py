@@ -368,3 +368,43 @@ class _Reader:
         self.line_ended = False
         if line:
             self.sink.line(line)
+
+
+# -- redirections --------------------------------------------------------------------------------------------
+@dataclass
+class Redirection:
+    """A redirection of a simple command: its operator and the word it names (a file; for ``>&``/``<&`` a
+    descriptor number or ``-`` as well)."""
+
+    operator: str  # one of lexer.REDIRECTIONS: < > >> <& >& &> &>> <> >|
+    target: Word
+
+
+class RedirectionSink(Sink, Protocol):
+    def redirection(self, redirection: Redirection) -> None:
+        """A redirection, handed over as soon as its word is read (before the line holding its command)."""
+
+
+def read_with_redirections(script: str, sink: RedirectionSink) -> None:
+    """``read``, also handing ``sink.redirection`` every redirection and its target word (``read`` drops
+    them: a file name is not an argument). Here-documents and here-strings are not redirections here: their
+    text is the command's ``feed``."""
+    _RedirectionReader(script, lex(script), sink).read()
+
+
+class _RedirectionReader(_Reader):
+    def __init__(self, text: str, tokens: list[Token], sink: RedirectionSink) -> None:
+        super().__init__(text, tokens, sink)
+        self.redirections = sink
+        self.pending = ""  # the operator whose word is being read
+
+    def operator(self, index: int, token: Token) -> None:
+        if token.value in REDIRECTIONS:
+            self.pending = token.value
+        super().operator(index, token)
+
+    def end_word(self) -> None:
+        word, naming = self.word, self.skip_next_word and self.word.started
+        super().end_word()  # decides whether the word is a glob (``expanded``) before it is handed over
+        if naming:
+            self.redirections.redirection(Redirection(self.pending, word))

@@ -10,10 +10,12 @@ from tests.conftest import git
 from tests.route.routes import make_route, run_as_human, run_route, steer, stone_get, write
 from tests.route_gate.gate import (
     approve,
+    denied,
     gated_route,
     hook,
     pre_tool_event,
     route_set,
+    sent_back,
     session_start_event,
     stop_event,
 )
@@ -194,17 +196,15 @@ def test_stop_hook_keeps_the_robot_going_until_it_waits_on_a_human(git_repo: Pat
     steer(git_repo, "r1", out="blockers: 1\nnitpicks: 0\n- blocker: the vision names no user\n")
 
     fresh = hook(DRIVE_STOP, git_repo, stop_event(git_repo, active=False))
-    assert fresh.code == 2 and fresh.out == ""
-    assert fresh.err.startswith("The route is not finished; keep going.\nroute route: 0 of 3 stones passed")
-    assert (
-        "## 1.vision (ready)" in fresh.err and "route.stone.set --route route --stone 1.vision" in fresh.err
-    )
+    assert (fresh.code, fresh.err) == (0, "")  # Claude Code's JSON: the model reads the reason, no hook error
+    reason = sent_back(fresh)
+    assert reason.startswith("The route is not finished; keep going.\nroute route: 0 of 3 stones passed")
+    assert "## 1.vision (ready)" in reason and "route.stone.set --route route --stone 1.vision" in reason
 
     assert route_set(git_repo, route, "1.vision").code == 2  # the robot acts: rejected by the review
-    rejected = hook(DRIVE_STOP, git_repo, stop_event(git_repo, active=True))
-    assert rejected.code == 2
-    assert "## 1.vision (rejected)" in rejected.err
-    assert "last result: rejected: j1 reviewed?: blockers exceed threshold (1 > 0)" in rejected.err
+    rejected = sent_back(hook(DRIVE_STOP, git_repo, stop_event(git_repo, active=True)))
+    assert "## 1.vision (rejected)" in rejected
+    assert "last result: rejected: j1 reviewed?: blockers exceed threshold (1 > 0)" in rejected
 
     steer(git_repo, "r1", out="blockers: 0\nnitpicks: 0\n")
     write(route / "1.vision.md", "# Vision, for our users\n")
@@ -225,7 +225,7 @@ def test_stop_hook_keeps_the_robot_going_until_it_waits_on_a_human(git_repo: Pat
 
     assert approve(git_repo, route, "1.vision").code == 0
     approved = hook(DRIVE_STOP, git_repo, stop_event(git_repo, active=False))
-    assert approved.code == 2 and "a human approved it since the last run" in approved.err
+    assert "a human approved it since the last run" in sent_back(approved)
     for stone in ("1.vision", "2.plan", "3.ship"):
         assert route_set(git_repo, route, stone).code == 0
     complete = hook(DRIVE_STOP, git_repo, stop_event(git_repo, active=True))
@@ -238,10 +238,10 @@ def test_stop_hook_keeps_the_robot_going_until_it_waits_on_a_human(git_repo: Pat
 def test_stop_hook_lets_a_stuck_robot_stop_after_three_identical_blocks(git_repo: Path) -> None:
     route = gated_route(git_repo)
     argv = [*DRIVE_STOP, "--route", str(route)]
-    codes = [hook(argv, git_repo, stop_event(git_repo, active=index > 0)).code for index in range(4)]
-    assert codes == [2, 2, 2, 0]
+    kept = [bool(sent_back(hook(argv, git_repo, stop_event(git_repo, active=i > 0)))) for i in range(4)]
+    assert kept == [True, True, True, False]
     released = hook(argv, git_repo, stop_event(git_repo, active=True))
-    assert released.code == 0
+    assert released.code == 0 and not sent_back(released)
     message = json.loads(released.out)["systemMessage"]
     assert message.startswith(
         "route.drive: letting the robot stop: it was sent back 3 times and nothing changed"
@@ -252,12 +252,12 @@ def test_stop_hook_lets_a_stuck_robot_stop_after_three_identical_blocks(git_repo
         git_repo, "status", "--porcelain", "--untracked-files=all"
     )
     # A new prompt from the user (stop_hook_active false) starts counting again; so does any change.
-    assert hook(argv, git_repo, stop_event(git_repo, active=False)).code == 2
-    assert hook(argv, git_repo, stop_event(git_repo, active=True)).code == 2
-    assert hook(argv, git_repo, stop_event(git_repo, active=True)).code == 2
+    assert sent_back(hook(argv, git_repo, stop_event(git_repo, active=False)))
+    assert sent_back(hook(argv, git_repo, stop_event(git_repo, active=True)))
+    assert sent_back(hook(argv, git_repo, stop_event(git_repo, active=True)))
     assert route_set(git_repo, route, "1.vision").code == 2  # progress: now it waits on the human…
     write(route / "1.vision.md", "# Vision, edited\n")  # …and the robot edits again: a change
-    assert hook([*argv, "--max-blocks", "1"], git_repo, stop_event(git_repo, active=True)).code == 2
+    assert sent_back(hook([*argv, "--max-blocks", "1"], git_repo, stop_event(git_repo, active=True)))
 
 
 def test_drive_hooks_never_block_on_what_the_robot_cannot_fix(git_repo: Path) -> None:
@@ -296,21 +296,21 @@ def test_bounce_blocks_protected_paths_until_their_stone_passes(git_repo: Path) 
     write(git_repo / "src" / "app.py", "print('hi')\n")
     for tool in ("Write", "Edit", "MultiEdit"):
         blocked = hook(BOUNCE, git_repo, pre_tool_event(git_repo, tool, str(git_repo / "src" / "app.py")))
-        assert blocked.code == 2 and blocked.out == "", tool
-        assert blocked.err == (
+        assert (blocked.code, blocked.err) == (0, ""), tool
+        assert denied(blocked) == (
             "route.bounce: blocked src/app.py: it is protected by stone 2.plan of route route "
             "(protect: src/**) until that stone passes. Finish that stone first: read it with "
             "route.stone.get --route route --stone 2.plan --say, then run "
-            "route.stone.set --route route --stone 2.plan --as passed.\n"
+            "route.stone.set --route route --stone 2.plan --as passed."
         )
     relative = hook(BOUNCE, git_repo / "src", pre_tool_event(git_repo / "src", "Write", "lib/util.py"))
-    assert relative.code == 2 and "blocked src/lib/util.py" in relative.err  # relative to the event's cwd
+    assert "blocked src/lib/util.py" in denied(relative)  # relative to the event's cwd
     notebook = hook(BOUNCE, git_repo, pre_tool_event(git_repo, "NotebookEdit", "src/analysis.ipynb"))
-    assert notebook.code == 2
+    assert denied(notebook)
     # The stone's own artifacts stay writable, or it could never pass.
     own = hook(BOUNCE, git_repo, pre_tool_event(git_repo, "Write", str(route / "2.plan.md")))
     assert (own.code, own.err) == (0, "")
-    for tool, path in (("Write", "docs/notes.md"), ("Read", "src/app.py"), ("Bash", "src/app.py")):
+    for tool, path in (("Write", "docs/notes.md"), ("Read", "src/app.py"), ("Bash", "docs/notes.md")):
         allowed = hook(BOUNCE, git_repo, pre_tool_event(git_repo, tool, path))
         assert (allowed.code, allowed.out, allowed.err) == (0, "", ""), tool
     assert approve(git_repo, route, "1.vision").code == 0
@@ -321,7 +321,7 @@ def test_bounce_blocks_protected_paths_until_their_stone_passes(git_repo: Path) 
     # A pass its artifacts no longer hold (stale, as route.verify would say) protects again.
     write(route / "2.plan.md", "# Plan, edited after it passed\n")
     stale = hook(BOUNCE, git_repo, pre_tool_event(git_repo, "Edit", "src/app.py"))
-    assert stale.code == 2 and "protected by stone 2.plan" in stale.err
+    assert "protected by stone 2.plan" in denied(stale)
 
 
 def test_bounce_always_blocks_templates_and_driver_files(git_repo: Path) -> None:
@@ -340,11 +340,10 @@ def test_bounce_always_blocks_templates_and_driver_files(git_repo: Path) -> None
     for path, why in targets.items():
         for tool in ("Write", "Edit"):
             blocked = hook(BOUNCE, git_repo, pre_tool_event(git_repo, tool, path))
-            assert blocked.code == 2, (tool, path)
-            assert blocked.err.startswith(f"route.bounce: blocked {path}: {why}"), blocked.err
+            assert denied(blocked).startswith(f"route.bounce: blocked {path}: {why}"), (tool, blocked)
     # A symlink is not a way around it.
     (git_repo / "innocent.md").symlink_to(route / "1.vision.stone")
-    assert hook(BOUNCE, git_repo, pre_tool_event(git_repo, "Write", "innocent.md")).code == 2
+    assert denied(hook(BOUNCE, git_repo, pre_tool_event(git_repo, "Write", "innocent.md")))
     # A .guard file that is not part of a route is somebody else's business.
     write(git_repo / "lib" / "x.guard", "not ours\n")
     assert hook(BOUNCE, git_repo, pre_tool_event(git_repo, "Write", "lib/x.guard")).code == 0
@@ -392,4 +391,4 @@ def test_bounce_says_when_it_cannot_tell_what_to_protect(git_repo: Path) -> None
     )
     # Driver files stay blocked whatever the route lookup says.
     stone = hook(BOUNCE, git_repo, pre_tool_event(git_repo, "Edit", "a/1.vision.stone"))
-    assert stone.code == 2 and "stones (*.stone) are read-only templates" in stone.err
+    assert "stones (*.stone) are read-only templates" in denied(stone)

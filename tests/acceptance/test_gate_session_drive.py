@@ -21,6 +21,7 @@ from tests.route_gate.gate import (
     hook_event,
     pass_all,
     route_set,
+    sent_back,
     session_start_event,
     stop_event,
 )
@@ -38,8 +39,11 @@ def one_stone_route(repo: Path, guard: str) -> Path:
 
 
 def stop(repo: Path) -> tuple[int, str, str]:
+    """The Stop hook's exit code, its stdout, and the reason it sends the robot back with ('' when it lets
+    it stop)."""
     done = hook(DRIVE_STOP, repo, stop_event(repo, active=False))
-    return done.code, done.out, done.err
+    assert done.code == 0 and done.err == "", done  # answers in Claude Code's JSON, never a hook error
+    return done.code, done.out, sent_back(done)
 
 
 def test_a_review_that_breaks_lets_the_robot_stop_and_says_what_a_human_must_fix(git_repo: Path) -> None:
@@ -48,8 +52,8 @@ def test_a_review_that_breaks_lets_the_robot_stop_and_says_what_a_human_must_fix
     )
     assert route_set(git_repo, route, "1.vision").code == 1  # review r1: exit 127, command not found
 
-    code, out, err = stop(git_repo)
-    assert (code, err) == (0, "")  # the robot may stop: only a human can fix the guard or install the tool
+    code, out, back = stop(git_repo)
+    assert (code, back) == (0, "")  # the robot may stop: only a human can fix the guard or install the tool
     message = json.loads(out)["systemMessage"]
     assert message.startswith(
         "route route: 1.vision cannot be checked, a command of its guard broke: review r1 "
@@ -68,8 +72,8 @@ def test_a_review_that_breaks_lets_the_robot_stop_and_says_what_a_human_must_fix
 
     # New artifacts are a new input: the guard is worth running again.
     write(route / "1.vision.md", "# Vision, reworded\n")
-    code, _out, err = stop(git_repo)
-    assert code == 2 and "## 1.vision (ready)\n" in err
+    _code, _out, back = stop(git_repo)
+    assert "## 1.vision (ready)\n" in back
 
 
 def test_a_review_that_broke_then_worked_is_not_a_malfunction(git_repo: Path) -> None:
@@ -79,17 +83,17 @@ def test_a_review_that_broke_then_worked_is_not_a_malfunction(git_repo: Path) ->
     assert "## 1.vision (malfunction)" in run_route(["route.drive"], git_repo).out
     steer(git_repo, "r1", exit_code=0)  # a human fixed the tool and ran the guard again
     assert route_set(git_repo, route, "1.vision").code == 0
-    code, _out, err = stop(git_repo)
-    assert code == 2 and "## 2.plan (needs-artifact)" in err and "1.vision" not in err.split("\n")[1]
+    _code, _out, back = stop(git_repo)
+    assert "## 2.plan (needs-artifact)" in back and "1.vision" not in back.split("\n")[1]
 
 
 def test_a_judge_that_breaks_is_a_malfunction_not_a_rejection(git_repo: Path) -> None:
     route = one_stone_route(git_repo, 'judges:\n  - sh -c "exit 7"\n')
     assert route_set(git_repo, route, "1.vision").code == 1
 
-    code, out, _err = stop(git_repo)
+    code, out, back = stop(git_repo)
     message = json.loads(out)["systemMessage"]
-    assert code == 0
+    assert (code, back) == (0, "")
     assert message.startswith(
         'route route: 1.vision cannot be checked, a command of its guard broke: judge j1 (sh -c "exit 7"): '
         "exit 7 (read route/.route/1.vision.guard.judge.i1p1."
@@ -99,11 +103,9 @@ def test_a_judge_that_breaks_is_a_malfunction_not_a_rejection(git_repo: Path) ->
 
     # A human fixes the guard: the old result no longer applies, and the robot runs the guard again.
     write(route / "1.vision.guard", 'judges:\n  - sh -c "exit 0"\n')
-    code, _out, err = stop(git_repo)
-    assert code == 2
-    assert (
-        "## 1.vision (ready)\n" in err and "do: run the guard (the guard changed since the last run):" in err
-    )
+    _code, _out, back = stop(git_repo)
+    assert "## 1.vision (ready)\n" in back
+    assert "do: run the guard (the guard changed since the last run):" in back
     assert route_set(git_repo, route, "1.vision").code == 0
 
 
@@ -123,8 +125,7 @@ def test_stop_hook_sends_the_robot_back_to_a_pass_its_edits_made_stale(git_repo:
     assert (code, json.loads(out)) == (0, {"systemMessage": "route route: all 3 stones passed."})
 
     write(route / "2.plan.md", "# Plan, edited after it passed\n")
-    code, out, err = stop(git_repo)
-    assert (code, out) == (2, "")
+    _code, _out, err = stop(git_repo)
     assert err.startswith(
         "The route is not finished; keep going.\nroute route: 2 of 3 stones passed; next: 2.plan\n"
     )
@@ -143,14 +144,14 @@ def test_stop_hook_sends_the_robot_back_to_a_pass_its_edits_made_stale(git_repo:
     notes = write(route / "2.plan.notes.md", "notes\n")
     code, _out, err = stop(git_repo)
     added = "artifacts changed since the pass: added route/2.plan.notes.md"
-    assert code == 2 and f"it passed, but the pass no longer holds: {added}\n" in err
+    assert f"it passed, but the pass no longer holds: {added}\n" in err
     notes.unlink()
-    assert stop(git_repo)[0] == 0
+    assert stop(git_repo)[2] == ""
 
     # An approved stone edited after its pass: set again finds it waits for a human, and the robot may stop.
     write(route / "1.vision.md", "# Vision, edited after approval\n")
-    code, _out, err = stop(git_repo)
-    assert code == 2 and "## 1.vision (stale)" in err
+    _code, _out, err = stop(git_repo)
+    assert "## 1.vision (stale)" in err
     assert route_set(git_repo, route, "1.vision").code == 2
     code, out, _err = stop(git_repo)
     assert code == 0 and "waiting for human approval of 1.vision" in json.loads(out)["systemMessage"]
@@ -330,8 +331,8 @@ def test_a_definition_the_robot_breaks_in_the_work_tree_keeps_it_going(
         assert stop(git_repo)[0] == 0
     robot_shell(git_repo, breaking)
 
-    code, out, err = stop(git_repo)
-    assert (code, out) == (2, "")
+    _code, out, err = stop(git_repo)
+    assert err, out  # sent back
     assert err.startswith(
         "The route is not finished; keep going.\nroute route: its definitions differ from what git has "
         "committed, and the route is what git has committed (route.verify checks that); put them back:\n"
@@ -347,7 +348,7 @@ def test_a_definition_the_robot_breaks_in_the_work_tree_keeps_it_going(
     )
     code, out, err = stop(git_repo)
     assert "its definitions differ" not in out + err
-    assert code == 2 or "waiting for human approval" in json.loads(out)["systemMessage"]
+    assert err or "waiting for human approval" in json.loads(out)["systemMessage"]
 
 
 def test_a_definition_broken_in_a_commit_of_this_session_is_the_robots_to_restore(git_repo: Path) -> None:
@@ -359,15 +360,15 @@ def test_a_definition_broken_in_a_commit_of_this_session_is_the_robots_to_restor
     # A resumed (or compacted) session is the same session: it still began where it began.
     assert hook(DRIVE_BOOT, git_repo, session_start_event(git_repo, "resume")).code == 0
 
-    code, out, err = stop(git_repo)
-    assert (code, out) == (2, "")
+    _code, out, err = stop(git_repo)
+    assert err, out  # sent back
     assert restore_lines(err) == [
         f"- route/1.vision.guard: changed by a commit made in this session (since {began[:12]}, where it "
         f"began); restore it: git checkout {began[:12]} -- route/1.vision.guard, then commit it"
     ]
     robot_shell(git_repo, f"git checkout {began[:12]} -- route/1.vision.guard && git commit -q -m 'put back'")
-    code, _out, err = stop(git_repo)
-    assert code == 2 and "## 1.vision (ready)" in err  # back to work
+    _code, _out, err = stop(git_repo)
+    assert "## 1.vision (ready)" in err  # back to work
 
 
 def test_a_definition_broken_in_a_commit_nobody_in_this_session_made_waits_for_a_human(
@@ -417,7 +418,7 @@ def test_a_robot_that_cannot_put_a_definition_back_is_let_go_after_max_blocks(gi
     robot_shell(git_repo, "echo x > route/1.vision.guard")
     event = stop_event(git_repo, active=True)
     for _ in range(3):
-        assert hook(DRIVE_STOP, git_repo, event).code == 2
+        assert sent_back(hook(DRIVE_STOP, git_repo, event))
     last = hook(DRIVE_STOP, git_repo, event)
     assert last.code == 0
     message = json.loads(last.out)["systemMessage"]

@@ -1,7 +1,8 @@
 """route.bounce and route.drive fed malformed hook events, as an adversary or a fuzzer would send them.
 
 Each row of a table is one event (the exact bytes on stdin) and the exit code the installed hook must give:
-route.bounce (PreToolUse) blocks (2) every file edit it cannot read; the Stop hook never lets a robot off an
+route.bounce (PreToolUse) blocks (2) every file edit or Bash call it cannot read, and refuses what it judges
+with Claude Code's JSON deny (0, "deny: …" in the table); the Stop hook never lets a robot off an
 unfinished route because its event was unreadable; SessionStart still says where the robot is.
 """
 
@@ -19,7 +20,7 @@ from click.testing import CliRunner
 
 from tests.conftest import Ran, git
 from tests.route.routes import run_route, write
-from tests.route_gate.gate import gated_route, pass_all, route_set
+from tests.route_gate.gate import denied, gated_route, pass_all, route_set, sent_back
 
 DROP = object()  # a field the event leaves out
 SESSION = "7f6c2d1e-4b1a-4c55-9e3d-2b8f0a1c9d42"
@@ -214,22 +215,24 @@ BOUNCE_EVENTS: list[tuple[str, Build, int, str]] = [
         lambda cwd: write_event(
             cwd, tool_input={"file_path": "docs/a.md", "notebook_path": "route/1.vision.stone"}
         ),
-        2,
-        "route.bounce: blocked route/1.vision.stone: stones (*.stone) are read-only",
+        0,
+        "deny: route.bounce: blocked route/1.vision.stone: stones (*.stone) are read-only",
     ),
-    # tools bounce does not police pass, whatever their input holds
+    # a Bash call whose command cannot be read is blocked like an unreadable file edit
     (
         "Bash: tool_input a string",
         lambda cwd: write_event(cwd, tool="Bash", tool_input="rm route/1.vision.stone"),
-        0,
-        "",
+        2,
+        "tool_input is a string, not an object (a Bash call)",
     ),
     (
         "Bash: command a list",
         lambda cwd: write_event(cwd, tool="Bash", tool_input={"command": ["rm", "x"]}),
-        0,
-        "",
+        2,
+        "tool_input.command is a JSON array, not a command line",
     ),
+    ("Bash: no command", lambda cwd: write_event(cwd, tool="Bash", tool_input={}), 2, "command is missing"),
+    # tools bounce does not police pass, whatever their input holds
     ("Read: tool_input missing", lambda cwd: write_event(cwd, tool="Read", tool_input=DROP), 0, ""),
     ("Grep", lambda cwd: write_event(cwd, tool="Grep", tool_input={"pattern": "x"}), 0, ""),
     (
@@ -243,10 +246,15 @@ BOUNCE_EVENTS: list[tuple[str, Build, int, str]] = [
     (
         "Write a stone",
         lambda cwd: write_event(cwd, "route/1.vision.stone"),
-        2,
-        "stones (*.stone) are read-only",
+        0,
+        "deny: stones (*.stone) are read-only",
     ),
-    ("Write a protected path", lambda cwd: write_event(cwd, "src/app.py"), 2, "protected by stone 2.plan"),
+    (
+        "Write a protected path",
+        lambda cwd: write_event(cwd, "src/app.py"),
+        0,
+        "deny: protected by stone 2.plan",
+    ),
     (
         "Write 20 MB to docs",
         lambda cwd: write_event(cwd, tool_input={"file_path": "docs/big.md", "content": "x" * (20 << 20)}),
@@ -258,20 +266,20 @@ BOUNCE_EVENTS: list[tuple[str, Build, int, str]] = [
         lambda cwd: write_event(
             cwd, tool_input={"file_path": "route/2.plan.stone", "content": "x" * (20 << 20)}
         ),
-        2,
-        "stones (*.stone) are read-only",
+        0,
+        "deny: stones (*.stone) are read-only",
     ),
     (
         "Write a stone by an escaped name",
         lambda cwd: write_event(cwd, "route/1.vision\\u002estone").replace(b"\\\\u002e", b"\\u002e"),
-        2,
-        "stones (*.stone) are read-only",
+        0,
+        "deny: stones (*.stone) are read-only",
     ),
     (
         "Write a stone whose name is not UTF-8 on disk",
         lambda cwd: write_event(cwd, "route/\udcff.stone"),
-        2,
-        "stones (*.stone) are read-only",
+        0,
+        "deny: stones (*.stone) are read-only",
     ),
     (
         "Write a guard name too long for the file system",
@@ -282,29 +290,34 @@ BOUNCE_EVENTS: list[tuple[str, Build, int, str]] = [
     (
         "Write a stone name too long for the file system",
         lambda cwd: write_event(cwd, "x" * 300 + ".stone"),
-        2,
-        "stones (*.stone) are read-only",
+        0,
+        "deny: stones (*.stone) are read-only",
     ),
     # names in another letter case are the same file on a case-insensitive file system (macOS, Windows)
     (
         "Write a stone in capitals",
         lambda cwd: write_event(cwd, "route/1.Vision.STONE"),
-        2,
-        "stones (*.stone)",
+        0,
+        "deny: stones (*.stone)",
     ),
     (
         "Edit a guard in capitals",
         lambda cwd: write_event(cwd, "route/2.plan.Guard", "Edit"),
-        2,
-        "guards (*.guard)",
+        0,
+        "deny: guards (*.guard)",
     ),
     (
         "Write under .ROUTE/",
         lambda cwd: write_event(cwd, "route/.ROUTE/1.vision.passed"),
-        2,
-        "under a route's .route/",
+        0,
+        "deny: under a route's .route/",
     ),
-    ("Write .Route-Approvers", lambda cwd: write_event(cwd, ".Route-Approvers"), 2, "the approvers file"),
+    (
+        "Write .Route-Approvers",
+        lambda cwd: write_event(cwd, ".Route-Approvers"),
+        0,
+        "deny: the approvers file",
+    ),
     # wired to another event: a mistake in settings.json, shown to the user; exit 2 there would trap the robot
     (
         "a Stop event",
@@ -326,6 +339,9 @@ BOUNCE_EVENTS: list[tuple[str, Build, int, str]] = [
 )
 def test_bounce_blocks_what_it_cannot_read(repo: Path, what: str, build: Build, code: int, says: str) -> None:
     done = run_hook(["route.bounce"], repo, build(repo))
+    if says.startswith("deny: "):  # judged and refused: Claude Code's JSON deny, the reason in it
+        assert (done.code, done.err) == (0, "") and says[6:] in denied(done), (what, done)
+        return
     assert (done.code, done.out) == (code, ""), (what, done)
     assert says in done.err, (what, done.err)
     assert done.err.count("\n") == (0 if code == 0 else 1), done.err  # one line, no traceback
@@ -380,8 +396,8 @@ def test_bounce_fuzzed_events_never_crash_and_never_let_a_stone_through(
         code = done.exit_code
         assert code in (0, 1, 2) and "internal error" not in done.output, (bytes(data), done.output)
         seen[code] += 1
-        if _still_edits_a_stone(bytes(data)):
-            assert code == 2, (bytes(data), done.output)
+        if _still_edits_a_stone(bytes(data)):  # blocked as unreadable (2), or judged and denied
+            assert code == 2 or denied(Ran(code, done.stdout, done.stderr)), (bytes(data), done.output)
         if code == 0:
             assert _reads_as_an_object(bytes(data)), bytes(data)
     assert seen[2] > 200  # the table's claim at scale: most damaged events are blocked
@@ -439,15 +455,15 @@ STOP_EVENTS: list[tuple[str, Build]] = [
 def test_a_malformed_stop_event_does_not_release_the_robot(repo: Path, what: str, build: Build) -> None:
     (repo / "route" / ".route" / ".drive.state").unlink(missing_ok=True)  # each row starts counting afresh
     done = run_hook(STOP, repo, build(repo))
-    assert done.code == 2 and done.out == "", (what, done)
-    assert "The route is not finished; keep going.\nroute route: 0 of 3 stones passed" in done.err
-    assert "## 1.vision (ready)" in done.err
+    reason = sent_back(done)
+    assert "The route is not finished; keep going.\nroute route: 0 of 3 stones passed" in reason, (what, done)
+    assert "## 1.vision (ready)" in reason
 
 
 def test_malformed_stop_events_still_end_in_the_loop_guard(repo: Path) -> None:
     (repo / "route" / ".route" / ".drive.state").unlink(missing_ok=True)
-    codes = [run_hook([*STOP, "--max-blocks", "2"], repo, b"{broken").code for _ in range(3)]
-    assert codes == [2, 2, 0]  # an unreadable event counts as a repeat: a stuck robot is still let go
+    kept = [bool(sent_back(run_hook([*STOP, "--max-blocks", "2"], repo, b"{broken"))) for _ in range(3)]
+    assert kept == [True, True, False]  # an unreadable event counts as a repeat: a stuck robot is let go
     warned = run_hook([*STOP, "--max-blocks", "2"], repo, b"{broken")
     assert warned.err.startswith(
         "warning: the hook event is not JSON (Expecting property name enclosed in double quotes at line 1 "
@@ -455,7 +471,7 @@ def test_malformed_stop_events_still_end_in_the_loop_guard(repo: Path) -> None:
     )
     assert "letting the robot stop" in json.loads(warned.out)["systemMessage"]
     fresh = json.dumps(event(repo, "Stop", stop_hook_active=False)).encode()
-    assert run_hook([*STOP, "--max-blocks", "2"], repo, fresh).code == 2  # a new prompt: counting restarts
+    assert sent_back(run_hook([*STOP, "--max-blocks", "2"], repo, fresh))  # a new prompt: counting restarts
 
 
 def test_a_malformed_stop_event_lets_the_robot_stop_where_only_a_human_can_act(git_repo: Path) -> None:

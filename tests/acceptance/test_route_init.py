@@ -291,3 +291,23 @@ def test_route_init_has_a_version_and_a_help_line(tmp_path: Path) -> None:
     assert version.code == 0 and re.match(r"route\.init, version \d", version.out)
     helped = run_cli(["route.init", "--help"], tmp_path)
     assert helped.code == 0 and "--claude-code" in helped.out and "--template NAME" in helped.out
+
+
+def test_claude_code_widens_the_bounce_matcher_an_older_route_init_wrote(git_repo: Path) -> None:
+    settings = git_repo / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    older = json.loads(EXAMPLE_SETTINGS.read_text(encoding="utf-8"))
+    older["hooks"]["PreToolUse"][0]["matcher"] = "Write|Edit|MultiEdit|NotebookEdit"  # before Bash was read
+    mine = {"matcher": "Write|Edit", "hooks": [{"type": "command", "command": "route.bounce --route r"}]}
+    older["hooks"]["PreToolUse"].append(mine)  # a matcher the user chose stays theirs
+    settings.write_text(json.dumps(older), encoding="utf-8")
+    ran = run_cli(["route.init", "--claude-code"], git_repo)
+    assert ran.code == 0, ran.err
+    assert ran.out == (
+        ".claude/settings.json: route.bounce now also runs for PreToolUse matcher "
+        "Write|Edit|MultiEdit|NotebookEdit|Bash\n"
+    )
+    groups = json.loads(settings.read_text(encoding="utf-8"))["hooks"]["PreToolUse"]
+    assert [group["matcher"] for group in groups] == ["Write|Edit|MultiEdit|NotebookEdit|Bash", "Write|Edit"]
+    again = run_cli(["route.init", "--claude-code"], git_repo)
+    assert again.out == ".claude/settings.json: the route hooks are there already; nothing added\n"

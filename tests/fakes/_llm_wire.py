@@ -55,6 +55,7 @@ _FINISH_REASONS = {"end_turn": "stop", "tool_use": "tool_calls", "max_tokens": "
 
 class Dialect:
     name = ""
+    streams = False  # answers ``"stream": true`` with server-sent events (``render_stream``)
 
     def presented_key(self, headers: Mapping[str, str]) -> str | None:
         auth = headers.get("authorization", "")
@@ -79,6 +80,10 @@ class Dialect:
     def render_error(self, reply: Reply, request: Any, number: int) -> Rendered:
         raise NotImplementedError
 
+    def render_stream(self, reply: Reply, request: Any, number: int) -> list[bytes]:
+        """A message reply as the server-sent events of a streamed response, one ``bytes`` per event."""
+        raise NotImplementedError
+
     def render_message(self, reply: Reply, request: Any, number: int) -> dict[str, Any]:
         raise NotImplementedError
 
@@ -88,6 +93,7 @@ class Dialect:
 
 class AnthropicDialect(Dialect):
     name = "anthropic"
+    streams = True
 
     def presented_key(self, headers: Mapping[str, str]) -> str | None:
         return headers.get("x-api-key") or super().presented_key(headers)
@@ -122,6 +128,44 @@ class AnthropicDialect(Dialect):
                 "cache_read_input_tokens": reply.cache_read_tokens,
             },
         }
+
+    def render_stream(self, reply: Reply, request: Any, number: int) -> list[bytes]:
+        """The Messages API's stream: ``message_start``, per block ``content_block_start``, its deltas
+        (``text_delta``; a tool's input as ``input_json_delta`` chunks that are only JSON together) and
+        ``content_block_stop``, then ``message_delta`` (stop reason, output tokens) and ``message_stop``."""
+        whole = self.render_message(reply, request, number)
+        usage = whole["usage"]
+        start = {**whole, "content": [], "stop_reason": None, "usage": {**usage, "output_tokens": 1}}
+        events = [
+            _sse("message_start", {"type": "message_start", "message": start}),
+            _sse("ping", {"type": "ping"}),
+        ]
+        for index, block in enumerate(whole["content"]):
+            if block["type"] == "text":
+                opened: dict[str, Any] = {"type": "text", "text": ""}
+                deltas = [{"type": "text_delta", "text": piece} for piece in _pieces(block["text"], 24)]
+            else:
+                opened = {**block, "input": {}}
+                raw = block["input"] if isinstance(block["input"], str) else json.dumps(block["input"])
+                deltas = [{"type": "input_json_delta", "partial_json": piece} for piece in _pieces(raw, 9)]
+            started = {"type": "content_block_start", "index": index, "content_block": opened}
+            events.append(_sse("content_block_start", started))
+            for delta in deltas:
+                moved = {"type": "content_block_delta", "index": index, "delta": delta}
+                events.append(_sse("content_block_delta", moved))
+            events.append(_sse("content_block_stop", {"type": "content_block_stop", "index": index}))
+        events.append(
+            _sse(
+                "message_delta",
+                {
+                    "type": "message_delta",
+                    "delta": {"stop_reason": whole["stop_reason"], "stop_sequence": None},
+                    "usage": {"output_tokens": usage["output_tokens"]},
+                },
+            )
+        )
+        events.append(_sse("message_stop", {"type": "message_stop"}))
+        return events
 
     def render_error(self, reply: Reply, request: Any, number: int) -> Rendered:
         default_type, default_message = _ANTHROPIC_ERRORS.get(
@@ -429,6 +473,166 @@ class OpenAIDialect(Dialect):
         return _unanswered(open_calls, answered)  # calls still open at the end are unanswered too
 
 
+class ResponsesDialect(Dialect):
+    """OpenAI's Responses API (``POST /v1/responses``), which the Codex CLI speaks: ``input`` items in,
+    ``output`` items out; streamed as ``response.created``, per item ``response.output_item.added``, its
+    deltas (``response.output_text.delta``; a call's arguments as ``response.function_call_arguments.delta``
+    chunks) and ``response.output_item.done``, then ``response.completed`` with the whole response."""
+
+    name = "responses"
+    streams = True
+
+    def id_headers(self, number: int) -> list[tuple[str, str]]:
+        return [("x-request-id", f"req_fake{number:06d}")]
+
+    def _items(self, reply: Reply, number: int) -> list[dict[str, Any]]:
+        items: list[dict[str, Any]] = []
+        if reply.said:
+            text = {"type": "output_text", "text": reply.said, "annotations": []}
+            items.append(
+                {
+                    "id": f"msg_fake{number:04d}",
+                    "type": "message",
+                    "status": "completed",
+                    "role": "assistant",
+                    "content": [text],
+                }
+            )
+        for index, call in enumerate(reply.calls):
+            arguments = call.arguments if isinstance(call.arguments, str) else json.dumps(call.arguments)
+            item: dict[str, Any] = {
+                "id": f"fc_fake{number:04d}x{index:02d}",
+                "type": "function_call",
+                "status": "completed",
+                "name": call.name,
+                "arguments": arguments,
+            }
+            if call.namespace is not None:
+                item["namespace"] = call.namespace
+            if not call.omit_id:
+                item["call_id"] = call.id or f"call_fake{number:04d}x{index:02d}"
+            items.append(item)
+        return items
+
+    def render_message(self, reply: Reply, request: Any, number: int) -> dict[str, Any]:
+        return {
+            "id": f"resp_fake{number:06d}",
+            "object": "response",
+            "created_at": int(time.time()),
+            "status": "completed",
+            "model": reply.model or _requested_model(request, "gpt-fake"),
+            "output": self._items(reply, number),
+            "usage": {
+                "input_tokens": reply.input_tokens + reply.cache_read_tokens,
+                "input_tokens_details": {"cached_tokens": reply.cache_read_tokens},
+                "output_tokens": reply.output_tokens,
+                "output_tokens_details": {"reasoning_tokens": 0},
+                "total_tokens": reply.input_tokens + reply.cache_read_tokens + reply.output_tokens,
+            },
+        }
+
+    def render_stream(self, reply: Reply, request: Any, number: int) -> list[bytes]:
+        whole = self.render_message(reply, request, number)
+        sequence = iter(range(1_000_000))
+
+        def event(kind: str, **fields: Any) -> bytes:
+            return _sse(kind, {"type": kind, "sequence_number": next(sequence), **fields})
+
+        opened = {**whole, "status": "in_progress", "output": [], "usage": None}
+        events = [event("response.created", response=opened), event("response.in_progress", response=opened)]
+        for index, item in enumerate(whole["output"]):
+            if item["type"] == "message":
+                text = item["content"][0]["text"]
+                events.append(
+                    event(
+                        "response.output_item.added",
+                        output_index=index,
+                        item={**item, "status": "in_progress", "content": []},
+                    )
+                )
+                part = {"type": "output_text", "text": "", "annotations": []}
+                events.append(
+                    event(
+                        "response.content_part.added",
+                        item_id=item["id"],
+                        output_index=index,
+                        content_index=0,
+                        part=part,
+                    )
+                )
+                for piece in _pieces(text, 24):
+                    events.append(
+                        event(
+                            "response.output_text.delta",
+                            item_id=item["id"],
+                            output_index=index,
+                            content_index=0,
+                            delta=piece,
+                        )
+                    )
+                events.append(
+                    event(
+                        "response.output_text.done",
+                        item_id=item["id"],
+                        output_index=index,
+                        content_index=0,
+                        text=text,
+                    )
+                )
+                events.append(
+                    event(
+                        "response.content_part.done",
+                        item_id=item["id"],
+                        output_index=index,
+                        content_index=0,
+                        part={**part, "text": text},
+                    )
+                )
+            else:
+                started = {**item, "status": "in_progress", "arguments": ""}
+                events.append(event("response.output_item.added", output_index=index, item=started))
+                for piece in _pieces(item["arguments"], 9):
+                    events.append(
+                        event(
+                            "response.function_call_arguments.delta",
+                            item_id=item["id"],
+                            output_index=index,
+                            delta=piece,
+                        )
+                    )
+                events.append(
+                    event(
+                        "response.function_call_arguments.done",
+                        item_id=item["id"],
+                        output_index=index,
+                        arguments=item["arguments"],
+                    )
+                )
+            events.append(event("response.output_item.done", output_index=index, item=item))
+        events.append(event("response.completed", response=whole))
+        return events
+
+    def render_error(self, reply: Reply, request: Any, number: int) -> Rendered:
+        return OPENAI.render_error(reply, request, number)
+
+    def validate(self, body: dict[str, Any]) -> str | None:
+        if not isinstance(body.get("model"), str) or not body["model"]:
+            return "Missing required parameter: 'model'."
+        items = body.get("input")
+        if not isinstance(items, list | str) or not items:
+            return "Missing required parameter: 'input'."
+        calls: set[str] = set()
+        for index, item in enumerate(items if isinstance(items, list) else []):
+            kind = item.get("type", "message") if isinstance(item, dict) else None
+            if kind == "function_call":
+                calls.add(str(item.get("call_id")))
+            elif kind == "function_call_output" and str(item.get("call_id")) not in calls:
+                return f"No tool call found for function call output with call_id {item.get('call_id')}."
+            elif kind is None:
+                return f"Invalid type for 'input[{index}]': expected an object."
+        return None
+
+
 def _unanswered(open_calls: list[str], answered: set[str]) -> str | None:
     missing = [call_id for call_id in open_calls if call_id not in answered]
     if not missing:
@@ -464,5 +668,16 @@ def _json(value: Any) -> bytes:
     return json.dumps(value).encode("utf-8")
 
 
+def _sse(event: str, data: Mapping[str, Any]) -> bytes:
+    return f"event: {event}\ndata: {json.dumps(data)}\n\n".encode()
+
+
+def _pieces(text: str, size: int) -> list[str]:
+    """``text`` cut every ``size`` characters (at least one piece, so an empty text still has its delta);
+    the cuts fall anywhere, inside a JSON string or a number, as a real stream's do."""
+    return [text[start : start + size] for start in range(0, len(text), size)] or [""]
+
+
 ANTHROPIC = AnthropicDialect()
 OPENAI = OpenAIDialect()
+RESPONSES = ResponsesDialect()

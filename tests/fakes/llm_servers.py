@@ -65,7 +65,14 @@ Replies (``Reply`` class methods):
 - ``Reply.raw(body, *, status=200, content_type="application/json")``: any bytes, e.g. a broken body.
 - ``Reply.disconnect()``: close the connection without answering (the SDK sees a connection error).
 ``stop_reason`` uses Anthropic's words (``end_turn``, ``tool_use``, ``max_tokens``); the OpenAI server sends
-the matching ``finish_reason`` (``stop``, ``tool_calls``, ``length``). Streaming is not supported (400).
+the matching ``finish_reason`` (``stop``, ``tool_calls``, ``length``).
+
+Streaming (a request with ``"stream": true``): ``AnthropicServer`` answers with the Messages API's
+server-sent events, a tool's input cut into ``input_json_delta`` chunks that are JSON only together;
+``ResponsesServer`` (``POST /v1/responses``, OpenAI's Responses API, what the Codex CLI speaks) with the
+Responses events, a call's arguments cut into ``response.function_call_arguments.delta`` chunks. Each event
+goes out in its own HTTP chunk. ``OpenAIServer`` refuses to stream (400). Scripted errors are not streamed:
+they are the provider's JSON error, as the real APIs answer before a stream starts.
 """
 
 from __future__ import annotations
@@ -80,7 +87,7 @@ from typing import Any, Self
 
 from tests.fakes import _llm_wire as wire
 
-__all__ = ["AnthropicServer", "Call", "OpenAIServer", "Recorded", "Reply"]
+__all__ = ["AnthropicServer", "Call", "OpenAIServer", "Recorded", "Reply", "ResponsesServer"]
 
 
 @dataclass(frozen=True)
@@ -101,12 +108,14 @@ class Call:
     ``arguments`` that are a mapping are a valid call; a ``str`` is sent verbatim as OpenAI's arguments
     string and as a (malformed) non-object ``input`` to Anthropic clients. ``name=None`` leaves the name out;
     ``omit_id=True`` leaves the id out; ``id=None`` lets the server make one up (``toolu_…`` / ``call_…``).
+    ``namespace`` (Responses API) names the tool namespace the function is in, as Codex's MCP tools are.
     """
 
     name: str | None
     arguments: Any = field(default_factory=dict)
     id: str | None = None
     omit_id: bool = False
+    namespace: str | None = None  # Responses API only: the tool namespace (Codex's ``mcp__<server>``)
 
 
 @dataclass(frozen=True)
@@ -173,7 +182,7 @@ class Reply:
                 name, arguments = call
                 call = Call(name, dict(arguments))
             if ids is not None:
-                call = Call(call.name, call.arguments, ids[index], call.omit_id)
+                call = replace(call, id=ids[index])
             built.append(call)
         return cls(
             "message",
@@ -357,7 +366,7 @@ class _FakeServer:
             return Reply.error(401)
         if not isinstance(recorded.json, dict):
             return Reply.error(400, message="The request body is not a JSON object")
-        if recorded.json.get("stream"):
+        if recorded.json.get("stream") and not self.dialect.streams:
             return Reply.error(400, message="stream: the fake server does not stream")
         if self.validate:
             problem = self.dialect.validate(recorded.json)
@@ -380,6 +389,15 @@ class OpenAIServer(_FakeServer):
     path = "/v1/chat/completions"
     url_suffix = "/v1"
     dialect = wire.OPENAI
+
+
+class ResponsesServer(_FakeServer):
+    """Speaks ``POST /v1/responses`` (OpenAI's Responses API, what the Codex CLI uses), streamed or not;
+    ``base_url`` ends in ``/v1``."""
+
+    path = "/v1/responses"
+    url_suffix = "/v1"
+    dialect = wire.RESPONSES
 
 
 class _Server(ThreadingHTTPServer):
@@ -425,6 +443,9 @@ class _Handler(BaseHTTPRequestHandler):
         if reply.kind == "disconnect":
             self.close_connection = True
             return
+        if reply.kind == "message" and isinstance(recorded.json, dict) and recorded.json.get("stream"):
+            self._stream(fake.dialect.render_stream(reply, recorded.json, number), number)
+            return
         status, headers, payload = fake.dialect.render(reply, recorded.json, number)
         self.send_response(status)
         for name, value in headers:
@@ -432,3 +453,19 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("content-length", str(len(payload)))
         self.end_headers()
         self.wfile.write(payload)
+
+    def _stream(self, events: list[bytes], number: int) -> None:
+        """Server-sent events, each in its own HTTP chunk and flushed, so the client parses them as they
+        come, as it does from the real API."""
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream; charset=utf-8")
+        self.send_header("cache-control", "no-cache")
+        for name, value in self.server_fake.dialect.id_headers(number):
+            self.send_header(name, value)
+        self.send_header("transfer-encoding", "chunked")
+        self.end_headers()
+        for event in events:
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(event), event))
+            self.wfile.flush()
+        self.wfile.write(b"0\r\n\r\n")
+        self.wfile.flush()

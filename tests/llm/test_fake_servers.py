@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import threading
 from typing import Any, cast
 
@@ -9,7 +10,8 @@ import anthropic
 import openai
 import pytest
 
-from tests.fakes.llm_servers import AnthropicServer, Call, OpenAIServer, Reply
+from tests.fakes._llm_wire import ANTHROPIC
+from tests.fakes.llm_servers import AnthropicServer, Call, OpenAIServer, Reply, ResponsesServer
 
 KEY = "sk-fake-server-key"
 CACHED = {"cache_control": {"type": "ephemeral"}}
@@ -317,3 +319,58 @@ def test_the_played_prompt_cache_reads_what_an_earlier_request_wrote() -> None:
     assert two.cache_read_input_tokens == one.cache_creation_input_tokens  # all the first request wrote
     assert 0 < two.cache_creation_input_tokens < 50 and two.input_tokens == 0  # the new turns only
     assert moved.cache_read_input_tokens == 0  # a changed system prompt invalidates every prefix after it
+
+
+def test_anthropic_streams_what_the_sdk_assembles_into_the_message() -> None:
+    """A streamed reply: the SDK's stream helper puts the text deltas and the input_json_delta chunks (none
+    of them JSON alone) back into the message the server would send whole."""
+    arguments = {"command": "route.stone.get --stone @next-one --say", "description": "read the next stone"}
+    reply = Reply.tool_calls([("Bash", arguments)], text="Reading the route first.")
+    with AnthropicServer() as server:
+        server.enqueue(reply)
+        with claude(server).messages.stream(
+            model="claude-fake", max_tokens=100, messages=[{"role": "user", "content": "go"}]
+        ) as stream:
+            kinds = [event.type for event in stream]
+            message = stream.get_final_message()
+        assert server.requests[0].json["stream"] is True
+    assert kinds[0] == "message_start" and kinds[-1] == "message_stop"
+    events = [
+        json.loads(event.decode().split("data: ", 1)[1]) for event in ANTHROPIC.render_stream(reply, {}, 1)
+    ]
+    pieces = [
+        e["delta"]["partial_json"] for e in events if e["type"] == "content_block_delta" and e["index"] == 1
+    ]
+    assert len(pieces) > 3 and json.loads("".join(pieces)) == arguments
+    assert not any(_parses(piece) for piece in pieces)
+    text, call = message.content
+    assert isinstance(text, anthropic.types.TextBlock) and text.text == "Reading the route first."
+    assert isinstance(call, anthropic.types.ToolUseBlock) and call.input == arguments
+    assert message.stop_reason == "tool_use"
+
+
+def test_responses_streams_and_answers_whole_as_the_sdk_reads_them() -> None:
+    with ResponsesServer() as server:
+        server.enqueue(
+            Reply.tool_calls([("route_next", {"selector": "@next-one"})], text="Next."), Reply.text("ok")
+        )
+        client = openai.OpenAI(api_key=KEY, base_url=server.base_url, max_retries=0, timeout=10)
+        events = list(client.responses.create(model="gpt-fake", input="go", stream=True))
+        whole = client.responses.create(model="gpt-fake", input="go")
+    kinds = [event.type for event in events]
+    assert kinds[0] == "response.created" and kinds[-1] == "response.completed"
+    assert kinds.count("response.function_call_arguments.delta") > 1
+    final = events[-1].response
+    message, call = final.output
+    assert message.type == "message" and message.content[0].text == "Next."
+    assert call.type == "function_call" and call.name == "route_next"
+    assert json.loads(call.arguments) == {"selector": "@next-one"} and call.call_id.startswith("call_")
+    assert whole.output_text == "ok"
+
+
+def _parses(text: str) -> bool:
+    try:
+        json.loads(text)
+    except ValueError:
+        return False
+    return True

@@ -71,3 +71,14 @@ def ancestor(pid: int, marker: bytes) -> int:
             if marker in handle.read():
                 return pid
     raise AssertionError(f"no ancestor runs {marker!r}")
+
+
+def model_reads(result: Any) -> str:
+    """What Claude Code (2.1.x) puts in the tool_result its model reads: a successful result's structured
+    content when it has one, as JSON.stringify writes it (the text blocks are then dropped), else the text
+    blocks. Codex (0.171) does the same."""
+    import json
+
+    if result.structured_content is not None and not result.is_error:
+        return json.dumps(result.structured_content, separators=(",", ":"), ensure_ascii=False)
+    return "\n".join(block.text for block in result.content if block.type == "text")

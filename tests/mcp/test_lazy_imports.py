@@ -4,6 +4,7 @@ bhrain run without MCP servers, not even ``route.mcp --help``."""
 from __future__ import annotations
 
 import re
+import subprocess
 import sys
 from pathlib import Path
 
@@ -44,7 +45,43 @@ def test_commands_that_do_not_serve_mcp_never_import_it(argv: list[str], git_rep
     assert _imported_mcp(argv, git_repo) == []
 
 
-def test_serving_mcp_does_import_it(git_repo: Path) -> None:
-    """The check above can see an import: route.mcp, serving (until its stdin closes), loads the SDK."""
+INITIALIZE = (
+    '{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18",'
+    '"capabilities":{},"clientInfo":{"name":"test","version":"1"}}}\n'
+    '{"jsonrpc":"2.0","method":"notifications/initialized"}\n'
+    '{"jsonrpc":"2.0","id":1,"method":"tools/list"}\n'
+)
+CALL = '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"route_status","arguments":{}}}\n'
+
+
+def _imported(argv: list[str], cwd: Path, stdin: str, prefix: str, *, answers: int = 2) -> list[str]:
+    """The modules under ``prefix`` that ``argv`` imported, fed ``stdin`` and closed once it gave as many
+    answers as asked (a call whose client is gone is never run)."""
+    command = [sys.executable, "-X", "importtime", str(BIN / argv[0]), *argv[1:]]
+    server = subprocess.Popen(
+        command, cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    assert server.stdin is not None and server.stdout is not None
+    server.stdin.write(stdin)
+    server.stdin.flush()
+    for _ in range(answers):
+        assert server.stdout.readline().startswith('{"jsonrpc":"2.0"')
+    _, err = server.communicate(timeout=60)
+    assert server.returncode == 0, err[-2000:]
+    names = [line.rsplit("|", 1)[1].strip() for line in err.splitlines() if line.startswith("import time:")]
+    return [name for name in names if name == prefix or name.startswith(prefix + ".")]
+
+
+def test_the_handshake_imports_nothing_of_the_route_driver(git_repo: Path) -> None:
+    """initialize and tools/list are answered before the driver is loaded (it loads for a tool call)."""
     vision_route(git_repo)
-    assert "mcp" in _imported_mcp(["route.mcp", "--route", "route"], git_repo, stdin="")
+    assert _imported(["route.mcp"], git_repo, INITIALIZE, "routedriver.route") == []
+    serving = _imported(["route.mcp"], git_repo, INITIALIZE + CALL, "routedriver.route", answers=3)
+    assert "routedriver.route.api" in serving
+
+
+def test_serving_mcp_does_import_it(git_repo: Path) -> None:
+    """The check above can see an import: route.mcp, serving a tool call, loads the SDK."""
+    vision_route(git_repo)
+    serving = _imported(["route.mcp", "--route", "route"], git_repo, INITIALIZE + CALL, "mcp", answers=3)
+    assert "mcp" in serving

@@ -184,3 +184,23 @@ def ssh_signing(repo: Path, tmp: Path, email: str = TEST_EMAIL, passphrase: str 
     git(repo, "config", "commit.gpgsign", "true")
     public = (tmp / "signing_key.pub").read_text().strip()
     return write(tmp / "allowed_signers", f'{email} namespaces="git" {public}\n')
+
+
+def denied(ran: Ran) -> str:
+    """The reason a PreToolUse hook refused the call with, as Claude Code reads it: its JSON deny on stdout,
+    exit 0 (the model reads only the reason); '' when it did not refuse that way."""
+    if ran.code != 0 or not ran.out.startswith("{"):
+        return ""
+    output = json.loads(ran.out).get("hookSpecificOutput") or {}
+    if (output.get("hookEventName"), output.get("permissionDecision")) != ("PreToolUse", "deny"):
+        return ""
+    return str(output["permissionDecisionReason"])
+
+
+def sent_back(ran: Ran) -> str:
+    """The reason a Stop hook keeps the robot going with, as Claude Code reads it: ``decision: block`` on
+    stdout, exit 0; '' when it lets the robot stop."""
+    if ran.code != 0 or not ran.out.startswith("{"):
+        return ""
+    answer = json.loads(ran.out)
+    return str(answer["reason"]) if answer.get("decision") == "block" else ""

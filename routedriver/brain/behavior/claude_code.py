@@ -8,7 +8,9 @@ session's state lives in ``<state dir>/<session id>.json``; each call takes ``<s
 never lose an update.
 
 Answers follow Claude Code's hook contract:
-- block (PreToolUse)         → exit 2, the message on stderr (Claude Code shows stderr to the model)
+- block (PreToolUse)         → exit 0, ``{"hookSpecificOutput": {"hookEventName": "PreToolUse",
+                               "permissionDecision": "deny", "permissionDecisionReason": …}}`` on stdout
+                               (the tool does not run; the model reads the reason, not a hook error)
 - warn (PreToolUse)          → exit 0, ``{"hookSpecificOutput": {"hookEventName": "PreToolUse",
                                "additionalContext": …}}`` on stdout (the tool runs; the model reads it)
 - remind/warn (PostToolUse)  → exit 0, the same shape with ``"hookEventName": "PostToolUse"``
@@ -43,6 +45,7 @@ from routedriver.hookevent import (
     FIX,
     MISSING,
     UnreadableEvent,
+    deny_tool,
     parse_event,
     path_problem,
     text_problem,
@@ -85,12 +88,14 @@ class HookAnswer:
     exit_code: int = 0
     stdout: str = ""
     stderr: str = ""
+    denied: bool = False  # the tool call is refused (Claude Code's JSON deny on stdout, or exit 2)
 
 
 def blocked_unread(why: str) -> HookAnswer:
     """A PreToolUse event behave cannot read is blocked: a gate that cannot read its input fails closed."""
     return HookAnswer(
         2,
+        denied=True,
         stderr=f"[BEHAVIOR BLOCKED] unreadable event: {why}; bhrain behave blocks a tool call it cannot "
         "read (if this repeats, a human checks the bhrain behave hook)\n",
     )
@@ -208,7 +213,7 @@ def run_hook(
                     engine, state, state_path, session_id, call_id=call_id, tool=tool, params=params, cwd=cwd
                 )
                 answer = (
-                    HookAnswer(2, stderr=decision.reason + "\n")
+                    HookAnswer(0, stdout=deny_tool(decision.reason), denied=True)
                     if decision.block
                     else _context("PreToolUse", decision.notes)
                 )
@@ -225,7 +230,7 @@ def run_hook(
             try:
                 atomic_write(state_path, json.dumps(state.to_json(), separators=(",", ":")), fsync=False)
             except OSError as exc:
-                if answer.exit_code != 2:
+                if not answer.denied:
                     raise
                 # The decision was made: a state that cannot be saved must not turn a block into an allow.
                 log.warning("behavior: cannot save the session's state (%s); the block stands", exc)

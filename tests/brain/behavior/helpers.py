@@ -132,3 +132,18 @@ class ScriptedChat:
             raise reply
         text = reply(messages) if callable(reply) else reply
         return Completion(text=text, usage=Usage(10, 5))
+
+
+def denial(stdout: str) -> str:
+    """The reason of a ``bhrain behave`` block: Claude Code's JSON deny (exit 0), which the model reads as
+    the call's result; '' when stdout is not one."""
+    import json
+
+    try:
+        answer = json.loads(stdout)
+        output = answer["hookSpecificOutput"]
+    except (ValueError, KeyError, TypeError):
+        return ""
+    if output.get("hookEventName") != "PreToolUse" or output.get("permissionDecision") != "deny":
+        return ""
+    return str(output.get("permissionDecisionReason", ""))

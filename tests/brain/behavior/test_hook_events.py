@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
+from tests.brain.behavior.helpers import denial
 from tests.brain.behavior.test_hook_mode import CONFIG, SESSION, Hook
 from tests.conftest import Ran
 
@@ -161,13 +162,19 @@ EVENTS: list[tuple[str, Build, list[str], int, str]] = [
         "hook_event_name missing, a destructive command",
         lambda h: call(h, "Bash", {"command": "rm -rf build"}, hook_event_name=DROP),
         [],
-        2,
-        "[BEHAVIOR BLOCKED] confirm_destructive",
+        0,
+        "deny: [BEHAVIOR BLOCKED] confirm_destructive",
     ),
     # well-formed tool calls are judged as before
     ("Read", lambda h: call(h), PRE, 0, ""),
     ("an MCP tool with any input", lambda h: call(h, "mcp__db__query", {"sql": ["x"]}), PRE, 0, ""),
-    ("Bash rm -rf", lambda h: call(h, "Bash", {"command": "rm -rf build"}), PRE, 2, "confirm_destructive"),
+    (
+        "Bash rm -rf",
+        lambda h: call(h, "Bash", {"command": "rm -rf build"}),
+        PRE,
+        0,
+        "deny: confirm_destructive",
+    ),
     # events behave has no rules for: exit 0, nothing said, even wired with --hook pre_tool
     *(
         (f"{name}{' with --hook pre_tool' if args else ''}", build, args, 0, "")
@@ -219,6 +226,9 @@ def test_behave_answers_every_event(
     hook: Hook, what: str, build: Build, args: list[str], code: int, says: str
 ) -> None:
     done = behave(hook, build(hook), *args)
+    if says.startswith("deny: "):  # a block it could judge: Claude Code's JSON deny, the reason in it
+        assert (done.code, done.err) == (0, "") and says[6:] in denial(done.out), (what, done)
+        return
     assert (done.code, done.out) == (code, ""), (what, done)
     assert says in done.err if says else done.err == "", (what, done.err)
     if code == 2 and says.startswith(UNREADABLE):  # one line: what it could not read, then why it blocks
@@ -256,7 +266,7 @@ def test_no_event_at_a_terminal_is_blocked(hook: Hook) -> None:
 def test_a_block_stands_when_the_state_cannot_be_saved(hook: Hook) -> None:
     (hook.state_dir / f"{SESSION}.json").mkdir(parents=True)  # the state file's place is taken
     blocked = behave(hook, call(hook, "Bash", {"command": "rm -rf build"}), *PRE)
-    assert blocked.code == 2 and "[BEHAVIOR BLOCKED] confirm_destructive" in blocked.err
+    assert blocked.code == 0 and "[BEHAVIOR BLOCKED] confirm_destructive" in denial(blocked.out)
     assert "cannot save the session's state" in blocked.err and "the block stands" in blocked.err
     allowed = behave(hook, call(hook), *PRE)  # nothing to block: the documented non-blocking error
     assert allowed.code == 1 and f"error: cannot keep behavior state in {hook.state_dir}" in allowed.err
@@ -269,7 +279,7 @@ def test_a_state_file_that_breaks_the_engine_is_started_afresh(hook: Hook) -> No
     state["tool_calls_this_turn"] = "many"  # parses, then fails in the engine (a robot with a shell did it)
     state_file.write_text(json.dumps(state), encoding="utf-8")
     blocked = behave(hook, call(hook, "Bash", {"command": "rm -rf build"}), *PRE)
-    assert blocked.code == 2 and "confirm_destructive" in blocked.err
+    assert blocked.code == 0 and "confirm_destructive" in denial(blocked.out)
     assert f"state file {state_file} is unusable (TypeError: " in blocked.err
     assert hook.state()["tool_calls_this_turn"] == 0  # nothing recorded for a blocked call; a fresh state
     assert behave(hook, call(hook), *PRE).code == 0 and hook.state()["tool_calls_this_turn"] == 1

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from tests.brain.behavior.helpers import denial
 from tests.conftest import BIN_DIR, Ran, run_cli
 from tests.fakes.llm_servers import OpenAIServer, Reply
 
@@ -131,18 +132,18 @@ def hook(tmp_path: Path) -> Hook:
     return Hook(tmp_path)
 
 
-def test_block_is_exit_2_with_the_message_on_stderr(hook: Hook) -> None:
+def test_block_is_claude_codes_json_deny_so_the_model_reads_only_the_reason(hook: Hook) -> None:
     ran = hook.pre("Bash", command="rm -rf node_modules dist", description="Clean build output")
-    assert ran.code == 2
-    assert ran.out == ""
-    assert ran.err.startswith(
+    assert ran.code == 0
+    assert json.loads(ran.out)["hookSpecificOutput"]["permissionDecision"] == "deny"
+    assert denial(ran.out).startswith(
         "[BEHAVIOR BLOCKED] confirm_destructive: 'rm -rf node_modules dist' is destructive"
     )
 
 
 def test_a_custom_rule_blocks_too(hook: Hook) -> None:
     ran = hook.pre("Write", file_path=str(hook.project / "db/migrations/0007_users.py"), content="x")
-    assert ran.code == 2 and "Migration files are protected" in ran.err
+    assert ran.code == 0 and "Migration files are protected" in denial(ran.out)
 
 
 def test_warn_is_pre_tool_use_additional_context(hook: Hook) -> None:
@@ -221,7 +222,7 @@ def test_the_event_name_picks_the_hook_when_hook_is_omitted(hook: Hook) -> None:
             "PreToolUse", tool_name="Bash", tool_input={"command": "git push --force"}, tool_use_id="toolu_x"
         )
     )
-    assert ran.code == 2 and "confirm_destructive" in ran.err
+    assert ran.code == 0 and "confirm_destructive" in denial(ran.out)
 
 
 def test_user_prompt_starts_a_turn(hook: Hook) -> None:
@@ -397,7 +398,7 @@ def test_the_compiled_config_is_cached_and_invalidated(hook: Hook) -> None:
         encoding="utf-8",
     )
     ran = hook.pre("Bash", command="ls")
-    assert ran.code == 2 and "no ls here" in ran.err
+    assert ran.code == 0 and "no ls here" in denial(ran.out)
     assert cached.exists()
 
 
