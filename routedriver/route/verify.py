@@ -38,6 +38,7 @@ from routedriver.route.state import Done, Survey
 from routedriver.route.words import count
 
 if TYPE_CHECKING:
+    from routedriver.route import policy
     from routedriver.route.policy import PolicyReport
 
 STATUSES = ("passed", "incomplete", "stale", "unproven", "unapproved", "policy-changed", "forged", "broken")
@@ -120,23 +121,61 @@ def verify(
     index: Later[gitops.IndexSnapshot | None] | None = None
     if all_routes or not route_options:
         index = _read_index(repo)  # the routes come from this repository: start now, listing them waits
-    paths = route_paths(route_options, all_routes, repo)
+    # With --base, REF's routes count too: a repository whose routes all became something else still has
+    # them to account for.
+    paths = route_paths(route_options, all_routes, repo, required=base_ref is None)
+    checks: list[StoneCheck] = []
+    if base_ref is not None and route_options and repo is not None:
+        # --base compares with this repository's history: a route that became a submodule (or sits in a
+        # clone inside this one) must not take the check into a history the pull request brings along.
+        paths, nested = _outside_nested(paths, repo)
+        checks.extend(nested)
     if index is None:
         repo = repository_of(paths, repo)  # --route: the repository holding the routes, not the cwd's
         index = _read_index(repo)
     base = repo.toplevel if repo is not None else here
+    names = {path: _name_in(path, base) for path in paths}
+    policy_base: policy.Base | None = None
+    if base_ref is not None:
+        from routedriver.route import policy
+
+        asked = [name for name in names.values() if name is not None]
+        policy_base = policy.read_base(repo, base_ref, asked, all_routes=all_routes)
+        for at_base in policy_base.routes() if all_routes else ():
+            if at_base not in asked:  # a route REF has that the checkout does not show as one
+                # Named from the current directory, as --route would name it (messages show it so).
+                path = Path(os.path.relpath(base / at_base))
+                names[path] = at_base
+                paths.append(path)
+        if all_routes and not paths:
+            raise Refused("no routes in this repository (no *.stone files)", "add a route, or use --route")
     routes: dict[Route, frozenset[str]] = {}
-    checks: list[StoneCheck] = []
     for path in paths:
+        name = names[path]
+        problem = _path_problem(path, base) if repo is not None and name is not None else ""
+        if problem:
+            assert name is not None
+            checks.append(StoneCheck(name, "*", "broken", problem, name))
+            continue
+        irregular: list[str] = []
         try:
-            route = load_route(path)
+            route = load_route(path, irregular)
         except Refused as exc:
-            shown = relative_posix(Path(path).resolve(), base)
+            shown = name if name is not None else relative_posix(Path(path).resolve(), base)
             checks.append(StoneCheck(shown, "*", "broken", exc.line().removeprefix("error: "), shown))
+            continue
+        shown = relative_posix(route.path, base)
+        checks.extend(_irregular_stone(route, shown, filename, base) for filename in sorted(irregular))
+        if os.path.islink(route.state_dir):
+            records = relative_posix(route.state_dir, base)
+            why = (
+                f"its records directory {records} is a symlink (to {os.readlink(route.state_dir)}); a "
+                "route's records (approvals, passes, reviews) live in its own .route/ directory: restore it"
+            )
+            checks.append(StoneCheck(shown, "*", "broken", why, records))
             continue
         if not route.stones:
             # A gate pointed at the wrong directory must not pass with nothing checked.
-            shown = relative_posix(route.path, base)
             why = f"no stones in {shown} (no <name>.stone files); check --route"
             checks.append(StoneCheck(shown, "*", "broken", why, shown))
             continue
@@ -146,13 +185,13 @@ def verify(
         provenance.load_history(marker_paths(routes, repo.toplevel))
     run = _Run(repo, base, index, provenance)
     claims: list[_Claim] = []
-    for route, names in routes.items():
+    for route, state_names in routes.items():
         route_rel = relative_posix(route.path, base)
         survey = Survey(
             route,
             repo,
             base,
-            names=names,
+            names=state_names,
             snapshot=run.snapshot,
             approvers=provenance.approvers(route),
         )
@@ -162,14 +201,98 @@ def verify(
     checks.extend(_vouch(run, claim) for claim in claims)
     # --base: the definitions themselves are policy; they must be the base's or carry a human's approval.
     policy_report = None
-    if base_ref is not None:
+    if policy_base is not None:
         from routedriver.route import policy
 
+        asked = [name for name in names.values() if name is not None]
         policy_report = policy.compare(
-            repo, base_ref, routes, paths, all_routes=all_routes, provenance=provenance
+            policy_base, routes, asked, provenance=provenance, all_routes=all_routes
         )
         checks = policy.apply(policy_report, checks)
     return VerifyReport(tuple(checks), allow_incomplete, require_signed, policy_report)
+
+
+def _name_in(path: Path, top: Path) -> str | None:
+    """The route ``path`` as named inside the repository at ``top`` (POSIX, relative; ``.`` for the
+    top-level), following the path as written, not its symlinks: the name a route has in git's tree. None
+    when the path does not lead into the work tree that way."""
+    found = _below_top(path, top)
+    return None if found is None else "/".join(found) or "."
+
+
+def _below_top(path: Path, top: Path) -> list[str] | None:
+    """The components of ``path`` (as written, made absolute) below the directory that is the top-level
+    ``top``; None when no directory on the way is."""
+    absolute = Path(os.path.abspath(path))
+    below: list[str] = []
+    candidate = absolute
+    while True:
+        if candidate == top or os.path.realpath(candidate) == os.fspath(top):
+            return below[::-1]
+        if candidate.parent == candidate:
+            return None
+        below.append(candidate.name)
+        candidate = candidate.parent
+
+
+def _path_problem(path: Path, top: Path) -> str:
+    """Why the route at ``path`` cannot be checked as a route of the repository at ``top``: the path (as
+    written, below the top-level) is a symlink or passes through one, or a directory on it holds a
+    repository of its own; "" when it is a plain path of the work tree (or leads nowhere, which loading
+    says)."""
+    below = _below_top(path, top)
+    if below is None:
+        return ""
+    current = top
+    for index, component in enumerate(below):
+        current = current / component
+        shown = "/".join(below[: index + 1])
+        if os.path.islink(current):
+            target = os.readlink(current)
+            if index == len(below) - 1:
+                return (
+                    f"route {shown} is a symlink (to {target}), not a directory of the repository; a route "
+                    "is checked where git has it: restore the directory"
+                )
+            return (
+                f"route {'/'.join(below)} passes through the symlink {shown} (to {target}); a route is "
+                "checked where git has it: restore the directory"
+            )
+        if os.path.lexists(current / ".git"):
+            return (
+                f"route {'/'.join(below)} is inside {shown}, a repository of its own (a submodule or a "
+                "clone); its history is not this repository's, so it cannot be checked here"
+            )
+    return ""
+
+
+def _outside_nested(paths: list[Path], repo: gitops.Repo) -> tuple[list[Path], list[StoneCheck]]:
+    """``paths`` without the routes that lie inside ``repo``'s work tree but in a repository nested in it,
+    and a ``broken`` line for each of those (with ``--base``, see ``verify``)."""
+    kept: list[Path] = []
+    nested: list[StoneCheck] = []
+    for path in paths:
+        name = _name_in(path, repo.toplevel)
+        problem = _path_problem(path, repo.toplevel) if name is not None else ""
+        if name is not None and " a repository of its own " in problem:
+            nested.append(StoneCheck(name, "*", "broken", problem, name))
+        else:
+            kept.append(path)
+    return kept, nested
+
+
+def _irregular_stone(route: Route, shown: str, filename: str, base: Path) -> StoneCheck:
+    """A ``*.stone`` entry that is not a regular file: the stone is ``broken`` (it must not just drop out)."""
+    path = route.path / filename
+    if os.path.islink(path):
+        what = f"a symlink (to {os.readlink(path)})"
+    elif path.is_dir():
+        what = "a directory"
+    else:
+        what = "not a regular file"
+    relative = relative_posix(path, base)
+    why = f"{relative} is {what}; a stone is a regular file: restore it"
+    return StoneCheck(shown, filename[: -len(".stone")], "broken", why, relative)
 
 
 def _read_index(repo: gitops.Repo | None) -> Later[gitops.IndexSnapshot | None]:
@@ -209,17 +332,19 @@ def _inside_work_tree(path: Path, toplevel: Path) -> bool:
     return True
 
 
-def route_paths(route_options: Sequence[str], all_routes: bool, repo: gitops.Repo | None) -> list[Path]:
+def route_paths(
+    route_options: Sequence[str], all_routes: bool, repo: gitops.Repo | None, *, required: bool = True
+) -> list[Path]:
     """The routes a gate command means (``route.verify``, ``route.lint``): ``--all`` (every route in ``repo``,
     absolute), the ``--route`` options (each route once, as first named), else the route bound to the
-    branch."""
+    branch. ``required=False``: ``--all`` finding none is no refusal (the caller has more to look at)."""
     if all_routes:
         if route_options:
             raise Refused("--all and --route exclude each other", "give one of them")
         if repo is None:
             raise Refused("--all needs a git repository", "run it inside one, or use --route")
         found = discover_routes(repo)
-        if not found:
+        if not found and required:
             raise Refused("no routes in this repository (no *.stone files)", "add a route, or use --route")
         return found
     if route_options:
