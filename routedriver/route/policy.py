@@ -35,6 +35,7 @@ from typing import Literal, NamedTuple
 
 from routedriver import gitops, globs
 from routedriver.errors import Refused
+from routedriver.later import Later
 from routedriver.route import frontmatter as fm
 from routedriver.route import hashing, manifest, programs, store, words
 from routedriver.route.guardfile import load_guard
@@ -130,9 +131,12 @@ class Definitions(NamedTuple):
         return named.resolve(self.tracked) | named.resolve(also)
 
 
-def read_definitions(route: Route, repo: gitops.Repo) -> Definitions:
+def read_definitions(
+    route: Route, repo: gitops.Repo, loaded: Mapping[str, Guard | None] | None = None
+) -> Definitions:
     """The route's definitions as they are on disk (see the module's docstring), with what its guards'
-    commands name (``route.programs``): one ``git ls-files`` for the programs, one hashing run for all."""
+    commands name (``route.programs``): one ``git ls-files`` for the programs, one hashing run for all.
+    ``loaded``: guards the caller has parsed already (by stone name)."""
     paths: list[Path] = []
     guards: dict[str, Guard | None] = {}
     guard_files: dict[str, str] = {}
@@ -141,6 +145,9 @@ def read_definitions(route: Route, repo: gitops.Repo) -> Definitions:
         if stone.guard_path is not None:
             paths.append(stone.guard_path)
             guard_files[stone.name] = hashing.relative_posix(stone.guard_path, repo.toplevel)
+            if loaded is not None and stone.name in loaded:
+                guards[stone.name] = loaded[stone.name]
+                continue
             # A guard that does not load: its stone is broken, and the guard file is compared as it is.
             with contextlib.suppress(Refused):
                 guards[stone.name] = load_guard(route, stone)
@@ -237,6 +244,7 @@ class Base:
         self.listed = tuple(listed)  # the paths listed; () is the whole tree
         self.files: dict[str, gitops.TreeEntry] = {}
         self.directories: dict[str, _BaseDir] = {}
+        self._routes: set[str] = set()  # directories holding a *.stone file (not a hidden one)
         self._list(listed)
 
     @property
@@ -252,13 +260,15 @@ class Base:
         for path, entry in tree.items():
             parent, _, name = path.rpartition("/")
             self.directories.setdefault(parent or ".", _BaseDir({})).files[name] = entry
+            if name.endswith(STONE_SUFFIX) and not name.startswith("."):
+                self._routes.add(parent or ".")
 
     def directory(self, path: str) -> _BaseDir:
         return self.directories.get(path, _BaseDir({}))
 
     def routes(self) -> list[str]:
         """The directories of REF's tree holding stones (among those listed)."""
-        return sorted(name for name, found in self.directories.items() if found.stones)
+        return sorted(self._routes)
 
     def ensure(self, named: Iterable[programs.Named]) -> None:
         """List REF's files for what guard commands name outside what is listed already (one more
@@ -284,6 +294,12 @@ class Base:
 def read_base(repo: gitops.Repo | None, ref: str, routes: Sequence[str], *, all_routes: bool) -> Base:
     """REF, resolved and listed for ``routes`` (relative to the top-level; with ``all_routes`` the whole
     tree, so every route REF has is known); refuses a REF git cannot find."""
+    return start_base(repo, ref, routes, all_routes=all_routes).get()
+
+
+def start_base(repo: gitops.Repo | None, ref: str, routes: Sequence[str], *, all_routes: bool) -> Later[Base]:
+    """``read_base``, with REF resolved now (refused at once when git cannot find it) and its tree listed
+    in the background."""
     if repo is None:
         raise Refused("--base needs a git repository", "run route.verify inside the routes' work tree")
     commit = gitops.resolve_commit(repo, ref)
@@ -295,7 +311,7 @@ def read_base(repo: gitops.Repo | None, ref: str, routes: Sequence[str], *, all_
         )
     # The routes and the repository's approvers file (who may approve a policy change), or everything.
     listed = () if all_routes or "." in routes else (*sorted(set(routes)), REPO_APPROVERS)
-    return Base(repo, ref, commit, listed)
+    return Later(lambda: Base(repo, ref, commit, listed))
 
 
 def compare(
@@ -305,19 +321,21 @@ def compare(
     *,
     provenance: Provenance,
     all_routes: bool,
+    guards: Mapping[Route, Mapping[str, Guard | None]] | None = None,
 ) -> PolicyReport:
     """Compare the definitions of ``routes`` (loaded, with stones) with REF's. ``asked`` are the routes the
     run was given or found (relative to the top-level; some did not load, which the run reported); with
     ``all_routes`` every route REF has is accounted for too: loaded and compared, or gone (``removed``), or
     replaced by what cannot be a route (``replaced``: a submodule; a symlink, a file or a route that does not
-    load is reported by the run as ``broken``)."""
+    load is reported by the run as ``broken``). ``guards``: the guards the run parsed, by route."""
     repo = base.repo
     top = repo.toplevel
     loaded = {hashing.relative_posix(route.path, top): route for route in routes}
     wanted = set(loaded) | set(asked)
     if all_routes:
         wanted |= set(base.routes())
-    current = {name: _definitions(route, repo) for name, route in loaded.items()}
+    known = guards or {}
+    current = {name: _definitions(route, repo, known.get(route)) for name, route in loaded.items()}
     base.ensure(
         names for found in current.values() if not isinstance(found, str) for names in found.named.values()
     )
@@ -342,9 +360,11 @@ def compare(
     return PolicyReport(base.ref, base.commit, tuple(found))
 
 
-def _definitions(route: Route, repo: gitops.Repo) -> Definitions | str:
+def _definitions(
+    route: Route, repo: gitops.Repo, guards: Mapping[str, Guard | None] | None
+) -> Definitions | str:
     try:
-        return read_definitions(route, repo)
+        return read_definitions(route, repo, guards)
     except Refused as exc:
         return exc.line().removeprefix("error: ")
 

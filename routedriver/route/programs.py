@@ -40,10 +40,12 @@ repository files the commands it re-runs depend on.
 
 from __future__ import annotations
 
+import itertools
 import os
 import posixpath
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
+from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -70,13 +72,18 @@ class Named(NamedTuple):
 
     paths: frozenset[str]
     globs: frozenset[str]
+    # Whether a path is not a program of the stone: one of its own artifacts, or a driver file. Asked only of
+    # the few paths that exist (a stone's commands name many words that are no file at all).
+    excluded: Callable[[str], bool] | None = None
 
-    def resolve(self, files: Iterable[str]) -> set[str]:
-        """Those of ``files`` (paths that exist, e.g. what git tracks) that these names name."""
-        pool = files if isinstance(files, (set, frozenset, dict)) else set(files)
-        found = {path for path in self.paths if path in pool}
+    def resolve(self, files: Collection[str]) -> set[str]:
+        """Those of ``files`` (paths that exist, e.g. what git tracks, as a set or dict) that these names
+        name, without what is ``excluded``."""
+        found = {path for path in self.paths if path in files}
         for pattern in self.globs:
-            found.update(path for path in pool if globs.matches(pattern, path))
+            found.update(path for path in files if globs.matches(pattern, path))
+        if found and self.excluded is not None:
+            found = set(itertools.filterfalse(self.excluded, found))
         return found
 
 
@@ -134,7 +141,10 @@ class _Reader:
                 self.modules.append(text[2:])
 
 
+@lru_cache(maxsize=512)
 def _read(command: str) -> _Reader:
+    """The command read once (a pure function of its text: a route's guards mostly share their commands;
+    callers only read what it collected)."""
     from routedriver.shellsyntax.words import read
 
     reader = _Reader()
@@ -205,6 +215,12 @@ def command_names(command: str, *, route: str, stone: str, top: str) -> Named:
     """The repository paths and globs (relative to the top-level ``top``, an absolute POSIX path) the words
     of one guard command name, as the module's docstring reads them; ``route`` is ``$route``'s value
     (relative to the top-level), ``stone`` the stone's name."""
+    # A command that cannot mention $stone names the same for every stone: read once for all of them.
+    return _command_names(command, route, stone if "stone" in command else "", top)
+
+
+@lru_cache(maxsize=1024)
+def _command_names(command: str, route: str, stone: str, top: str) -> Named:
     reader = _read(command)
     values = {"route": route, "stone": stone}
     starts = [""]
@@ -263,15 +279,17 @@ def stone_names(route: Route, stone: Stone, guard: Guard, top: Path) -> Named:
             named = command_names(command, route=route_arg, stone=stone.name, top=top_text)
             paths |= named.paths
             patterns |= named.globs
-    own = artifact_patterns(route, stone, guard, top)
+    own: list[str] = []
 
-    def kept(path: str) -> bool:
+    def excluded(path: str) -> bool:
         if path.endswith(_DRIVER_SUFFIXES) or STATE_DIR in path.split("/"):
-            return False
+            return True
+        if not own:
+            own.extend(artifact_patterns(route, stone, guard, top))
         absolute = posixpath.join(top_text, path)
-        return not any(globs.covers(pattern, absolute) for pattern in own)
+        return any(globs.covers(pattern, absolute) for pattern in own)
 
-    return Named(frozenset(filter(kept, paths)), frozenset(patterns))
+    return Named(frozenset(paths), frozenset(patterns), excluded)
 
 
 def route_names(route: Route, guards: Mapping[str, Guard | None], top: Path) -> dict[str, Named]:
@@ -289,14 +307,17 @@ def tracked(repo: gitops.Repo, named: Iterable[Named]) -> frozenset[str]:
     call. Only paths that are files (or links) on disk are asked about: a directory would list all below."""
     from routedriver import gitops
 
-    top = repo.toplevel
-    paths: set[str] = set()
+    top = os.fspath(repo.toplevel)
+    candidates: set[str] = set()
     patterns: set[str] = set()
     for names in named:
-        paths.update(
-            path for path in names.paths if os.path.lexists(top / path) and not (top / path).is_dir()
-        )
+        candidates |= names.paths
         patterns |= names.globs
+    paths = set()
+    for path in candidates:
+        absolute = os.path.join(top, path)
+        if os.path.lexists(absolute) and not os.path.isdir(absolute):
+            paths.add(path)
     try:
         modes = gitops.index_modes(repo, sorted(paths), sorted(patterns))
     except gitops.GitError:

@@ -21,7 +21,7 @@ ids (and "is a file") from git's index wherever git vouches for them.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -32,7 +32,7 @@ from routedriver.route import inputs, judges, records, store
 from routedriver.route.hashing import relative_posix
 from routedriver.route.inputs import ApprovalState, StoneContext
 from routedriver.route.load import load_route
-from routedriver.route.model import JudgeRecord, ReviewRecord, Route, Stone
+from routedriver.route.model import Guard, JudgeRecord, ReviewRecord, Route, Stone
 from routedriver.route.provenance import Approvers, Provenance, marker_paths
 from routedriver.route.state import Done, Survey
 from routedriver.route.words import count
@@ -135,78 +135,51 @@ def verify(
         index = _read_index(repo)
     base = repo.toplevel if repo is not None else here
     names = {path: _name_in(path, base) for path in paths}
-    policy_base: policy.Base | None = None
+    asked = [name for name in names.values() if name is not None]
+    base_tree: Later[policy.Base] | None = None
     if base_ref is not None:
         from routedriver.route import policy
 
-        asked = [name for name in names.values() if name is not None]
-        policy_base = policy.read_base(repo, base_ref, asked, all_routes=all_routes)
-        for at_base in policy_base.routes() if all_routes else ():
-            if at_base not in asked:  # a route REF has that the checkout does not show as one
-                # Named from the current directory, as --route would name it (messages show it so).
-                path = Path(os.path.relpath(base / at_base))
-                names[path] = at_base
-                paths.append(path)
-        if all_routes and not paths:
-            raise Refused("no routes in this repository (no *.stone files)", "add a route, or use --route")
-    routes: dict[Route, frozenset[str]] = {}
-    for path in paths:
-        name = names[path]
-        problem = _path_problem(path, base) if repo is not None and name is not None else ""
-        if problem:
-            assert name is not None
-            checks.append(StoneCheck(name, "*", "broken", problem, name))
-            continue
-        irregular: list[str] = []
-        try:
-            route = load_route(path, irregular)
-        except Refused as exc:
-            shown = name if name is not None else relative_posix(Path(path).resolve(), base)
-            checks.append(StoneCheck(shown, "*", "broken", exc.line().removeprefix("error: "), shown))
-            continue
-        shown = relative_posix(route.path, base)
-        checks.extend(_irregular_stone(route, shown, filename, base) for filename in sorted(irregular))
-        if os.path.islink(route.state_dir):
-            records = relative_posix(route.state_dir, base)
-            why = (
-                f"its records directory {records} is a symlink (to {os.readlink(route.state_dir)}); a "
-                "route's records (approvals, passes, reviews) live in its own .route/ directory: restore it"
-            )
-            checks.append(StoneCheck(shown, "*", "broken", why, records))
-            continue
-        if not route.stones:
-            # A gate pointed at the wrong directory must not pass with nothing checked.
-            why = f"no stones in {shown} (no <name>.stone files); check --route"
-            checks.append(StoneCheck(shown, "*", "broken", why, shown))
-            continue
-        routes[route] = store.list_state(route)
+        # REF is resolved now (a name git cannot find is refused before any report) and listed while the
+        # claims are checked.
+        base_tree = policy.start_base(repo, base_ref, asked, all_routes=all_routes)
+    routes = _load_routes(paths, names, base, repo, checks)
     provenance = Provenance(repo, approvers, require_signed, allowed_signers)
     if repo is not None:
         provenance.load_history(marker_paths(routes, repo.toplevel))
     run = _Run(repo, base, index, provenance)
-    claims: list[_Claim] = []
-    for route, state_names in routes.items():
-        route_rel = relative_posix(route.path, base)
-        survey = Survey(
-            route,
-            repo,
-            base,
-            names=state_names,
-            snapshot=run.snapshot,
-            approvers=provenance.approvers(route),
-        )
-        for stone in route.stones:
-            claims.append(_check_claim(run, survey, route_rel, stone))
+    claims = _check_claims(run, routes)
+    if base_tree is not None and all_routes:
+        # Every route REF has is accounted for: one the checkout does not show as a route (a symlink, a
+        # file, a submodule, stones turned into directories) is loaded here and reported as what it is.
+        extra: list[Path] = []
+        for at_base in base_tree.get().routes():
+            if at_base not in asked:
+                path = Path(os.path.relpath(base / at_base))  # as --route would name it, from here
+                names[path] = at_base
+                extra.append(path)
+        more = _load_routes(extra, names, base, repo, checks)
+        if more and repo is not None:  # rare: asked again, with the first run's markers
+            routes.update(more)
+            provenance.load_history(marker_paths(routes, repo.toplevel))
+        claims += _check_claims(run, more)
+        paths += extra
+    if all_routes and not paths:
+        raise Refused("no routes in this repository (no *.stone files)", "add a route, or use --route")
     # Approvals last: the one git log they need has been running while the claims were checked.
     checks.extend(_vouch(run, claim) for claim in claims)
     # --base: the definitions themselves are policy; they must be the base's or carry a human's approval.
     policy_report = None
-    if policy_base is not None:
+    if base_tree is not None:
         from routedriver.route import policy
 
         asked = [name for name in names.values() if name is not None]
+        parsed: dict[Route, dict[str, Guard | None]] = {}
+        for _check, _approval, context in claims:
+            if context is not None:  # the guards the claims were checked with: parsed once per run
+                parsed.setdefault(context.route, {})[context.stone.name] = context.guard
         policy_report = policy.compare(
-            policy_base, routes, asked, provenance=provenance, all_routes=all_routes
+            base_tree.get(), routes, asked, provenance=provenance, all_routes=all_routes, guards=parsed
         )
         checks = policy.apply(policy_report, checks)
     return VerifyReport(tuple(checks), allow_incomplete, require_signed, policy_report)
@@ -293,6 +266,66 @@ def _irregular_stone(route: Route, shown: str, filename: str, base: Path) -> Sto
     relative = relative_posix(path, base)
     why = f"{relative} is {what}; a stone is a regular file: restore it"
     return StoneCheck(shown, filename[: -len(".stone")], "broken", why, relative)
+
+
+def _load_routes(
+    paths: Sequence[Path],
+    names: Mapping[Path, str | None],
+    base: Path,
+    repo: gitops.Repo | None,
+    checks: list[StoneCheck],
+) -> dict[Route, frozenset[str]]:
+    """The routes at ``paths`` that can be checked, with their ``.route/`` listings; a ``broken`` line in
+    ``checks`` for each that cannot (and for each of their ``*.stone`` entries that is not a file)."""
+    routes: dict[Route, frozenset[str]] = {}
+    for path in paths:
+        name = names[path]
+        problem = _path_problem(path, base) if repo is not None and name is not None else ""
+        if problem:
+            assert name is not None
+            checks.append(StoneCheck(name, "*", "broken", problem, name))
+            continue
+        irregular: list[str] = []
+        try:
+            route = load_route(path, irregular)
+        except Refused as exc:
+            shown = name if name is not None else relative_posix(Path(path).resolve(), base)
+            checks.append(StoneCheck(shown, "*", "broken", exc.line().removeprefix("error: "), shown))
+            continue
+        shown = relative_posix(route.path, base)
+        checks.extend(_irregular_stone(route, shown, filename, base) for filename in sorted(irregular))
+        if os.path.islink(route.state_dir):
+            records = relative_posix(route.state_dir, base)
+            why = (
+                f"its records directory {records} is a symlink (to {os.readlink(route.state_dir)}); a "
+                "route's records (approvals, passes, reviews) live in its own .route/ directory: restore it"
+            )
+            checks.append(StoneCheck(shown, "*", "broken", why, records))
+            continue
+        if not route.stones:
+            # A gate pointed at the wrong directory must not pass with nothing checked.
+            why = f"no stones in {shown} (no <name>.stone files); check --route"
+            checks.append(StoneCheck(shown, "*", "broken", why, shown))
+            continue
+        routes[route] = store.list_state(route)
+    return routes
+
+
+def _check_claims(run: _Run, routes: Mapping[Route, frozenset[str]]) -> list[_Claim]:
+    claims: list[_Claim] = []
+    for route, state_names in routes.items():
+        route_rel = relative_posix(route.path, run.base)
+        survey = Survey(
+            route,
+            run.repo,
+            run.base,
+            names=state_names,
+            snapshot=run.snapshot,
+            approvers=run.provenance.approvers(route),
+        )
+        for stone in route.stones:
+            claims.append(_check_claim(run, survey, route_rel, stone))
+    return claims
 
 
 def _read_index(repo: gitops.Repo | None) -> Later[gitops.IndexSnapshot | None]:
