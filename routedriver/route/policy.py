@@ -120,7 +120,7 @@ class Definitions(NamedTuple):
 
     ids: dict[str, str]  # path relative to the top-level → blob id: stones, guards, approvers, guard programs
     named: dict[str, programs.Named]  # stone → what its guard's commands name (guards that load)
-    tracked: frozenset[str]  # of what they name, the files git tracks now
+    tracked: programs.Tracked  # of what they name, the files git tracks now
     guards: dict[str, str]  # stone → its guard file, relative to the top-level
 
     def programs(self, stone: str, also: Collection[str] = ()) -> set[str]:
@@ -128,7 +128,7 @@ class Definitions(NamedTuple):
         named = self.named.get(stone)
         if named is None:
             return set()
-        return named.resolve(self.tracked) | named.resolve(also)
+        return self.tracked.resolve(named) | named.resolve(also)
 
 
 def read_definitions(
@@ -156,7 +156,7 @@ def read_definitions(
         paths.append(own)
     named = programs.route_names(route, guards, repo.toplevel)
     tracked = programs.tracked(repo, named.values())
-    used = set().union(*(names.resolve(tracked) for names in named.values())) if named else set()
+    used = set().union(*(tracked.resolve(names) for names in named.values())) if named else set()
     paths += [repo.toplevel / path for path in sorted(used) if os.path.lexists(repo.toplevel / path)]
     # From disk (hashed as git would store it): what is compared and approved are the bytes in the work
     # tree, whatever git's index claims.
@@ -270,12 +270,13 @@ class Base:
         """The directories of REF's tree holding stones (among those listed)."""
         return sorted(self._routes)
 
-    def ensure(self, named: Iterable[programs.Named]) -> None:
-        """List REF's files for what guard commands name outside what is listed already (one more
-        ``git ls-tree``; the head directory of a glob): nothing to do when the whole tree is listed."""
+    def ensure(self, named: Iterable[programs.Named], also: Iterable[str] = ()) -> None:
+        """List REF's files for what guard commands name (and the paths ``also``) outside what is listed
+        already (one more ``git ls-tree``; the head directory of a glob): nothing to do when the whole tree
+        is listed."""
         if not self.listed:
             return
-        wanted: set[str] = set()
+        wanted: set[str] = set(also)
         for names in named:
             wanted |= names.paths
             wanted |= {globs.parse(pattern).head or "." for pattern in names.globs}
@@ -336,8 +337,10 @@ def compare(
         wanted |= set(base.routes())
     known = guards or {}
     current = {name: _definitions(route, repo, known.get(route)) for name, route in loaded.items()}
+    readable = [found for found in current.values() if not isinstance(found, str)]
     base.ensure(
-        names for found in current.values() if not isinstance(found, str) for names in found.named.values()
+        (names for found in readable for names in found.named.values()),
+        (target for found in readable for target in found.tracked.links.values()),
     )
     found: list[RoutePolicy] = []
     for name in sorted(wanted):

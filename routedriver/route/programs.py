@@ -76,15 +76,28 @@ class Named(NamedTuple):
     # the few paths that exist (a stone's commands name many words that are no file at all).
     excluded: Callable[[str], bool] | None = None
 
-    def resolve(self, files: Collection[str]) -> set[str]:
+    def resolve(self, files: Collection[str], links: Mapping[str, str] | None = None) -> set[str]:
         """Those of ``files`` (paths that exist, e.g. what git tracks, as a set or dict) that these names
-        name, without what is ``excluded``."""
+        name, and the files ``links`` says those of them that are symlinks lead to, without what is
+        ``excluded``."""
         found = {path for path in self.paths if path in files}
         for pattern in self.globs:
             found.update(path for path in files if globs.matches(pattern, path))
+        if links:
+            found.update(links[path] for path in list(found) if path in links)
         if found and self.excluded is not None:
             found = set(itertools.filterfalse(self.excluded, found))
         return found
+
+
+class Tracked(NamedTuple):
+    """Which of the paths guard commands name git tracks now (``tracked``)."""
+
+    files: frozenset[str]
+    links: dict[str, str]  # a tracked symlink → the tracked file it leads to (a program run through a link)
+
+    def resolve(self, named: Named) -> set[str]:
+        return named.resolve(self.files, self.links)
 
 
 # ---------------------------------------------------------------- reading one command
@@ -98,6 +111,7 @@ class _Reader:
         self.modules: list[str] = []
         self.directories: list[Word] = []  # cd/pushd targets: where later relative paths start
         self.python_paths: list[str] = []  # PYTHONPATH= entries (raw text, references unresolved)
+        self.python_args: list[Word] = []  # what python is given to run: a directory runs its __main__.py
         self.scripts: list[str] = []  # read next, one level deeper
 
     # the shellsyntax.words.Sink protocol
@@ -139,6 +153,8 @@ class _Reader:
                 self.modules.append(words[index + 1].text)
             elif seen_python and text.startswith("-m") and len(text) > 2:
                 self.modules.append(text[2:])
+            elif seen_python and not text.startswith("-"):
+                self.python_args.append(word)
 
 
 @lru_cache(maxsize=512)
@@ -240,6 +256,10 @@ def _command_names(command: str, route: str, stone: str, top: str) -> Named:
             texts.append(text.partition("=")[2])  # --rules=tools/rules.md, VAR=tools/x
         for each in texts:
             (patterns if glob else paths).update(_paths(each, starts, top))
+    for word in reader.python_args:
+        known = _value(word, values)
+        if known is not None and not known[1]:
+            paths.update(_paths(posixpath.join(known[0], "__main__.py"), starts, top))
     roots = list(starts)
     for entry in reader.python_paths:
         known_text = entry
@@ -302,9 +322,10 @@ def route_names(route: Route, guards: Mapping[str, Guard | None], top: Path) -> 
     return found
 
 
-def tracked(repo: gitops.Repo, named: Iterable[Named]) -> frozenset[str]:
-    """Which of the paths ``named`` names git tracks (its index; matches of the globs included): ONE git
-    call. Only paths that are files (or links) on disk are asked about: a directory would list all below."""
+def tracked(repo: gitops.Repo, named: Iterable[Named]) -> Tracked:
+    """Which of the paths ``named`` names git tracks (its index; matches of the globs included), and where
+    those that are symlinks lead inside the work tree: ONE git call. Only paths that are files (or links)
+    on disk are asked about: a directory would list all below."""
     from routedriver import gitops
 
     top = os.fspath(repo.toplevel)
@@ -314,9 +335,16 @@ def tracked(repo: gitops.Repo, named: Iterable[Named]) -> frozenset[str]:
         candidates |= names.paths
         patterns |= names.globs
     paths = set()
+    links: dict[str, str] = {}
     for path in candidates:
         absolute = os.path.join(top, path)
-        if os.path.lexists(absolute) and not os.path.isdir(absolute):
+        if os.path.islink(absolute):
+            target = _link_target(absolute, top)
+            if target is not None:
+                links[path] = target
+                paths.add(target)
+            paths.add(path)
+        elif os.path.lexists(absolute) and not os.path.isdir(absolute):
             paths.add(path)
     try:
         modes = gitops.index_modes(repo, sorted(paths), sorted(patterns))
@@ -327,9 +355,19 @@ def tracked(repo: gitops.Repo, named: Iterable[Named]) -> frozenset[str]:
             "cannot ask git which files the guards run", "run it inside the routes' git work tree"
         ) from None
     listed = {path for path, mode in modes.items() if mode != gitops.GITLINK_MODE}
-    return frozenset(
+    files = frozenset(
         path for path in listed if path in paths or any(globs.matches(g, path) for g in patterns)
     )
+    return Tracked(files, {link: target for link, target in links.items() if target in files})
+
+
+def _link_target(absolute: str, top: str) -> str | None:
+    """Where the symlink ``absolute`` finally leads, relative to ``top``; None outside the work tree."""
+    real = os.path.realpath(absolute)
+    for root in (top, os.path.realpath(top)):
+        if real.startswith(root + os.sep):
+            return real[len(root) + 1 :].replace(os.sep, "/")
+    return None
 
 
 def guard_programs(
@@ -343,7 +381,7 @@ def guard_programs(
     re-runs commands that depend on them)."""
     named = route_names(route, guards, repo.toplevel)
     known = tracked(repo, named.values())
-    return {stone: tuple(sorted(names.resolve(known))) for stone, names in named.items()}
+    return {stone: tuple(sorted(known.resolve(names))) for stone, names in named.items()}
 
 
 def stone_programs(route: Route, stone: Stone, guard: Guard | None, repo: gitops.Repo) -> tuple[str, ...]:

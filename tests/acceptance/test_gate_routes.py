@@ -500,8 +500,11 @@ class Programs(NamedTuple):
 CHECK = "import sys\nprint('passed: true')\nprint('reason: checked')\n"
 
 
-def program_repo(tmp: Path, judge: str, files: dict[str, str]) -> Programs:
-    """main: route/1.check (a judge running ``judge``) passed with ``files`` in the repository."""
+def program_repo(
+    tmp: Path, judge: str, files: dict[str, str], links: dict[str, str] | None = None
+) -> Programs:
+    """main: route/1.check (a judge running ``judge``) passed with ``files`` (and symlinks ``links``: path
+    → target) in the repository."""
     repo = tmp / "repo"
     repo.mkdir()
     git(repo, "init", "-q")
@@ -509,6 +512,8 @@ def program_repo(tmp: Path, judge: str, files: dict[str, str]) -> Programs:
         write(repo / name, text)
         if name.endswith(".sh"):
             (repo / name).chmod(0o755)
+    for name, target in (links or {}).items():
+        (repo / name).symlink_to(target)
     write(repo / "route" / "1.check.stone", "Check it.\n")
     write(repo / "route" / "1.check.guard", "judges:\n  - " + json.dumps(judge) + "\n")
     write(repo / "route" / "1.check.md", "# checked\n")
@@ -569,7 +574,30 @@ PROGRAM_FORMS = [
         "lib/checks/__init__.py",
         "print('imported first')\n",
     ),
+    ("python-directory", "python3 tools", {"tools/__main__.py": CHECK}, "tools/__main__.py", None),
     ("glob", "python3 tools/chec?.py", {"tools/check.py": CHECK}, "tools/check.py", None),
+    (
+        "wrappers",
+        "env LC_ALL=C timeout 60 python3 tools/check.py",
+        {"tools/check.py": CHECK},
+        "tools/check.py",
+        None,
+    ),
+    (
+        "sourced",
+        ". tools/lib.sh && check",
+        {"tools/lib.sh": "check() { echo 'passed: true'; }\n"},
+        "tools/lib.sh",
+        None,
+    ),
+    ("eval", "eval 'python3 tools/check.py'", {"tools/check.py": CHECK}, "tools/check.py", None),
+    (
+        "heredoc",
+        "bash <<'EOF'\npython3 tools/check.py\nEOF",
+        {"tools/check.py": CHECK},
+        "tools/check.py",
+        None,
+    ),
     ("braces", "python3 tools/{check,other}.py", {"tools/check.py": CHECK}, "tools/check.py", None),
     ("quotes", "python3 \"tools/\"'check'.py", {"tools/check.py": CHECK}, "tools/check.py", None),
 ]
@@ -595,7 +623,26 @@ def test_a_changed_guard_program_is_a_policy_change_however_the_guard_names_it(
     kind = "added" if robots is not None and program not in files else "changed"
     assert line.startswith("policy-changed: policy changed: "), line
     assert f"{program} {kind} (a program route/1.check.guard runs)" in line
+    # Named with --route, REF is listed for the route and, once more, for its programs: the same verdict.
+    named = run_route(["route.verify", "--route", "route", "--base", "origin/main"], up.tmp / "ci")
+    assert lines_of(named)["route/1.check"] == line
     assert line.endswith("a human runs route.policy.approve --route route"), line
+
+
+def test_a_program_run_through_a_symlink_is_the_file_it_leads_to(tmp_path: Path) -> None:
+    # On main the program is a link; the robot leaves the link alone and edits what it leads to.
+    up = program_repo(
+        tmp_path, "python3 tools/check.py", {"tools/impl.py": CHECK}, {"tools/check.py": "impl.py"}
+    )
+    assert up.ci().code == 0
+    write(up.repo / "tools" / "impl.py", CHECK + "# the robot's version\n")
+    robot_commit(up.repo, "tune the implementation")
+    line = lines_of(up.ci())["route/1.check"]
+    assert line.startswith(
+        "policy-changed: policy changed: tools/impl.py changed (a program route/1.check.guard runs) since "
+    ), line
+    named = run_route(["route.verify", "--route", "route", "--base", "origin/main"], up.tmp / "ci")
+    assert lines_of(named)["route/1.check"] == line
 
 
 def test_the_gated_routes_review_and_judge_programs_are_policy(upstream: Upstream) -> None:
