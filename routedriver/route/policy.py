@@ -1,27 +1,35 @@
 """Route definitions are policy, and policy comes from the base: ``route.verify --base REF``.
 
 A route's **definitions** are what ``load.load_route`` reads, each stone's ``<name>.stone`` and its
-``<name>.guard``, plus the route's own approvers file (``$route/.route/approvers``) when it has one. A pull
-request that edits them can weaken every check that follows (lower ``--allow-blockers``, drop ``approved?``,
-narrow ``artifacts:``, delete a gated stone), and every file would still be an honest record of the weaker
-policy. So, compared by git blob id with REF (the pull request's base), any difference is a **policy change**,
-except what loses nothing: stones and routes added, and a stone removed that at REF had no guard, none of its
-default artifacts and no marker (the pruning ``route.stone.del`` does). Renamed is removed plus added; the
-removed side decides.
+``<name>.guard``, plus the route's own approvers file (``$route/.route/approvers``) when it has one, and its
+guards' programs (``route.programs``: the tracked files their commands run). A pull request that edits them
+can weaken every check that follows (lower ``--allow-blockers``, drop ``approved?``, narrow ``artifacts:``,
+delete a gated stone, make ``tools/review.py`` print ``blockers: 0``), and every file would still be an honest
+record of the weaker policy. So, compared by git blob id with REF (the pull request's base), any difference is
+a **policy change**, except what loses nothing: stones and routes added, and a stone removed that at REF had
+no guard, none of its default artifacts and no marker (the pruning ``route.stone.del`` does). Renamed is
+removed plus added; the removed side decides.
 
 A policy change passes only with a **policy approval**: ``$route/.route/policy.approved``, written by
 ``route.policy.approve`` (a human at a terminal) and committed alone, whose definitions hash equals the
-current definitions, and which git's history vouches for exactly as for a stone approval
-(``provenance.Provenance``). Who may approve it comes from REF (the route's approvers file there, else the
-repository's ``.route-approvers`` there) unless ``--approvers`` names a file: a pull request cannot list its
-own author for its own change. A removed route has no approval path (nothing is left to hold a marker):
-humans remove routes on the base branch.
+current definitions, which git's history vouches for exactly as for a stone approval
+(``provenance.Provenance``), and whose commit REF's history does not hold (an approval approves the difference
+from the base it was made against; see ``_approval``). Who may approve it comes from REF (the route's
+approvers file there, else the repository's ``.route-approvers`` there) unless ``--approvers`` names a file: a
+pull request cannot list its own author for its own change. A removed route has no approval path (nothing is
+left to hold a marker): humans remove routes on the base branch.
 
-Git is asked twice per run, however many routes: the commit REF names and ONE ``git ls-tree -r`` (of the
-routes and the top-level approvers file, or with ``--all`` of the whole tree); plus, for a route whose
-policy approval must be vouched for, the base's approvers file (``git cat-file``). The one ``git log``
-provenance runs over every ``*.approved`` marker covers ``policy.approved`` too. The current definitions are
-hashed from disk as git would store them, never taken from git's index.
+Every route REF has is accounted for (``compare``): compared, gone (``removed``), or replaced by what cannot
+be a route (``route.verify`` reports a symlink, a file or stones that are directories as ``broken``).
+
+Git is asked a fixed number of times per run, however many routes: the commit REF names, ONE ``git ls-tree
+-r`` (of the routes and the top-level approvers file, or with ``--all`` of the whole tree; ``start_base`` runs
+it in the background), with ``--route`` one more for guard programs outside the routes, and ONE ``git
+ls-files`` per route for which of the files its guards name are tracked; plus, for a route whose policy
+approval must be vouched for, the base's approvers file (``git cat-file``) and ``git merge-base
+--is-ancestor``. The one ``git log`` provenance runs over every ``*.approved`` marker covers
+``policy.approved`` too. The current definitions are hashed from disk as git would store them, never taken
+from git's index.
 """
 
 from __future__ import annotations

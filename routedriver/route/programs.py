@@ -20,11 +20,12 @@ names (built-in judges run nothing), the command read as bash reads it (``shells
 - ``python -m pkg.mod`` (any ``python*``/``pypy*`` word before the ``-m``) names ``pkg/mod.py``,
   ``pkg/mod/__init__.py``, ``pkg/mod/__main__.py`` and ``pkg/__init__.py``, from the top-level and from
   each ``PYTHONPATH=`` entry of the command (a ``pytest.py`` the pull request adds is what ``python -m
-  pytest`` runs);
+  pytest`` runs); a directory given to python names its ``__main__.py``;
 - a relative path is taken from the top-level (where guard commands run) and from every directory a
   ``cd``/``pushd`` in the command names, normalized (``$route/../tools/x`` is ``tools/x``); an absolute one
   counts when it is inside the work tree; an unquoted glob (``tools/*.py``) names every tracked file it
   matches (by ``routedriver.globs``' rule);
+- a program that is a symlink counts with the file it leads to (inside the work tree);
 - never the stone's own artifacts (files its ``artifacts:`` globs cover: what the guard judges, not what
   judges) nor the driver's files (``*.stone``, ``*.guard``, anything under a ``.route/``).
 

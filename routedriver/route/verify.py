@@ -16,6 +16,10 @@ route to find theirs. The console script starts all but the log before it even i
 (``gitops.prefetch_verify``); the log runs while every stone's claims are checked, and the approvals, which
 need it, are looked at last. Each stone's artifacts come from one listing of their directory, with content
 ids (and "is a file") from git's index wherever git vouches for them.
+
+A route is checked where git has it: a route path that is or passes through a symlink, that lies in a
+repository of its own, whose ``.route/`` is a symlink, and a ``*.stone`` that is not a regular file are
+``broken``, never skipped; with ``--base`` every route REF has is looked for too (``route.policy``).
 """
 
 from __future__ import annotations
