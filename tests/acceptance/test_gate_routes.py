@@ -241,6 +241,24 @@ def test_a_route_replaced_by_a_submodule_is_broken(upstream: Upstream, checked_o
         )
 
 
+def test_a_route_the_base_has_that_git_no_longer_lists_is_still_checked(upstream: Upstream) -> None:
+    up = upstream
+    # Locally the robot takes the route out of git and ignores it, files left on disk: --all does not find
+    # it among git's files, but the base has it, so it is checked (and its approvals are git's to vouch for).
+    robot_git(up.repo, "rm", "-r", "-q", "--cached", "route")
+    write(up.repo / ".gitignore", "route/\n")
+    robot_commit(up.repo, "route, untracked")
+    done = run_route(["route.verify", "--all", "--base", "main"], up.repo)
+    lines = lines_of(done)
+    assert done.code == 2, done.out
+    assert lines["route/1.vision"].startswith("forged: its approval marker is not tracked by git: commit "), (
+        lines["route/1.vision"]
+    )
+    assert lines["route/2.plan"].startswith("passed")  # checked, not skipped
+    # CI's clone has no route there at all: the base's route is gone.
+    assert rejected(ci(up))["route/*"].startswith("policy-changed: policy changed: route route removed")
+
+
 def test_a_symlinked_records_directory_is_broken(upstream: Upstream) -> None:
     up = upstream
     # The robot keeps the route's records elsewhere: its own approvals and passes, under the route's name.
