@@ -689,3 +689,34 @@ def blob_bytes(repo: Repo, blob: str) -> bytes | None:
         kill_leftovers=False,
     )
     return done.stdout.encode("latin-1") if done.returncode == 0 else None
+
+
+def is_ancestor(repo: Repo, commit: str, of: str) -> bool | None:
+    """Is ``commit`` in the history of ``of`` (itself included)? ``git merge-base --is-ancestor``; None
+    when git cannot say (a commit it does not have)."""
+    done = _git(["merge-base", "--is-ancestor", commit, of], repo.toplevel)
+    return True if done.returncode == 0 else False if done.returncode == 1 else None
+
+
+# ---------------------------------------------------------------- which paths the index holds, and as what
+
+GITLINK_MODE = "160000"  # a submodule entry: a commit of another repository, not a file
+
+
+def index_modes(repo: Repo, paths: Sequence[str] = (), globbed: Sequence[str] = ()) -> dict[str, str]:
+    """``{path: mode}`` of the index entries (stage 0 and conflicts alike) that are one of ``paths``
+    (relative to the top-level, POSIX, taken literally) or lie below one, or match one of the ``globbed``
+    ``:(glob)`` patterns: ONE ``git ls-files -s``. A gitlink (submodule entry) has ``GITLINK_MODE``. Raises
+    ``GitError`` when git cannot answer; asks nothing for no paths."""
+    if not paths and not globbed:
+        return {}
+    specs = [f":(literal){path}" for path in paths] + [f":(glob){pattern}" for pattern in globbed]
+    done = _git(["ls-files", "-s", "-z", "--", *specs], repo.toplevel, _MAGIC_ENV)
+    if done.returncode != 0:
+        raise GitError(_last_line(done.stderr) or f"git ls-files exited {done.returncode}")
+    found: dict[str, str] = {}
+    for record in done.stdout.split("\0"):
+        meta, tab, path = record.partition("\t")
+        if tab:
+            found[path] = meta.split(" ", 1)[0]
+    return found

@@ -30,7 +30,9 @@ to the same base as the glob. Finding files on disk adds two rules of the walk, 
 (``route.artifacts`` and ``brain.tools.walk``), never by the matching: a wildcard never enters a symlinked
 directory (a link to ``..`` would loop) while a literal component is the path it names, links included; and
 a wildcard never enters the directories in ``NEVER_ENTERED`` (a repository's own store: ``.git`` holds no
-work-tree file).
+work-tree file). A stone's artifacts are stricter, since a file that hides from them hides from the gate:
+there a wildcard that would walk into a symlinked directory or a submodule is refused, and only ``.git`` (and
+a route's own ``.route/``) is never entered (``route.artifacts``).
 
 Compiled globs are cached. A glob with at most one ``**`` is matched by one regular expression; more than
 one, by a walk over the components that takes time proportional to path length × glob length (a regular

@@ -48,6 +48,9 @@ def lint_command(routes: tuple[str, ...], all_routes: bool, as_json: bool) -> in
                     "problems": [
                         {"file": p.file, "level": p.level, "message": p.message} for p in report.problems
                     ],
+                    "programs": [
+                        {"stone": p.stone, "file": p.file, "program": p.program} for p in report.programs
+                    ],
                 }
                 for report in reports
             ],
@@ -57,6 +60,8 @@ def lint_command(routes: tuple[str, ...], all_routes: bool, as_json: bool) -> in
         for report in reports:
             for problem in report.problems:
                 click.echo(f"{problem.file}: {problem.level}: {problem.message}")
+            for program in report.programs:  # what route.verify --base compares with the base, too
+                click.echo(f"{program.file}: program: {program.program}")
         if not errors:
             click.echo("ok" if not warnings else f"ok ({warnings} warning{'s' if warnings != 1 else ''})")
     if errors:

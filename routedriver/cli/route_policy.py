@@ -21,11 +21,19 @@ if TYPE_CHECKING:
 @click.option(
     "--no-commit", is_flag=True, help="Write the policy approval but do not commit it (commit it yourself)."
 )
+@click.option(
+    "--base",
+    "base_ref",
+    metavar="REF",
+    help="The base the change is for (as route.verify --base): approve again when its history already holds "
+    "this approval.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
-def approve_command(route_option: str | None, no_commit: bool, as_json: bool) -> Report:
-    """Approve the route's definitions as they are now (its stones, guards and approvers file): humans only,
-    in a terminal. Writes $route/.route/policy.approved and commits it alone with your git identity (and
-    signing) unless --no-commit; route.verify --base then accepts the changes since the base."""
+def approve_command(route_option: str | None, no_commit: bool, base_ref: str | None, as_json: bool) -> Report:
+    """Approve the route's definitions as they are now (its stones, guards, approvers file and the repository
+    files its guards run): humans only, in a terminal. Writes $route/.route/policy.approved and commits it
+    alone with your git identity (and signing) unless --no-commit; route.verify --base then accepts the
+    changes since the base."""
     import os
 
     from routedriver.route import policy
@@ -35,7 +43,7 @@ def approve_command(route_option: str | None, no_commit: bool, as_json: bool) ->
     result = call(
         as_json,
         {"route": route_option},
-        lambda: policy.approve(route_option, human=human, commit=not no_commit),
+        lambda: policy.approve(route_option, human=human, commit=not no_commit, base_ref=base_ref),
     )
     return _report(result, as_json)
 
@@ -53,6 +61,7 @@ def _report(result: PolicyApproveResult, as_json: bool) -> Report:
                     "files": [{"path": path, "blob": blob} for path, blob in sorted(result.files.items())],
                     "approver": {"name": result.approver[0], "email": result.approver[1]},
                     "since": result.since or None,
+                    "again": result.again or None,
                     "commit": result.commit,
                     "committed": not result.not_committed,
                     "not_committed": result.not_committed or None,
@@ -68,6 +77,11 @@ def _report(result: PolicyApproveResult, as_json: bool) -> Report:
         lines = [f"policy approved: {result.route.display} by {who}"]
     since = f"; since the last policy approval: {result.since}" if result.since else ""
     lines.append(f"  covers {count} (definitions hash {result.definitions_hash[:12]}){since}")
+    if result.again:
+        lines.append(
+            f"  approved again: {result.again} (an approval approves the difference from the base it is made "
+            "against)"
+        )
     lines.append(f"  marker {show(result.marker)}")
     if result.commit:
         lines.append(f"  committed {result.commit[:12]} (only the marker; other staged work is untouched)")

@@ -1,9 +1,26 @@
 """Which files are a stone's artifacts: the guard's ``artifacts:`` globs (default ``$route/<name>*.md``).
 
 A glob means what ``routedriver.globs`` says (hidden names match like any other; ``out/`` is every file
-below ``out``); only files count, and a walk never enters a symlinked directory, ``.git`` or any route's
-``.route/`` through a wildcard. The driver's own files are never artifacts: nothing under this route's
+below ``out``); only files count. The driver's own files are never artifacts: nothing under this route's
 ``.route/``, no ``.stone`` or ``.guard`` file.
+
+Where a wildcard walks (``src/**``, ``docs/*/x.md``), nothing may hide from it, or a file added there after a
+pass or an approval would change nothing in the verdict. It enters every real directory below which the glob
+could match, hidden ones included (``.hg``, ``.svn``, a ``.route/`` that is not a route's own), except:
+
+- ``.git`` (git's own store: no tracked file can be under it);
+- a route's own ``.route/`` (the records of a route living among the artifacts; its parent directory holds a
+  ``*.stone`` file), which are that route's, not this stone's output;
+
+and it refuses (the stone is ``broken``, naming the path) to go past
+
+- a symlink to a directory (its files are not where the glob says, and git stores only the link);
+- a repository of its own (a directory holding ``.git``: a checked-out submodule or a clone inside), or an
+  empty directory that git's index holds as a gitlink (a submodule entry that is not checked out, as in
+  CI's clone): the files there are another repository's, so no change to them shows in this one.
+
+``route.stone.set``, ``route.verify`` and every other command read artifacts with these functions, so they
+agree on which files a stone has.
 
 The default glob of ``3.plan`` also matches ``3.plan-details.md``, the default artifact of ``3.plan-details``.
 The most specific name owns such a file: a file the default glob of a stone with a longer name (one that
@@ -22,6 +39,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from routedriver import globs
+from routedriver.errors import Refused
 from routedriver.route.guardfile import DEFAULT_ARTIFACTS, default_artifacts
 from routedriver.route.hashing import relative_posix
 from routedriver.route.model import STATE_DIR, Guard, Route, Stone
@@ -29,9 +47,10 @@ from routedriver.route.subst import VARIABLE
 
 _DRIVER_SUFFIXES = (".stone", ".guard")
 _DRIVER_FILE = re.compile(r".*\.(?:stone|guard)\Z", re.DOTALL)  # a name ending in one of _DRIVER_SUFFIXES
-# Directories a wildcard never enters: a repository's own store, and any route's driver files (a route may
-# live inside another stone's artifact directory; its markers are not that stone's output).
-_NEVER_ENTERED = globs.NEVER_ENTERED | {STATE_DIR}
+# The one directory a wildcard never enters whatever it holds: git's own store. (``globs.NEVER_ENTERED``'s
+# other names, ``.hg`` and ``.svn``, are ordinary directories to git, so a tracked file there is content.)
+_GIT_DIR = ".git"
+_STONE_SUFFIX = ".stone"
 
 # Given relative paths, says which are NOT known to be regular files (e.g. ``IndexSnapshot.unsure``: git's
 # index lists them as regular files and the work tree agrees); those, and only those, are stat-ed.
@@ -54,6 +73,33 @@ class Listing(NamedTuple):
     names: list[str]  # sorted
     is_file: dict[str, bool]  # a regular file, or a link to one
     subdirs: frozenset[str]  # real directories (not links): where a wildcard may go on
+    linked_dirs: frozenset[str] = frozenset()  # symlinks to directories: where a wildcard must not go
+
+    def holds_route(self) -> bool:
+        """Is this directory a route (a ``*.stone`` regular file in it), whose ``.route/`` is its own?"""
+        return any(
+            name.endswith(_STONE_SUFFIX) and not name.startswith(".") and self.is_file[name]
+            for name in self.names
+        )
+
+
+class _WalkRefused(Exception):
+    """A wildcard would walk past a symlinked directory or into another repository (see the docstring);
+    ``_named_files`` turns it into the stone's refusal, naming the path and the glob."""
+
+    def __init__(self, path: str, what: str) -> None:
+        super().__init__(path)
+        self.path = path  # absolute
+        self.what = what
+
+    def named(self, pattern: str, base: Path) -> Refused:
+        shown = relative_posix(self.path, base)
+        return Refused(
+            f"{shown} is {self.what}, and the artifact glob {pattern} would walk into it (a file changed "
+            "there would not change this stone's verdict)",
+            f"make {shown} an ordinary directory of this repository, or write artifact globs that do not "
+            "reach it",
+        )
 
 
 class Listings:
@@ -65,6 +111,7 @@ class Listings:
 
     def __init__(self) -> None:
         self._read: dict[str, Listing] = {}
+        self._gitlinks: dict[str, bool] = {}
 
     def get(self, directory: str) -> Listing:
         """The entries of ``directory``; none when it is missing or unreadable."""
@@ -72,18 +119,43 @@ class Listings:
         if found is None:
             is_file: dict[str, bool] = {}
             subdirs: set[str] = set()
+            linked: set[str] = set()
             try:
                 with os.scandir(directory) as entries:
                     for entry in entries:
                         name = entry.name
                         is_file[name] = regular = entry.is_file()
                         # A file is no directory: only the rest are asked (thousands of files a listing).
-                        if not regular and entry.is_dir(follow_symlinks=False):
-                            subdirs.add(name)
+                        if not regular:
+                            if entry.is_dir(follow_symlinks=False):
+                                subdirs.add(name)
+                            elif entry.is_symlink() and entry.is_dir():
+                                linked.add(name)
             except OSError:
                 pass  # a directory that is missing or unreadable holds nothing
-            found = self._read[directory] = Listing(sorted(is_file), is_file, frozenset(subdirs))
+            listing = Listing(sorted(is_file), is_file, frozenset(subdirs), frozenset(linked))
+            found = self._read[directory] = listing
         return found
+
+    def is_gitlink(self, directory: str) -> bool:
+        """Does git's index hold the (empty) ``directory`` as a gitlink, a submodule entry not checked out?
+        Asked only of empty directories a wildcard reaches: git checks a gitlink out as one, and creates no
+        other empty directory, so the common walk asks git nothing."""
+        known = self._gitlinks.get(directory)
+        if known is None:
+            from routedriver import gitops
+
+            repo = gitops.find_repo(directory)
+            known = False
+            if repo is not None:
+                relative = relative_posix(directory, repo.toplevel)
+                try:
+                    modes = gitops.index_modes(repo, [relative])
+                except gitops.GitError:
+                    modes = {relative: gitops.GITLINK_MODE}  # git cannot say: a gate fails closed
+                known = modes.get(relative) == gitops.GITLINK_MODE
+            self._gitlinks[directory] = known
+        return known
 
 
 def find_artifacts(
@@ -126,7 +198,7 @@ def artifact_paths(
     found = {
         path
         for pattern in _patterns(route, stone, guard, base)
-        for path in _files(pattern, listings)
+        for path in _named_files(pattern, listings, base)
         if not (path.endswith(_DRIVER_SUFFIXES) or path.startswith(state_prefix))
     }
     taken = _taken_by_longer_name(route, stone, guard)
@@ -151,7 +223,7 @@ def artifact_map(
     for pattern in _patterns(route, stone, guard, base):
         directory, name = _last_only(pattern)
         if unsure is None or os.sep != "/" or name is None:
-            for path in _files(pattern, Listings()):
+            for path in _named_files(pattern, Listings(), base):
                 if not (path.endswith(_DRIVER_SUFFIXES) or path.startswith(state_prefix)):
                     found[relative_posix(path, base)] = path
             continue
@@ -236,6 +308,21 @@ def _last_only(pattern: str) -> tuple[str, str | None]:
     return spec.head, rest.parts[0]
 
 
+def artifact_patterns(route: Route, stone: Stone, guard: Guard | None, base: Path) -> list[str]:
+    """The stone's artifact globs as absolute patterns (relative ones start at ``base``), ``$route`` and
+    ``$stone`` put in: ``globs.covers(pattern, absolute_path)`` says whether a file is one of its artifacts
+    by the glob alone (the walk's rules aside)."""
+    return _patterns(route, stone, guard, base)
+
+
+def _named_files(pattern: str, listings: Listings, base: Path) -> list[str]:
+    try:
+        return _files(pattern, listings)
+    except _WalkRefused as exc:
+        head = globs.escape(os.fspath(base)).rstrip("/") + "/"
+        raise exc.named(pattern.removeprefix(head), base) from None
+
+
 def _patterns(route: Route, stone: Stone, guard: Guard | None, base: Path) -> list[str]:
     """The stone's artifact globs, substituted, absolute (relative ones start at ``base``) and normalized
     (a trailing ``/`` kept: it means every file below)."""
@@ -287,11 +374,24 @@ def _walk(top: str, rest: globs.Glob, listings: Listings) -> Iterator[str]:
     while pending:
         relative_dir, directory = pending.pop()
         listing = listings.get(directory)
+        if relative_dir:  # entered by a wildcard: another repository must not hide behind it
+            if _GIT_DIR in listing.is_file:
+                raise _WalkRefused(
+                    directory, "a repository of its own (it holds .git: a submodule or a clone)"
+                )
+            if not listing.names and listings.is_gitlink(directory):
+                raise _WalkRefused(directory, "a submodule (git's index holds it as a gitlink)")
         prefix = relative_dir + "/" if relative_dir else ""
         for name in listing.names:
             relative = prefix + name
             if listing.is_file[name]:
                 if rest.matches(relative):
                     yield os.path.join(directory, name)
-            elif name in listing.subdirs and name not in _NEVER_ENTERED and rest.may_match_below(relative):
-                pending.append((relative, os.path.join(directory, name)))
+            elif name in listing.subdirs:
+                if name == _GIT_DIR or (name == STATE_DIR and listing.holds_route()):
+                    continue
+                if rest.may_match_below(relative):
+                    pending.append((relative, os.path.join(directory, name)))
+            elif name in listing.linked_dirs and rest.may_match_below(relative):
+                target = os.readlink(os.path.join(directory, name))
+                raise _WalkRefused(os.path.join(directory, name), f"a symlink to a directory ({target})")

@@ -10,6 +10,9 @@ Warnings (exit 0): a review or judge command whose program cannot be found (it w
 judge that runs a bare ``pytest`` (failing tests exit 1, a malfunction; ``pytest -q || exit 2`` makes them a
 rejection), and a stone whose default artifact glob also matches another stone's files (``1.a`` →
 ``$route/1.a*.md`` also matches ``1.ab.md``).
+
+It also lists each stone's guard programs (``route.programs``): the repository files its guard runs, which
+``route.verify --base`` compares with the base like the guard itself.
 """
 
 from __future__ import annotations
@@ -57,9 +60,19 @@ class Problem:
 
 
 @dataclass(frozen=True)
+class Program:
+    """A guard program (``route.programs``): a repository file the stone's guard runs."""
+
+    stone: str
+    file: str  # the guard, as the user would name it
+    program: str  # relative to the top-level
+
+
+@dataclass(frozen=True)
 class LintReport:
     route: str
     problems: tuple[Problem, ...]
+    programs: tuple[Program, ...] = ()
 
     @property
     def errors(self) -> tuple[Problem, ...]:
@@ -129,7 +142,23 @@ def lint(route_path: Path) -> LintReport:
     _overlapping_defaults(route, guards, add)
     order = {"error": 0, "warning": 1}
     problems.sort(key=lambda problem: (problem.file, order[problem.level]))
-    return LintReport(display, tuple(problems))
+    return LintReport(display, tuple(problems), _programs(route, guards))
+
+
+def _programs(route: Route, guards: dict[str, Guard | None]) -> tuple[Program, ...]:
+    """Each stone's guard programs (the tracked files its commands run; none outside git)."""
+    from routedriver.gitops import find_repo
+    from routedriver.route.programs import guard_programs
+
+    repo = find_repo(route.path)
+    if repo is None or not any(guards.values()):
+        return ()
+    found = guard_programs(route, guards, repo)
+    return tuple(
+        Program(stone.name, route.show(stone.path.with_suffix(GUARD_SUFFIX)), path)
+        for stone in route.stones
+        for path in found.get(stone.name, ())
+    )
 
 
 def _visible(name: str, suffix: str) -> bool:

@@ -78,8 +78,13 @@ def _refuse_control_route(display: str, root: Path) -> None:
             )
 
 
-def load_route(path: str | os.PathLike[str]) -> Route:
-    """Read a route directory: every top-level ``*.stone`` file, in driving order. Pure: writes nothing."""
+def load_route(path: str | os.PathLike[str], irregular: list[str] | None = None) -> Route:
+    """Read a route directory: every top-level ``*.stone`` file, in driving order. Pure: writes nothing.
+
+    With ``irregular``, the names of its ``*.stone`` entries that are not regular files (a directory, a
+    symlink, a FIFO …) are appended to it, read from the same listing: ``route.verify`` reports each as a
+    ``broken`` stone (a stone turned into a directory must not simply drop out of the route). Without it, a
+    directory named ``*.stone`` is no stone, and a symlink to a file is read as one."""
     display = os.fspath(path)
     root = Path(path).resolve()
     _refuse_undecodable_route(display, root)
@@ -96,7 +101,12 @@ def load_route(path: str | os.PathLike[str]) -> Route:
     for entry in entries:
         filename = entry.name
         # Hidden files include atomic-write leftovers; directories named *.stone are not stones.
-        if not filename.endswith(STONE_SUFFIX) or filename.startswith(".") or not entry.is_file():
+        if not filename.endswith(STONE_SUFFIX) or filename.startswith("."):
+            continue
+        if irregular is not None and (entry.is_symlink() or not entry.is_file()):
+            irregular.append(filename)
+            continue
+        if not entry.is_file():
             continue
         name = filename[: -len(STONE_SUFFIX)]
         prefix = check_stone_name(name, filename)

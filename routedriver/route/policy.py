@@ -1,43 +1,54 @@
 """Route definitions are policy, and policy comes from the base: ``route.verify --base REF``.
 
 A route's **definitions** are what ``load.load_route`` reads, each stone's ``<name>.stone`` and its
-``<name>.guard``, plus the route's own approvers file (``$route/.route/approvers``) when it has one. A pull
-request that edits them can weaken every check that follows (lower ``--allow-blockers``, drop ``approved?``,
-narrow ``artifacts:``, delete a gated stone), and every file would still be an honest record of the weaker
-policy. So, compared by git blob id with REF (the pull request's base), any difference is a **policy change**,
-except what loses nothing: stones and routes added, and a stone removed that at REF had no guard, none of its
-default artifacts and no marker (the pruning ``route.stone.del`` does). Renamed is removed plus added; the
-removed side decides.
+``<name>.guard``, plus the route's own approvers file (``$route/.route/approvers``) when it has one, and its
+guards' programs (``route.programs``: the tracked files their commands run). A pull request that edits them
+can weaken every check that follows (lower ``--allow-blockers``, drop ``approved?``, narrow ``artifacts:``,
+delete a gated stone, make ``tools/review.py`` print ``blockers: 0``), and every file would still be an honest
+record of the weaker policy. So, compared by git blob id with REF (the pull request's base), any difference is
+a **policy change**, except what loses nothing: stones and routes added, and a stone removed that at REF had
+no guard, none of its default artifacts and no marker (the pruning ``route.stone.del`` does). Renamed is
+removed plus added; the removed side decides.
 
 A policy change passes only with a **policy approval**: ``$route/.route/policy.approved``, written by
 ``route.policy.approve`` (a human at a terminal) and committed alone, whose definitions hash equals the
-current definitions, and which git's history vouches for exactly as for a stone approval
-(``provenance.Provenance``). Who may approve it comes from REF (the route's approvers file there, else the
-repository's ``.route-approvers`` there) unless ``--approvers`` names a file: a pull request cannot list its
-own author for its own change. A removed route has no approval path (nothing is left to hold a marker):
-humans remove routes on the base branch.
+current definitions, which git's history vouches for exactly as for a stone approval
+(``provenance.Provenance``), and whose commit REF's history does not hold (an approval approves the difference
+from the base it was made against; see ``_approval``). Who may approve it comes from REF (the route's
+approvers file there, else the repository's ``.route-approvers`` there) unless ``--approvers`` names a file: a
+pull request cannot list its own author for its own change. A removed route has no approval path (nothing is
+left to hold a marker): humans remove routes on the base branch.
 
-Git is asked twice per run, however many routes: the commit REF names and ONE ``git ls-tree -r`` (of the
-routes and the top-level approvers file, or with ``--all`` of the whole tree); plus, for a route whose
-policy approval must be vouched for, the base's approvers file (``git cat-file``). The one ``git log``
-provenance runs over every ``*.approved`` marker covers ``policy.approved`` too. The current definitions are
-hashed from disk as git would store them, never taken from git's index.
+Every route REF has is accounted for (``compare``): compared, gone (``removed``), or replaced by what cannot
+be a route (``route.verify`` reports a symlink, a file or stones that are directories as ``broken``).
+
+Git is asked a fixed number of times per run, however many routes: the commit REF names, ONE ``git ls-tree
+-r`` (of the routes and the top-level approvers file, or with ``--all`` of the whole tree; ``start_base`` runs
+it in the background), with ``--route`` one more for guard programs outside the routes, and ONE ``git
+ls-files`` per route for which of the files its guards name are tracked; plus, for a route whose policy
+approval must be vouched for, the base's approvers file (``git cat-file``) and ``git merge-base
+--is-ancestor``. The one ``git log`` provenance runs over every ``*.approved`` marker covers
+``policy.approved`` too. The current definitions are hashed from disk as git would store them, never taken
+from git's index.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shlex
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Literal, NamedTuple
 
-from routedriver import gitops
+from routedriver import gitops, globs
 from routedriver.errors import Refused
+from routedriver.later import Later
 from routedriver.route import frontmatter as fm
-from routedriver.route import hashing, manifest, store, words
+from routedriver.route import hashing, manifest, programs, store, words
+from routedriver.route.guardfile import load_guard
 from routedriver.route.load import GUARD_SUFFIX, STONE_SUFFIX
-from routedriver.route.model import STATE_DIR, Route
+from routedriver.route.model import STATE_DIR, Guard, Route
 from routedriver.route.provenance import (
     REPO_APPROVERS,
     ROUTE_APPROVERS,
@@ -54,13 +65,14 @@ STATUS = "policy-changed"
 ROUTE_WIDE = "*"  # the stone a change to the route as a whole is reported on
 
 ChangeKind = Literal["changed", "added", "removed"]
-RouteState = Literal["compared", "added", "removed"]
+RouteState = Literal["compared", "added", "removed", "replaced"]
 
 
 class Change(NamedTuple):
     path: str  # the definition, relative to the top-level
     kind: ChangeKind
     stone: str  # the stone whose checks it alters, or ROUTE_WIDE (a stone removed, the approvers file)
+    via: str = ""  # a guard program: the guard that runs it (relative to the top-level)
 
 
 class RoutePolicy(NamedTuple):
@@ -73,11 +85,11 @@ class RoutePolicy(NamedTuple):
     changes: tuple[Change, ...] = ()  # policy changes: each needs the policy approval
     approval: ApprovalCheck | None = None  # with changes: the policy approval's verdict (None: there is none)
     stones_at_base: int = 0  # a removed route: how many stones it had at REF
-    problem: str = ""  # its definitions could not be read, so they cannot be shown to be REF's
+    problem: str = ""  # its definitions could not be read (or, replaced: what is there now)
 
     @property
     def accepted(self) -> bool:
-        if self.state == "removed" or self.problem:
+        if self.state in ("removed", "replaced") or self.problem:
             return False
         return not self.changes or (self.approval is not None and self.approval.ok)
 
@@ -111,19 +123,58 @@ def approve_hint(route: str) -> str:
 # ---------------------------------------------------------------- definitions and the marker
 
 
-def definitions(route: Route, repo: gitops.Repo) -> dict[str, str]:
-    """The route's definitions as they are on disk: ``{path relative to the top-level: blob id}``."""
+class Definitions(NamedTuple):
+    """A route's definitions as they are now."""
+
+    ids: dict[str, str]  # path relative to the top-level → blob id: stones, guards, approvers, guard programs
+    named: dict[str, programs.Named]  # stone → what its guard's commands name (guards that load)
+    tracked: programs.Tracked  # of what they name, the files git tracks now
+    guards: dict[str, str]  # stone → its guard file, relative to the top-level
+
+    def programs(self, stone: str, also: Collection[str] = ()) -> set[str]:
+        """The stone's guard programs now, plus what its commands name among ``also`` (REF's files)."""
+        named = self.named.get(stone)
+        if named is None:
+            return set()
+        return self.tracked.resolve(named) | named.resolve(also)
+
+
+def read_definitions(
+    route: Route, repo: gitops.Repo, loaded: Mapping[str, Guard | None] | None = None
+) -> Definitions:
+    """The route's definitions as they are on disk (see the module's docstring), with what its guards'
+    commands name (``route.programs``): one ``git ls-files`` for the programs, one hashing run for all.
+    ``loaded``: guards the caller has parsed already (by stone name)."""
     paths: list[Path] = []
+    guards: dict[str, Guard | None] = {}
+    guard_files: dict[str, str] = {}
     for stone in route.stones:
         paths.append(stone.path)
         if stone.guard_path is not None:
             paths.append(stone.guard_path)
+            guard_files[stone.name] = hashing.relative_posix(stone.guard_path, repo.toplevel)
+            if loaded is not None and stone.name in loaded:
+                guards[stone.name] = loaded[stone.name]
+                continue
+            # A guard that does not load: its stone is broken, and the guard file is compared as it is.
+            with contextlib.suppress(Refused):
+                guards[stone.name] = load_guard(route, stone)
     own = route.path / ROUTE_APPROVERS
     if os.path.lexists(own):
         paths.append(own)
+    named = programs.route_names(route, guards, repo.toplevel)
+    tracked = programs.tracked(repo, named.values())
+    used = set().union(*(tracked.resolve(names) for names in named.values())) if named else set()
+    paths += [repo.toplevel / path for path in sorted(used) if os.path.lexists(repo.toplevel / path)]
     # From disk (hashed as git would store it): what is compared and approved are the bytes in the work
     # tree, whatever git's index claims.
-    return hashing.content_ids(paths, repo.toplevel, repo, from_disk=True).ids
+    ids = hashing.content_ids(paths, repo.toplevel, repo, from_disk=True).ids
+    return Definitions(ids, named, tracked, guard_files)
+
+
+def definitions(route: Route, repo: gitops.Repo) -> dict[str, str]:
+    """The route's definitions as they are on disk: ``{path relative to the top-level: blob id}``."""
+    return read_definitions(route, repo).ids
 
 
 def definitions_hash(ids: Mapping[str, str]) -> str:
@@ -165,7 +216,7 @@ def write_approval(route: Route, route_rel: str, ids: Mapping[str, str], approve
         ("approver_email", approver[1]),
         ("definitions_hash", definitions_hash(ids)),
         *(("file", f"{blob} {path}") for path, blob in sorted(ids.items())),
-        ("approved_at", store.utc_now()),
+        ("approved_at", store.utc_now(milliseconds=True)),  # an approval made again is new bytes
     ]
     path = marker_path(route)
     store.write_text(path, fm.render_document(fields))
@@ -189,29 +240,75 @@ class _BaseDir(NamedTuple):
         }
 
 
-class _Base(NamedTuple):
-    """REF as one run compares with it."""
+class Base:
+    """REF as one run compares with it: its commit and the files of its tree that the run needs, listed by
+    ONE ``git ls-tree -r`` (of the routes and the top-level approvers file, or with ``--all`` of the whole
+    tree), plus at most one more for guard programs outside the routes (``ensure``)."""
 
-    repo: gitops.Repo
-    short: str  # REF's commit, as messages show it
-    directories: dict[str, _BaseDir]  # REF's files by directory (``.`` for the top-level)
-    provenance: Provenance
+    def __init__(self, repo: gitops.Repo, ref: str, commit: str, listed: Sequence[str]) -> None:
+        self.repo = repo
+        self.ref = ref  # as given
+        self.commit = commit
+        self.listed = tuple(listed)  # the paths listed; () is the whole tree
+        self.files: dict[str, gitops.TreeEntry] = {}
+        self.directories: dict[str, _BaseDir] = {}
+        self._routes: set[str] = set()  # directories holding a *.stone file (not a hidden one)
+        self._list(listed)
+
+    @property
+    def short(self) -> str:  # REF's commit, as messages show it
+        return self.commit[:12]
+
+    def _list(self, paths: Sequence[str]) -> None:
+        try:
+            tree = gitops.tree_files(self.repo, self.commit, paths)
+        except gitops.GitError as exc:
+            raise Refused(f"cannot list {self.ref} ({self.short}): {exc}", "check --base") from None
+        self.files.update(tree)
+        for path, entry in tree.items():
+            parent, _, name = path.rpartition("/")
+            self.directories.setdefault(parent or ".", _BaseDir({})).files[name] = entry
+            if name.endswith(STONE_SUFFIX) and not name.startswith("."):
+                self._routes.add(parent or ".")
 
     def directory(self, path: str) -> _BaseDir:
         return self.directories.get(path, _BaseDir({}))
 
+    def routes(self) -> list[str]:
+        """The directories of REF's tree holding stones (among those listed)."""
+        return sorted(self._routes)
 
-def compare(
-    repo: gitops.Repo | None,
-    ref: str,
-    routes: Iterable[Route],
-    asked: Sequence[Path],
-    *,
-    all_routes: bool,
-    provenance: Provenance,
-) -> PolicyReport:
-    """Compare the definitions of ``routes`` (loaded, with stones) with REF's; ``asked`` are the routes the
-    run was given (some may not have loaded); with ``all_routes`` every route REF has is looked for too."""
+    def ensure(self, named: Iterable[programs.Named], also: Iterable[str] = ()) -> None:
+        """List REF's files for what guard commands name (and the paths ``also``) outside what is listed
+        already (one more ``git ls-tree``; the head directory of a glob): nothing to do when the whole tree
+        is listed."""
+        if not self.listed:
+            return
+        wanted: set[str] = set(also)
+        for names in named:
+            wanted |= names.paths
+            wanted |= {globs.parse(pattern).head or "." for pattern in names.globs}
+        missing = sorted(path for path in wanted if not self._covered(path))
+        if missing:
+            self._list(["." if path == "." else path for path in missing])
+            self.listed += tuple(missing)
+
+    def _covered(self, path: str) -> bool:
+        return any(
+            listed == "." or path == listed or path.startswith(listed.rstrip("/") + "/")
+            for listed in self.listed
+        )
+
+
+def read_base(repo: gitops.Repo | None, ref: str, routes: Sequence[str], *, all_routes: bool) -> Base:
+    """REF, resolved and listed for ``routes`` (relative to the top-level; with ``all_routes`` the whole
+    tree, so every route REF has is known); refuses a REF git cannot find."""
+    return start_base(repo, ref, routes, all_routes=all_routes).get()
+
+
+def start_base(repo: gitops.Repo | None, ref: str, routes: Sequence[str], *, all_routes: bool) -> Later[Base]:
+    """``read_base``, with REF resolved now (refused at once when git cannot find it) and its tree listed
+    in the background."""
     if repo is None:
         raise Refused("--base needs a git repository", "run route.verify inside the routes' work tree")
     commit = gitops.resolve_commit(repo, ref)
@@ -221,55 +318,97 @@ def compare(
             "fetch the base's history (actions/checkout with fetch-depth: 0, or git fetch origin <base>) "
             "or check the name",
         )
+    # The routes and the repository's approvers file (who may approve a policy change), or everything.
+    listed = () if all_routes or "." in routes else (*sorted(set(routes)), REPO_APPROVERS)
+    return Later(lambda: Base(repo, ref, commit, listed))
+
+
+def compare(
+    base: Base,
+    routes: Iterable[Route],
+    asked: Sequence[str],
+    *,
+    provenance: Provenance,
+    all_routes: bool,
+    guards: Mapping[Route, Mapping[str, Guard | None]] | None = None,
+) -> PolicyReport:
+    """Compare the definitions of ``routes`` (loaded, with stones) with REF's. ``asked`` are the routes the
+    run was given or found (relative to the top-level; some did not load, which the run reported); with
+    ``all_routes`` every route REF has is accounted for too: loaded and compared, or gone (``removed``), or
+    replaced by what cannot be a route (``replaced``: a submodule; a symlink, a file or a route that does not
+    load is reported by the run as ``broken``). ``guards``: the guards the run parsed, by route."""
+    repo = base.repo
     top = repo.toplevel
     loaded = {hashing.relative_posix(route.path, top): route for route in routes}
-    wanted = set(loaded)
-    for path in asked:
-        resolved = path.resolve()
-        if resolved == top or top in resolved.parents:
-            wanted.add(hashing.relative_posix(resolved, top))
-    # The routes and the repository's approvers file (who may approve a policy change), or everything.
-    listed = () if all_routes or "." in wanted else (*sorted(wanted), REPO_APPROVERS)
-    try:
-        tree = gitops.tree_files(repo, commit, listed)
-    except gitops.GitError as exc:
-        raise Refused(f"cannot list {ref} ({commit[:12]}): {exc}", "check --base") from None
-    base = _Base(repo, commit[:12], _directories(tree), provenance)
+    wanted = set(loaded) | set(asked)
     if all_routes:
-        wanted |= {name for name, found in base.directories.items() if found.stones}
+        wanted |= set(base.routes())
+    known = guards or {}
+    current = {name: _definitions(route, repo, known.get(route)) for name, route in loaded.items()}
+    readable = [found for found in current.values() if not isinstance(found, str)]
+    base.ensure(
+        (names for found in readable for names in found.named.values()),
+        (target for found in readable for target in found.tracked.links.values()),
+    )
     found: list[RoutePolicy] = []
     for name in sorted(wanted):
         at_base = base.directory(name)
         route = loaded.get(name)
         if route is None:
-            if at_base.stones and not _has_stones(top / name):  # unloadable routes are already reported
-                found.append(RoutePolicy(name, "removed", stones_at_base=len(at_base.stones)))
+            if at_base.stones:
+                gone = _gone(base, name, len(at_base.stones))
+                if gone is not None:
+                    found.append(gone)
             continue
         if not at_base.stones:
             found.append(RoutePolicy(name, "added", added=tuple(stone.name for stone in route.stones)))
             continue
-        found.append(_compare_route(base, route, name))
-    return PolicyReport(ref, commit, tuple(found))
+        now = current[name]
+        if isinstance(now, str):  # a definition that cannot be read cannot be shown to be the base's
+            found.append(RoutePolicy(name, problem=now))
+            continue
+        found.append(_compare_route(base, route, name, now, provenance))
+    return PolicyReport(base.ref, base.commit, tuple(found))
+
+
+def _definitions(
+    route: Route, repo: gitops.Repo, guards: Mapping[str, Guard | None] | None
+) -> Definitions | str:
+    try:
+        return read_definitions(route, repo, guards)
+    except Refused as exc:
+        return exc.line().removeprefix("error: ")
+
+
+def _gone(base: Base, name: str, stones: int) -> RoutePolicy | None:
+    """A route REF has that did not load here: gone (nothing there, or a directory without a single
+    ``*.stone`` entry), replaced by a submodule, or None (something is there that the run reported as
+    ``broken``: a symlink, a file, stones that are directories)."""
+    path = base.repo.toplevel / name
+    if not os.path.lexists(path):
+        return RoutePolicy(name, "removed", stones_at_base=stones)
+    if os.path.islink(path) or not path.is_dir():
+        return None
+    try:
+        entries = os.listdir(path)
+    except OSError:
+        return None
+    if not entries:
+        try:
+            gitlink = gitops.index_modes(base.repo, [name]).get(name) == gitops.GITLINK_MODE
+        except gitops.GitError:
+            gitlink = False
+        if gitlink:
+            return RoutePolicy(
+                name, "replaced", stones_at_base=stones, problem="is a submodule now (a gitlink)"
+            )
+    if not any(entry.endswith(STONE_SUFFIX) and not entry.startswith(".") for entry in entries):
+        return RoutePolicy(name, "removed", stones_at_base=stones)
+    return None
 
 
 def _join(route: str, name: str) -> str:
     return name if route == "." else f"{route}/{name}"
-
-
-def _directories(tree: Mapping[str, gitops.TreeEntry]) -> dict[str, _BaseDir]:
-    """REF's files grouped by directory (``.`` for the top-level)."""
-    found: dict[str, _BaseDir] = {}
-    for path, entry in tree.items():
-        parent, _, name = path.rpartition("/")
-        found.setdefault(parent or ".", _BaseDir({})).files[name] = entry
-    return found
-
-
-def _has_stones(directory: Path) -> bool:
-    try:
-        return any(name.endswith(STONE_SUFFIX) and not name.startswith(".") for name in os.listdir(directory))
-    except OSError:
-        return False
 
 
 def _difference(before: str | None, after: str | None) -> ChangeKind | None:
@@ -278,11 +417,9 @@ def _difference(before: str | None, after: str | None) -> ChangeKind | None:
     return "added" if before is None else "removed" if after is None else "changed"
 
 
-def _compare_route(base: _Base, route: Route, name: str) -> RoutePolicy:
-    try:
-        current = definitions(route, base.repo)
-    except Refused as exc:  # a definition that cannot be read cannot be shown to be the base's: fail closed
-        return RoutePolicy(name, problem=exc.line().removeprefix("error: "))
+def _compare_route(
+    base: Base, route: Route, name: str, current: Definitions, provenance: Provenance
+) -> RoutePolicy:
     at_base, state = base.directory(name), base.directory(_join(name, STATE_DIR))
     base_stones = at_base.stones
     now = {stone.name for stone in route.stones}
@@ -291,9 +428,15 @@ def _compare_route(base: _Base, route: Route, name: str) -> RoutePolicy:
         for suffix in (STONE_SUFFIX, GUARD_SUFFIX):
             entry = at_base.files.get(stone + suffix)
             path = _join(name, stone + suffix)
-            kind = _difference(entry.blob if entry else None, current.get(path))
+            kind = _difference(entry.blob if entry else None, current.ids.get(path))
             if kind is not None:
                 changes.append(Change(path, kind, stone))
+        # The files its guard runs: REF's and the current ones, by what the (current) guard names.
+        for path in sorted(current.programs(stone, base.files)):
+            entry = base.files.get(path)
+            kind = _difference(entry.blob if entry else None, current.ids.get(path))
+            if kind is not None:
+                changes.append(Change(path, kind, stone, current.guards.get(stone, "")))
     pruned = []
     for stone in sorted(base_stones - now):
         if _prunable(stone, at_base, state):
@@ -302,10 +445,10 @@ def _compare_route(base: _Base, route: Route, name: str) -> RoutePolicy:
             changes.append(Change(_join(name, stone + STONE_SUFFIX), "removed", ROUTE_WIDE))
     approvers = _join(name, ROUTE_APPROVERS)
     own = state.files.get(os.path.basename(ROUTE_APPROVERS))
-    kind = _difference(own.blob if own is not None else None, current.get(approvers))
+    kind = _difference(own.blob if own is not None else None, current.ids.get(approvers))
     if kind is not None:
         changes.append(Change(approvers, kind, ROUTE_WIDE))
-    approval = _approval(base, route, name, current) if changes else None
+    approval = _approval(base, route, name, current.ids, provenance) if changes else None
     added = tuple(stone.name for stone in route.stones if stone.name not in base_stones)
     return RoutePolicy(name, "compared", added, tuple(pruned), tuple(changes), approval)
 
@@ -327,8 +470,15 @@ def _default_match(stone: str, filename: str) -> bool:
     return filename.startswith(stone) and filename.endswith(".md") and len(filename) >= len(stone) + 3
 
 
-def _approval(base: _Base, route: Route, name: str, current: Mapping[str, str]) -> ApprovalCheck | None:
-    """The policy approval's verdict on the current definitions; None when there is no policy approval."""
+def _approval(
+    base: Base, route: Route, name: str, current: Mapping[str, str], provenance: Provenance
+) -> ApprovalCheck | None:
+    """The policy approval's verdict on the current definitions; None when there is no policy approval.
+
+    Beyond what vouches for any approval (``Provenance``), its commit must not be in REF's history: an
+    approval approves the difference from the base it was made against, and one the base already holds was
+    made against an older base. Replayed (the old, weaker guard restored after a human re-gated the stone
+    on the base), it would otherwise approve the same difference again."""
     path = marker_path(route)
     if not os.path.lexists(path):
         return None
@@ -337,11 +487,23 @@ def _approval(base: _Base, route: Route, name: str, current: Mapping[str, str]) 
         what = manifest.describe(marker.files, current) or "the same files, other content"
         why = f"it approves other definitions (since then: {what})"
         return ApprovalCheck(False, STATUS, why)
-    who = None if base.provenance.override is not None else _base_approvers(base, route, name)
-    return base.provenance.check(route, marker, path, approve_hint(name), approvers=who)
+    who = None if provenance.override is not None else _base_approvers(base, route, name)
+    vouched = provenance.check(route, marker, path, approve_hint(name), approvers=who)
+    if not vouched.ok:
+        return vouched
+    info = provenance.commits.get(hashing.relative_posix(path, base.repo.toplevel))
+    if info is None or gitops.is_ancestor(base.repo, info.sha, base.commit) is not False:
+        sha = info.sha[:12] if info is not None else "?"
+        why = (
+            f"its approval (commit {sha}) is already in the history of {base.ref} ({base.short}), and a "
+            "policy approval approves only the difference from the base it was made against; a human "
+            f"approves this change: {approve_hint(name)} --base {shlex.quote(base.ref)}"
+        )
+        return ApprovalCheck(False, STATUS, why)
+    return vouched
 
 
-def _base_approvers(base: _Base, route: Route, name: str) -> Approvers:
+def _base_approvers(base: Base, route: Route, name: str) -> Approvers:
     """Who may approve a policy change (without ``--approvers``): the approvers file as REF has it, the
     route's own, else the repository's. A pull request cannot list its own author for its own change."""
     own = base.directory(_join(name, STATE_DIR)).files.get(os.path.basename(ROUTE_APPROVERS))
@@ -357,7 +519,7 @@ def _base_approvers(base: _Base, route: Route, name: str) -> Approvers:
     return Approvers(None, frozenset(), why)
 
 
-def _approvers_at_base(base: _Base, entry: gitops.TreeEntry, path: Path) -> Approvers:
+def _approvers_at_base(base: Base, entry: gitops.TreeEntry, path: Path) -> Approvers:
     shown = f"{hashing.relative_posix(path, base.repo.toplevel)} at {base.short}"
     raw = gitops.blob_bytes(base.repo, entry.blob)
     if raw is None:
@@ -394,6 +556,13 @@ def _failures(route: RoutePolicy, short: str) -> list[StoneCheck]:
             "routes on the base branch (no route is left here to hold a policy approval)"
         )
         return [StoneCheck(route.route, ROUTE_WIDE, STATUS, why, route.route)]
+    if route.state == "replaced":
+        count = words.count(route.stones_at_base, "stone")
+        why = (
+            f"route {route.route} {route.problem}, where {short} has a route with {count}; its stones "
+            "cannot be checked here (restore the route's directory)"
+        )
+        return [StoneCheck(route.route, ROUTE_WIDE, "broken", why, route.route)]
     if route.problem:
         why = f"cannot compare its definitions with {short}: {route.problem}"
         return [StoneCheck(route.route, ROUTE_WIDE, "broken", why, route.route)]
@@ -409,7 +578,10 @@ def _failures(route: RoutePolicy, short: str) -> list[StoneCheck]:
 
 
 def _why(changes: Sequence[Change], short: str, route: RoutePolicy) -> str:
-    shown = ", ".join(f"{change.path} {change.kind}" for change in changes[:3])
+    shown = ", ".join(
+        f"{change.path} {change.kind}" + (f" (a program {change.via} runs)" if change.via else "")
+        for change in changes[:3]
+    )
     if len(changes) > 3:
         shown += f" (+{len(changes) - 3} more)"
     why = f"policy changed: {shown} since {short}"
@@ -434,11 +606,16 @@ class PolicyApproveResult(NamedTuple):
     commit: str | None  # the approval commit made now, if any
     not_committed: str = ""  # why the marker was not committed ("" when it was, or already was)
     since: str = ""  # what changed since the policy approval this one replaces ("" for none)
+    again: str = ""  # why the same definitions were approved anew (the base already holds that approval)
     commit_with: str = ""  # --no-commit: the exact command that commits the approval alone, hooks off
 
 
-def approve(route_option: str | None, *, human: bool, commit: bool = True) -> PolicyApproveResult:
-    """Record (and commit, alone) a human's approval of the route's current definitions."""
+def approve(
+    route_option: str | None, *, human: bool, commit: bool = True, base_ref: str | None = None
+) -> PolicyApproveResult:
+    """Record (and commit, alone) a human's approval of the route's current definitions. With ``base_ref``
+    (the base the change is for), an approval of the same definitions that the base's history already holds
+    is made again, in a new commit: it approves a difference from an older base (see ``_approval``)."""
     from routedriver.route.api import _writing, open_route
     from routedriver.route.approve import (
         HUMANS_ONLY,
@@ -461,6 +638,14 @@ def approve(route_option: str | None, *, human: bool, commit: bool = True) -> Po
             "a policy approval is a commit: run it in the routes' git work tree",
         )
     refuse_repository_config(repo)  # the robot's clone: nothing it configured may run (approve.py)
+    base_commit = None
+    if base_ref is not None:
+        base_commit = gitops.resolve_commit(repo, base_ref)
+        if base_commit is None:
+            raise Refused(
+                f"--base {base_ref}: git cannot find that commit here",
+                "fetch the base's history or check the name",
+            )
     ids = definitions(route, repo)
     refuse_unfaithful({path: repo.toplevel / path for path in ids}, ids, repo.object_format)
     digest = definitions_hash(ids)
@@ -476,14 +661,28 @@ def approve(route_option: str | None, *, human: bool, commit: bool = True) -> Po
                 and existing.definitions_hash == digest
                 and existing.approver_email.lower() == approver[1].lower()
             )
+            again = _held_by_base(repo, path, base_ref, base_commit) if same and base_commit else ""
+            same = same and not again
             since = manifest.describe(existing.files, ids) if existing is not None and not same else ""
             if not same:
                 write_approval(route, route_rel, ids, approver)
             outcome: Literal["approved", "already-approved"] = "already-approved" if same else "approved"
-            result = PolicyApproveResult(route, path, digest, ids, approver, outcome, None, "", since)
+            result = PolicyApproveResult(route, path, digest, ids, approver, outcome, None, "", since, again)
             if not commit:
                 if same and _committed(repo, path):
                     return result
                 how = commit_command(repo, route, "policy", path)
                 return result._replace(not_committed="--no-commit", commit_with=how)
             return result._replace(commit=_commit(repo, route, "policy", path))
+
+
+def _held_by_base(repo: gitops.Repo, path: Path, base_ref: str | None, base_commit: str) -> str:
+    """Why the policy approval at ``path`` (committed as it is) does not count against the base: the commit
+    that last set it is in the base's history; "" when it is not (or is not committed yet)."""
+    relative = hashing.relative_posix(path, repo.toplevel)
+    info = gitops.last_commits(repo, [relative]).get(relative)
+    if info is None or info.deleted or hashing.blob_id(path, repo.object_format) != info.blob:
+        return ""
+    if gitops.is_ancestor(repo, info.sha, base_commit) is False:
+        return ""
+    return f"its last approval (commit {info.sha[:12]}) is already in the history of {base_ref}"

@@ -16,12 +16,16 @@ route to find theirs. The console script starts all but the log before it even i
 (``gitops.prefetch_verify``); the log runs while every stone's claims are checked, and the approvals, which
 need it, are looked at last. Each stone's artifacts come from one listing of their directory, with content
 ids (and "is a file") from git's index wherever git vouches for them.
+
+A route is checked where git has it: a route path that is or passes through a symlink, that lies in a
+repository of its own, whose ``.route/`` is a symlink, and a ``*.stone`` that is not a regular file are
+``broken``, never skipped; with ``--base`` every route REF has is looked for too (``route.policy``).
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -32,12 +36,13 @@ from routedriver.route import inputs, judges, records, store
 from routedriver.route.hashing import relative_posix
 from routedriver.route.inputs import ApprovalState, StoneContext
 from routedriver.route.load import load_route
-from routedriver.route.model import JudgeRecord, ReviewRecord, Route, Stone
+from routedriver.route.model import Guard, JudgeRecord, ReviewRecord, Route, Stone
 from routedriver.route.provenance import Approvers, Provenance, marker_paths
 from routedriver.route.state import Done, Survey
 from routedriver.route.words import count
 
 if TYPE_CHECKING:
+    from routedriver.route import policy
     from routedriver.route.policy import PolicyReport
 
 STATUSES = ("passed", "incomplete", "stale", "unproven", "unapproved", "policy-changed", "forged", "broken")
@@ -120,56 +125,211 @@ def verify(
     index: Later[gitops.IndexSnapshot | None] | None = None
     if all_routes or not route_options:
         index = _read_index(repo)  # the routes come from this repository: start now, listing them waits
-    paths = route_paths(route_options, all_routes, repo)
+    # With --base, REF's routes count too: a repository whose routes all became something else still has
+    # them to account for.
+    paths = route_paths(route_options, all_routes, repo, required=base_ref is None)
+    checks: list[StoneCheck] = []
+    if base_ref is not None and route_options and repo is not None:
+        # --base compares with this repository's history: a route that became a submodule (or sits in a
+        # clone inside this one) must not take the check into a history the pull request brings along.
+        paths, nested = _outside_nested(paths, repo)
+        checks.extend(nested)
     if index is None:
         repo = repository_of(paths, repo)  # --route: the repository holding the routes, not the cwd's
         index = _read_index(repo)
     base = repo.toplevel if repo is not None else here
-    routes: dict[Route, frozenset[str]] = {}
-    checks: list[StoneCheck] = []
-    for path in paths:
-        try:
-            route = load_route(path)
-        except Refused as exc:
-            shown = relative_posix(Path(path).resolve(), base)
-            checks.append(StoneCheck(shown, "*", "broken", exc.line().removeprefix("error: "), shown))
-            continue
-        if not route.stones:
-            # A gate pointed at the wrong directory must not pass with nothing checked.
-            shown = relative_posix(route.path, base)
-            why = f"no stones in {shown} (no <name>.stone files); check --route"
-            checks.append(StoneCheck(shown, "*", "broken", why, shown))
-            continue
-        routes[route] = store.list_state(route)
+    names = {path: _name_in(path, base) for path in paths}
+    asked = [name for name in names.values() if name is not None]
+    base_tree: Later[policy.Base] | None = None
+    if base_ref is not None:
+        from routedriver.route import policy
+
+        # REF is resolved now (a name git cannot find is refused before any report) and listed while the
+        # claims are checked.
+        base_tree = policy.start_base(repo, base_ref, asked, all_routes=all_routes)
+    routes = _load_routes(paths, names, base, repo, checks)
     provenance = Provenance(repo, approvers, require_signed, allowed_signers)
     if repo is not None:
         provenance.load_history(marker_paths(routes, repo.toplevel))
     run = _Run(repo, base, index, provenance)
-    claims: list[_Claim] = []
-    for route, names in routes.items():
-        route_rel = relative_posix(route.path, base)
-        survey = Survey(
-            route,
-            repo,
-            base,
-            names=names,
-            snapshot=run.snapshot,
-            approvers=provenance.approvers(route),
-        )
-        for stone in route.stones:
-            claims.append(_check_claim(run, survey, route_rel, stone))
+    claims = _check_claims(run, routes)
+    if base_tree is not None and all_routes:
+        # Every route REF has is accounted for: one the checkout does not show as a route (a symlink, a
+        # file, a submodule, stones turned into directories) is loaded here and reported as what it is.
+        extra: list[Path] = []
+        for at_base in base_tree.get().routes():
+            if at_base not in asked:
+                path = Path(os.path.relpath(base / at_base))  # as --route would name it, from here
+                names[path] = at_base
+                extra.append(path)
+        more = _load_routes(extra, names, base, repo, checks)
+        if more and repo is not None:  # rare: asked again, with the first run's markers
+            routes.update(more)
+            provenance.load_history(marker_paths(routes, repo.toplevel))
+        claims += _check_claims(run, more)
+        paths += extra
+    if all_routes and not paths:
+        raise Refused("no routes in this repository (no *.stone files)", "add a route, or use --route")
     # Approvals last: the one git log they need has been running while the claims were checked.
     checks.extend(_vouch(run, claim) for claim in claims)
     # --base: the definitions themselves are policy; they must be the base's or carry a human's approval.
     policy_report = None
-    if base_ref is not None:
+    if base_tree is not None:
         from routedriver.route import policy
 
+        asked = [name for name in names.values() if name is not None]
+        parsed: dict[Route, dict[str, Guard | None]] = {}
+        for _check, _approval, context in claims:
+            if context is not None:  # the guards the claims were checked with: parsed once per run
+                parsed.setdefault(context.route, {})[context.stone.name] = context.guard
         policy_report = policy.compare(
-            repo, base_ref, routes, paths, all_routes=all_routes, provenance=provenance
+            base_tree.get(), routes, asked, provenance=provenance, all_routes=all_routes, guards=parsed
         )
         checks = policy.apply(policy_report, checks)
     return VerifyReport(tuple(checks), allow_incomplete, require_signed, policy_report)
+
+
+def _name_in(path: Path, top: Path) -> str | None:
+    """The route ``path`` as named inside the repository at ``top`` (POSIX, relative; ``.`` for the
+    top-level), following the path as written, not its symlinks: the name a route has in git's tree. None
+    when the path does not lead into the work tree that way."""
+    found = _below_top(path, top)
+    return None if found is None else "/".join(found) or "."
+
+
+def _below_top(path: Path, top: Path) -> list[str] | None:
+    """The components of ``path`` (as written, made absolute) below the directory that is the top-level
+    ``top``; None when no directory on the way is."""
+    absolute = Path(os.path.abspath(path))
+    below: list[str] = []
+    candidate = absolute
+    while True:
+        if candidate == top or os.path.realpath(candidate) == os.fspath(top):
+            return below[::-1]
+        if candidate.parent == candidate:
+            return None
+        below.append(candidate.name)
+        candidate = candidate.parent
+
+
+def _path_problem(path: Path, top: Path) -> str:
+    """Why the route at ``path`` cannot be checked as a route of the repository at ``top``: the path (as
+    written, below the top-level) is a symlink or passes through one, or a directory on it holds a
+    repository of its own; "" when it is a plain path of the work tree (or leads nowhere, which loading
+    says)."""
+    below = _below_top(path, top)
+    if below is None:
+        return ""
+    current = top
+    for index, component in enumerate(below):
+        current = current / component
+        shown = "/".join(below[: index + 1])
+        if os.path.islink(current):
+            target = os.readlink(current)
+            if index == len(below) - 1:
+                return (
+                    f"route {shown} is a symlink (to {target}), not a directory of the repository; a route "
+                    "is checked where git has it: restore the directory"
+                )
+            return (
+                f"route {'/'.join(below)} passes through the symlink {shown} (to {target}); a route is "
+                "checked where git has it: restore the directory"
+            )
+        if os.path.lexists(current / ".git"):
+            return (
+                f"route {'/'.join(below)} is inside {shown}, a repository of its own (a submodule or a "
+                "clone); its history is not this repository's, so it cannot be checked here"
+            )
+    return ""
+
+
+def _outside_nested(paths: list[Path], repo: gitops.Repo) -> tuple[list[Path], list[StoneCheck]]:
+    """``paths`` without the routes that lie inside ``repo``'s work tree but in a repository nested in it,
+    and a ``broken`` line for each of those (with ``--base``, see ``verify``)."""
+    kept: list[Path] = []
+    nested: list[StoneCheck] = []
+    for path in paths:
+        name = _name_in(path, repo.toplevel)
+        problem = _path_problem(path, repo.toplevel) if name is not None else ""
+        if name is not None and " a repository of its own " in problem:
+            nested.append(StoneCheck(name, "*", "broken", problem, name))
+        else:
+            kept.append(path)
+    return kept, nested
+
+
+def _irregular_stone(route: Route, shown: str, filename: str, base: Path) -> StoneCheck:
+    """A ``*.stone`` entry that is not a regular file: the stone is ``broken`` (it must not just drop out)."""
+    path = route.path / filename
+    if os.path.islink(path):
+        what = f"a symlink (to {os.readlink(path)})"
+    elif path.is_dir():
+        what = "a directory"
+    else:
+        what = "not a regular file"
+    relative = relative_posix(path, base)
+    why = f"{relative} is {what}; a stone is a regular file: restore it"
+    return StoneCheck(shown, filename[: -len(".stone")], "broken", why, relative)
+
+
+def _load_routes(
+    paths: Sequence[Path],
+    names: Mapping[Path, str | None],
+    base: Path,
+    repo: gitops.Repo | None,
+    checks: list[StoneCheck],
+) -> dict[Route, frozenset[str]]:
+    """The routes at ``paths`` that can be checked, with their ``.route/`` listings; a ``broken`` line in
+    ``checks`` for each that cannot (and for each of their ``*.stone`` entries that is not a file)."""
+    routes: dict[Route, frozenset[str]] = {}
+    for path in paths:
+        name = names[path]
+        problem = _path_problem(path, base) if repo is not None and name is not None else ""
+        if problem:
+            assert name is not None
+            checks.append(StoneCheck(name, "*", "broken", problem, name))
+            continue
+        irregular: list[str] = []
+        try:
+            route = load_route(path, irregular)
+        except Refused as exc:
+            shown = name if name is not None else relative_posix(Path(path).resolve(), base)
+            checks.append(StoneCheck(shown, "*", "broken", exc.line().removeprefix("error: "), shown))
+            continue
+        shown = relative_posix(route.path, base)
+        checks.extend(_irregular_stone(route, shown, filename, base) for filename in sorted(irregular))
+        if os.path.islink(route.state_dir):
+            records = relative_posix(route.state_dir, base)
+            why = (
+                f"its records directory {records} is a symlink (to {os.readlink(route.state_dir)}); a "
+                "route's records (approvals, passes, reviews) live in its own .route/ directory: restore it"
+            )
+            checks.append(StoneCheck(shown, "*", "broken", why, records))
+            continue
+        if not route.stones:
+            # A gate pointed at the wrong directory must not pass with nothing checked.
+            why = f"no stones in {shown} (no <name>.stone files); check --route"
+            checks.append(StoneCheck(shown, "*", "broken", why, shown))
+            continue
+        routes[route] = store.list_state(route)
+    return routes
+
+
+def _check_claims(run: _Run, routes: Mapping[Route, frozenset[str]]) -> list[_Claim]:
+    claims: list[_Claim] = []
+    for route, state_names in routes.items():
+        route_rel = relative_posix(route.path, run.base)
+        survey = Survey(
+            route,
+            run.repo,
+            run.base,
+            names=state_names,
+            snapshot=run.snapshot,
+            approvers=run.provenance.approvers(route),
+        )
+        for stone in route.stones:
+            claims.append(_check_claim(run, survey, route_rel, stone))
+    return claims
 
 
 def _read_index(repo: gitops.Repo | None) -> Later[gitops.IndexSnapshot | None]:
@@ -209,17 +369,19 @@ def _inside_work_tree(path: Path, toplevel: Path) -> bool:
     return True
 
 
-def route_paths(route_options: Sequence[str], all_routes: bool, repo: gitops.Repo | None) -> list[Path]:
+def route_paths(
+    route_options: Sequence[str], all_routes: bool, repo: gitops.Repo | None, *, required: bool = True
+) -> list[Path]:
     """The routes a gate command means (``route.verify``, ``route.lint``): ``--all`` (every route in ``repo``,
     absolute), the ``--route`` options (each route once, as first named), else the route bound to the
-    branch."""
+    branch. ``required=False``: ``--all`` finding none is no refusal (the caller has more to look at)."""
     if all_routes:
         if route_options:
             raise Refused("--all and --route exclude each other", "give one of them")
         if repo is None:
             raise Refused("--all needs a git repository", "run it inside one, or use --route")
         found = discover_routes(repo)
-        if not found:
+        if not found and required:
             raise Refused("no routes in this repository (no *.stone files)", "add a route, or use --route")
         return found
     if route_options:

@@ -464,7 +464,7 @@ def test_a_humans_signed_policy_approval_at_a_terminal_is_accepted(upstream: Ups
     git(up.repo, "add", "staged.txt")
     done = human_approves_policy(up)
     assert done.out.startswith("policy approved: route by Test Human <human@example.com>\n")
-    assert "  covers 5 definition files (definitions hash " in done.out
+    assert "  covers 7 definition files (definitions hash " in done.out
     # Only the marker was committed, with the human's identity and signature; the staged work stays staged.
     assert git(up.repo, "show", "--name-only", "--format=%ae", "HEAD").split() == [
         TEST_EMAIL,
@@ -721,6 +721,8 @@ def test_policy_approve_json_a_failed_commit_and_outside_git(git_repo: Path, tmp
         "route/2.plan.guard",
         "route/2.plan.stone",
         "route/3.ship.stone",
+        "tools/judge.py",  # guard programs: 2.plan's judge and both stones' review
+        "tools/review.py",
     ]
     assert policy_of(route / ".route" / "policy.approved").definitions_hash == payload["definitions_hash"]
     # Outside git there is no commit to make: refused, nothing written.

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from routedriver.errors import Refused
 from routedriver.route.model import Guard, Route, Stone
 from tests.conftest import TEST_EMAIL, git
 from tests.route.routes import make_route, review, run_route, steer, write
@@ -206,7 +207,7 @@ def test_drive_finds_the_same_artifacts_as_every_other_command(git_repo: Path) -
     write(git_repo / "docs" / "x1.md", "x\n")
     write(git_repo / "docs" / "deep" / "y.md", "y\n")
     write(git_repo / "docs" / ".hidden" / "z.md", "z\n")
-    (git_repo / "docs" / "loop").symlink_to("..")  # never entered
+    (git_repo / "docs" / "loop").symlink_to("..")  # never entered: a wildcard that would is refused
     loaded = load_route(route)
     shared = Listings()
     globs = [
@@ -220,6 +221,19 @@ def test_drive_finds_the_same_artifacts_as_every_other_command(git_repo: Path) -
     first = find_artifacts(loaded, loaded.stones[0], None, git_repo, shared)
     # Not 1.ab.md: the default glob of 1.ab, the longer name, matches it too.
     assert [path.name for path in first] == ["1.a.link.md", "1.a.md", "1.a.stone.md", "1.a.v2.md"]
+    for patterns in globs:
+        walks_into_the_loop = bool({"docs/**", "docs/", "docs/**/*.md"} & set(patterns))
+        for stone in loaded.stones:
+            guard = None if not patterns else Guard(route / "g", patterns, (), ())
+            if walks_into_the_loop:
+                with pytest.raises(Refused, match=r"^docs/loop is a symlink to a directory \(\.\.\)"):
+                    find_artifacts(loaded, stone, guard, git_repo, shared)
+                continue
+            found = find_artifacts(loaded, stone, guard, git_repo, shared)
+            assert found == _by_rule(loaded, stone, guard, git_repo), (patterns, stone)
+    # Without the loop, every glob finds by the one rule.
+    (git_repo / "docs" / "loop").unlink()
+    shared = Listings()
     for patterns in globs:
         for stone in loaded.stones:
             guard = None if not patterns else Guard(route / "g", patterns, (), ())

@@ -1,0 +1,390 @@
+"""Guard programs: the repository files a stone's guard runs. ``guard_programs`` is the one answer.
+
+A guard that runs ``python3 tools/review.py`` trusts whatever ``tools/review.py`` says, so that file is as
+much the gate as the guard's text: a pull request that edits it to print ``blockers: 0`` changes the gate
+without touching a guard. So a route's guard programs are part of its definitions (``route.policy``):
+``route.verify --base`` compares them with the base like the guards, ``route.policy.approve`` approves them
+with them, ``route.lint`` lists them.
+
+A **guard program** of a stone is a file git tracks that a word of one of its review or shell-judge commands
+names (built-in judges run nothing), the command read as bash reads it (``shellsyntax.words``):
+
+- ``$route`` and ``$stone`` are put in as ``route.subst`` puts them for a run (references to ``ROUTE`` and
+  ``STONE``), then given the values the run gives them; a word that still holds another expansion
+  (``$hash``, ``$REVIEWER``, ``$( … )``) is known only at run time and names nothing here;
+- every word of every simple command counts, the program and its arguments alike: ``./tools/x.sh``,
+  ``python3 tools/x.py``, ``pytest tests/test_x.py``, ``--rules=tools/rules.md`` (the text after ``=``);
+  so do the commands inside ``$( … )``, backticks and ``<( … )``, a file given on stdin with ``<``, a
+  here-document's text, and a word that is itself a script (any word holding a blank or a command
+  separator is read again as one: ``bash -c '…'``, ``sh -c``, ``eval``), to a depth of ``_DEPTH``;
+- ``python -m pkg.mod`` (any ``python*``/``pypy*`` word before the ``-m``) names ``pkg/mod.py``,
+  ``pkg/mod/__init__.py``, ``pkg/mod/__main__.py`` and ``pkg/__init__.py``, from the top-level and from
+  each ``PYTHONPATH=`` entry of the command (a ``pytest.py`` the pull request adds is what ``python -m
+  pytest`` runs); a directory given to python names its ``__main__.py``;
+- a relative path is taken from the top-level (where guard commands run) and from every directory a
+  ``cd``/``pushd`` in the command names, normalized (``$route/../tools/x`` is ``tools/x``); an absolute one
+  counts when it is inside the work tree; an unquoted glob (``tools/*.py``) names every tracked file it
+  matches (by ``routedriver.globs``' rule);
+- a program that is a symlink counts with the file it leads to (inside the work tree);
+- never the stone's own artifacts (files its ``artifacts:`` globs cover: what the guard judges, not what
+  judges) nor the driver's files (``*.stone``, ``*.guard``, anything under a ``.route/``).
+
+What it cannot see (docs/route-gate.md says so too): files a program opens on its own (a ``Makefile``
+behind ``make``, ``conftest.py`` behind ``pytest``, modules a script imports), a directory named as a whole
+(``pytest tests/``), code given as text to an interpreter (``python3 -c '…'``), and names computed at run
+time. Name such files in the command, or protect them like code (CODEOWNERS, branch protection).
+
+Git is asked once per route (``gitops.index_modes`` over every path the route's commands name that is a
+file on disk, and over their globs). ``route.verify --recheck`` uses ``guard_programs`` to know which
+repository files the commands it re-runs depend on.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import posixpath
+import re
+from collections.abc import Callable, Collection, Iterable, Mapping
+from functools import lru_cache
+from pathlib import Path
+from typing import TYPE_CHECKING, NamedTuple
+
+from routedriver import globs
+from routedriver.route.hashing import relative_posix
+from routedriver.route.model import STATE_DIR, Guard, Route, Stone
+from routedriver.route.subst import ENV, substitute
+
+if TYPE_CHECKING:
+    from routedriver import gitops
+    from routedriver.shellsyntax.words import SimpleCommand, Word
+
+_DEPTH = 4  # scripts inside scripts (bash -c "sh -c '…'") read again at most this deep
+_REFERENCES = {"${" + ENV["route"] + "}": "route", "${" + ENV["stone"] + "}": "stone"}
+_AGAIN = re.compile(r"[\s;&|]")  # a word holding one of these may be a script (bash -c, eval)
+_PYTHON = re.compile(r"(?:python|pypy)[0-9.]*\Z")
+_MODULE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*\Z")
+_CHANGES_DIRECTORY = frozenset({"cd", "pushd"})
+_DRIVER_SUFFIXES = (".stone", ".guard")
+
+
+class Named(NamedTuple):
+    """What one stone's commands name: paths relative to the top-level (POSIX, normalized), and globs."""
+
+    paths: frozenset[str]
+    globs: frozenset[str]
+    # Whether a path is not a program of the stone: one of its own artifacts, or a driver file. Asked only of
+    # the few paths that exist (a stone's commands name many words that are no file at all).
+    excluded: Callable[[str], bool] | None = None
+
+    def resolve(self, files: Collection[str], links: Mapping[str, str] | None = None) -> set[str]:
+        """Those of ``files`` (paths that exist, e.g. what git tracks, as a set or dict) that these names
+        name, and the files ``links`` says those of them that are symlinks lead to, without what is
+        ``excluded``."""
+        found = {path for path in self.paths if path in files}
+        for pattern in self.globs:
+            found.update(path for path in files if globs.matches(pattern, path))
+        if links:
+            found.update(links[path] for path in list(found) if path in links)
+        if found and self.excluded is not None:
+            found = set(itertools.filterfalse(self.excluded, found))
+        return found
+
+
+class Tracked(NamedTuple):
+    """Which of the paths guard commands name git tracks now (``tracked``)."""
+
+    files: frozenset[str]
+    links: dict[str, str]  # a tracked symlink → the tracked file it leads to (a program run through a link)
+
+    def resolve(self, named: Named) -> set[str]:
+        return named.resolve(self.files, self.links)
+
+
+# ---------------------------------------------------------------- reading one command
+
+
+class _Reader:
+    """Collects, over a command and every script inside it, the words and what changes their meaning."""
+
+    def __init__(self) -> None:
+        self.words: list[Word] = []
+        self.modules: list[str] = []
+        self.directories: list[Word] = []  # cd/pushd targets: where later relative paths start
+        self.python_paths: list[str] = []  # PYTHONPATH= entries (raw text, references unresolved)
+        self.python_args: list[Word] = []  # what python is given to run: a directory runs its __main__.py
+        self.scripts: list[str] = []  # read next, one level deeper
+
+    # the shellsyntax.words.Sink protocol
+    def nested(self, script: str) -> None:
+        self.scripts.append(script)
+
+    def unsure(self, reason: str) -> None:
+        pass  # what cannot be read names nothing; the guard's own text is policy either way
+
+    def line(self, commands: list[SimpleCommand]) -> None:
+        from routedriver.shellsyntax.words import is_assignment
+
+        for command in commands:
+            self.scripts.extend(command.feed)
+            words = command.words
+            self.words.extend(words)
+            for word in words:
+                if _AGAIN.search(word.text):
+                    self.scripts.append(word.text)
+                if is_assignment(word) and word.text.startswith("PYTHONPATH="):
+                    self.python_paths.extend(word.text.partition("=")[2].split(":"))
+            programs = [index for index, word in enumerate(words) if not is_assignment(word)]
+            if not programs:
+                continue
+            first = programs[0]
+            if words[first].text in _CHANGES_DIRECTORY and first + 1 < len(words):
+                self.directories.append(words[first + 1])
+            python = any(_PYTHON.match(posixpath.basename(word.text)) for word in words[first:])
+            if python:
+                self._modules(words[first:])
+
+    def _modules(self, words: list[Word]) -> None:
+        seen_python = False
+        for index, word in enumerate(words):
+            text = word.text
+            if _PYTHON.match(posixpath.basename(text)):
+                seen_python = True
+            elif seen_python and text == "-m" and index + 1 < len(words):
+                self.modules.append(words[index + 1].text)
+            elif seen_python and text.startswith("-m") and len(text) > 2:
+                self.modules.append(text[2:])
+            elif seen_python and not text.startswith("-"):
+                self.python_args.append(word)
+
+
+@lru_cache(maxsize=512)
+def _read(command: str) -> _Reader:
+    """The command read once (a pure function of its text: a route's guards mostly share their commands;
+    callers only read what it collected)."""
+    from routedriver.shellsyntax.words import read
+
+    reader = _Reader()
+    pending, depth = [substitute(command, ("route", "stone", "hash"))], 0
+    while pending and depth <= _DEPTH:
+        reader.scripts = []
+        for script in pending:
+            read(_stdin_files_as_words(script), reader)
+        pending, depth = reader.scripts, depth + 1
+    return reader
+
+
+def _stdin_files_as_words(script: str) -> str:
+    """``script`` with each ``<`` (and ``<>``) redirection operator blanked, so the file it feeds on stdin
+    (``bash < tools/x.sh``) is read as a word like any other; offsets and everything else stay as they are."""
+    if "<" not in script:
+        return script
+    from routedriver.shellsyntax.lexer import COMMANDS, lex
+
+    chars = list(script)
+    for token in lex(script):
+        if token.kind == "operator" and token.value in ("<", "<>") and token.context in COMMANDS:
+            chars[token.start : token.end] = " " * (token.end - token.start)
+    return "".join(chars)
+
+
+def _value(word: Word, values: Mapping[str, str]) -> tuple[str, bool] | None:
+    """The word's text with ``$route``/``$stone`` given their values, and whether it is a glob; None when
+    its value is known only at run time."""
+    text = word.text
+    for reference, name in _REFERENCES.items():
+        if reference in text:
+            text = text.replace(reference, values[name])
+    if "$" in text or "`" in text:
+        return None
+    glob = any(bare and char in "*?[" for char, bare in word.chars)
+    return text, glob
+
+
+def _paths(text: str, starts: Iterable[str], top: str) -> list[str]:
+    """The repository paths (relative to the top-level) the word text may name, from each start directory."""
+    if not text or text.startswith("~"):
+        return []
+    if os.path.isabs(text):
+        normalized = posixpath.normpath(text)
+        return [normalized[len(top) + 1 :]] if normalized.startswith(top + "/") else []
+    found = []
+    for start in starts:
+        path = posixpath.normpath(posixpath.join(start, text)) if start else posixpath.normpath(text)
+        if path != "." and path != ".." and not path.startswith("../"):
+            found.append(path)
+    return found
+
+
+def _module_files(module: str, roots: Iterable[str]) -> list[str]:
+    parts = module.split(".")
+    found = []
+    for root in roots:
+        base = posixpath.join(root, *parts) if root else posixpath.join(*parts)
+        found += [base + ".py", posixpath.join(base, "__init__.py"), posixpath.join(base, "__main__.py")]
+        for depth in range(1, len(parts)):
+            head = posixpath.join(root, *parts[:depth]) if root else posixpath.join(*parts[:depth])
+            found.append(posixpath.join(head, "__init__.py"))
+    return found
+
+
+def command_names(command: str, *, route: str, stone: str, top: str) -> Named:
+    """The repository paths and globs (relative to the top-level ``top``, an absolute POSIX path) the words
+    of one guard command name, as the module's docstring reads them; ``route`` is ``$route``'s value
+    (relative to the top-level), ``stone`` the stone's name."""
+    # A command that cannot mention $stone names the same for every stone: read once for all of them.
+    return _command_names(command, route, stone if "stone" in command else "", top)
+
+
+@lru_cache(maxsize=1024)
+def _command_names(command: str, route: str, stone: str, top: str) -> Named:
+    reader = _read(command)
+    values = {"route": route, "stone": stone}
+    starts = [""]
+    for word in reader.directories:
+        known = _value(word, values)
+        if known is not None and not known[1]:
+            starts += _paths(known[0], [""], top)
+    paths: set[str] = set()
+    patterns: set[str] = set()
+    for word in reader.words:
+        known = _value(word, values)
+        if known is None:
+            continue
+        text, glob = known
+        texts = [text]
+        if "=" in text[1:]:
+            texts.append(text.partition("=")[2])  # --rules=tools/rules.md, VAR=tools/x
+        for each in texts:
+            (patterns if glob else paths).update(_paths(each, starts, top))
+    for word in reader.python_args:
+        known = _value(word, values)
+        if known is not None and not known[1]:
+            paths.update(_paths(posixpath.join(known[0], "__main__.py"), starts, top))
+    roots = list(starts)
+    for entry in reader.python_paths:
+        known_text = entry
+        for reference, name in _REFERENCES.items():
+            known_text = known_text.replace(reference, values[name])
+        if "$" not in known_text:
+            roots += _paths(known_text, starts, top)
+    for module in reader.modules:
+        for reference, name in _REFERENCES.items():
+            module = module.replace(reference, values[name])
+        if _MODULE.match(module):
+            paths.update(_module_files(module, roots))
+    return Named(frozenset(paths), frozenset(patterns))
+
+
+# ---------------------------------------------------------------- a stone's and a route's programs
+
+
+def _runs_something(command: str) -> bool:
+    from routedriver.route.judges import first_word
+
+    return not first_word(command).endswith("?")  # the built-in judges (reviewed?, approved?) run nothing
+
+
+def stone_names(route: Route, stone: Stone, guard: Guard, top: Path) -> Named:
+    """What the stone's review and shell-judge commands name (relative to the top-level ``top``), without
+    its own artifacts and the driver's files: its guard programs once git says which are tracked."""
+    from routedriver.route.artifacts import artifact_patterns
+
+    top_text = os.fspath(top)
+    route_arg = relative_posix(route.path, top)
+    route_arg = f"./{route_arg}" if route_arg.startswith("-") else route_arg
+    paths: set[str] = set()
+    patterns: set[str] = set()
+    for command in (*guard.reviews, *guard.judges):
+        if _runs_something(command):
+            named = command_names(command, route=route_arg, stone=stone.name, top=top_text)
+            paths |= named.paths
+            patterns |= named.globs
+    own: list[str] = []
+
+    def excluded(path: str) -> bool:
+        if path.endswith(_DRIVER_SUFFIXES) or STATE_DIR in path.split("/"):
+            return True
+        if not own:
+            own.extend(artifact_patterns(route, stone, guard, top))
+        absolute = posixpath.join(top_text, path)
+        return any(globs.covers(pattern, absolute) for pattern in own)
+
+    return Named(frozenset(paths), frozenset(patterns), excluded)
+
+
+def route_names(route: Route, guards: Mapping[str, Guard | None], top: Path) -> dict[str, Named]:
+    """``stone_names`` of every stone in ``guards`` that has a guard (by stone name)."""
+    found = {}
+    for stone in route.stones:
+        guard = guards.get(stone.name)
+        if guard is not None:
+            found[stone.name] = stone_names(route, stone, guard, top)
+    return found
+
+
+def tracked(repo: gitops.Repo, named: Iterable[Named]) -> Tracked:
+    """Which of the paths ``named`` names git tracks (its index; matches of the globs included), and where
+    those that are symlinks lead inside the work tree: ONE git call. Only paths that are files (or links)
+    on disk are asked about: a directory would list all below."""
+    from routedriver import gitops
+
+    top = os.fspath(repo.toplevel)
+    candidates: set[str] = set()
+    patterns: set[str] = set()
+    for names in named:
+        candidates |= names.paths
+        patterns |= names.globs
+    paths = set()
+    links: dict[str, str] = {}
+    for path in candidates:
+        absolute = os.path.join(top, path)
+        if os.path.islink(absolute):
+            target = _link_target(absolute, top)
+            if target is not None:
+                links[path] = target
+                paths.add(target)
+            paths.add(path)
+        elif os.path.lexists(absolute) and not os.path.isdir(absolute):
+            paths.add(path)
+    try:
+        modes = gitops.index_modes(repo, sorted(paths), sorted(patterns))
+    except gitops.GitError:
+        from routedriver.errors import Refused
+
+        raise Refused(
+            "cannot ask git which files the guards run", "run it inside the routes' git work tree"
+        ) from None
+    listed = {path for path, mode in modes.items() if mode != gitops.GITLINK_MODE}
+    files = frozenset(
+        path for path in listed if path in paths or any(globs.matches(g, path) for g in patterns)
+    )
+    return Tracked(files, {link: target for link, target in links.items() if target in files})
+
+
+def _link_target(absolute: str, top: str) -> str | None:
+    """Where the symlink ``absolute`` finally leads, relative to ``top``; None outside the work tree."""
+    real = os.path.realpath(absolute)
+    for root in (top, os.path.realpath(top)):
+        if real.startswith(root + os.sep):
+            return real[len(root) + 1 :].replace(os.sep, "/")
+    return None
+
+
+def guard_programs(
+    route: Route, guards: Mapping[str, Guard | None], repo: gitops.Repo
+) -> dict[str, tuple[str, ...]]:
+    """The guard programs of the route's stones: ``{stone name: tracked files its guard runs, sorted}`` for
+    every stone in ``guards`` that has a guard (``guardfile.load_guard`` gives them). One git call.
+
+    The public answer to "which repository files decide this stone's verdict besides its artifacts"
+    (``route.policy`` compares them with the base; ``route.lint`` lists them; ``route.verify --recheck``
+    re-runs commands that depend on them)."""
+    named = route_names(route, guards, repo.toplevel)
+    known = tracked(repo, named.values())
+    return {stone: tuple(sorted(known.resolve(names))) for stone, names in named.items()}
+
+
+def stone_programs(route: Route, stone: Stone, guard: Guard | None, repo: gitops.Repo) -> tuple[str, ...]:
+    """``guard_programs`` of one stone (none without a guard)."""
+    return guard_programs(route, {stone.name: guard}, repo).get(stone.name, ())
