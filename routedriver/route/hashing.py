@@ -216,7 +216,7 @@ def _hash_from_disk(
     found: dict[str, str] = {}
     if inside:
         try:
-            found.update(gitops.stored_ids(repo, inside))  # type: ignore[arg-type]
+            found.update(gitops.hash_files(repo, inside, filters="git"))  # type: ignore[arg-type]
         except OSError as exc:
             raise Refused(
                 f"cannot read artifact {exc.filename}: {exc.strerror}", "check that it is a readable file"

@@ -156,6 +156,7 @@ def verify(
             snapshot=run.snapshot,
             approvers=provenance.approvers(route),
         )
+        survey.prepare(stone for stone in route.stones if survey.needs_checking(stone))  # one hashing run
         for stone in route.stones:
             claims.append(_check_claim(run, survey, route_rel, stone))
     # Approvals last: the one git log they need has been running while the claims were checked.
