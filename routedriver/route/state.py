@@ -353,12 +353,10 @@ class Survey:
         wanted = self._wanted(stone)
         ids: dict[str, str] = {}
         missing = self._unvouched(wanted, ids)
+        if missing and name in self._batch:
+            missing = _take(self._hash_batch(), missing, ids)
         if missing:
-            hashed = self._hash_batch() if name in self._batch else {}
-            ids.update((relative, hashed[relative]) for relative in missing.keys() & hashed.keys())
-            rest = {relative: path for relative, path in missing.items() if relative not in hashed}
-            if rest:
-                ids.update(hashing.content_ids_of(rest, self.repo, None, from_disk=True).ids)
+            ids.update(hashing.content_ids_of(missing, self.repo, None, from_disk=True).ids)
         artifact_ids = {
             path: ids[path] for path in wanted if path not in (stone_rel, guard_rel, approval_rel)
         }
@@ -480,6 +478,20 @@ class Survey:
         record = max(found, key=lambda record: _likeness(record, inputs))
         why, file = _what_changed(context, record, inputs)
         return Done("stale", why, record, inputs, file, len(passes))
+
+
+def _take(
+    known: Mapping[str, str], wanted: Mapping[str, str | Path], ids: dict[str, str]
+) -> dict[str, str | Path]:
+    """Put the ids ``known`` holds for ``wanted`` into ``ids``; return the rest of ``wanted``."""
+    rest: dict[str, str | Path] = {}
+    for relative, path in wanted.items():
+        found = known.get(relative)
+        if found is None:
+            rest[relative] = path
+        else:
+            ids[relative] = found
+    return rest
 
 
 def _not_written(route: Route, path: Path) -> str:
