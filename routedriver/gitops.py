@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import threading
 from collections.abc import Iterable, Mapping, Sequence
 from operator import itemgetter
 from pathlib import Path
@@ -129,70 +128,12 @@ def _git(
     timeout: float | None = None,
     stdin: bytes | None = None,
 ) -> proc.ProcResult:
-    if _EARLY and timeout is None:
-        with _EARLY_LOCK:
-            early = _EARLY.pop(_early_key(args, cwd, env), None)
-        if early is not None:
-            return early.get()
     # Local reads get no timeout: waiting with one makes Popen.wait poll with sleeps, which costs
     # milliseconds per call; they cannot prompt or block on the network. Signing checks get one.
     # kill_leftovers=False: what git starts and means to keep (fsmonitor--daemon, gc --auto) is git's.
     return proc.run(
         ["git", *args], cwd=cwd, extra_env=env, timeout=timeout, input=stdin, kill_leftovers=False
     )
-
-
-# ---------------------------------------------------------------- queries started early
-
-# Read-only queries started before the caller needs (or even knows it needs) their answers, keyed by exactly
-# what ``_git`` would run. The first identical ``_git`` call takes the answer and removes it: an answer is
-# used once, by the run that started it, so nothing here can serve an old answer to a later question.
-_EARLY: dict[tuple[str, ...], Later[proc.ProcResult]] = {}
-_EARLY_LOCK = threading.Lock()
-
-
-def _early_key(args: Sequence[str], cwd: str | os.PathLike[str], env: Mapping[str, str]) -> tuple[str, ...]:
-    return (os.fspath(cwd), repr(sorted(env.items())), *args)
-
-
-def _start_early(
-    args: Sequence[str], cwd: Path, env: Mapping[str, str] = _READ_ONLY_ENV
-) -> Later[proc.ProcResult]:
-    argv = ["git", *args]
-    query = Later(lambda: proc.run(argv, cwd=cwd, extra_env=env, kill_leftovers=False))
-    with _EARLY_LOCK:
-        _EARLY[_early_key(args, cwd, env)] = query
-    return query
-
-
-def prefetch_verify(cwd: Path, *, discover: bool) -> Later[None]:
-    """Start, in the background, the git queries ``route.verify`` begins with: the repository, the index and
-    what differs from it, and (``discover``, for ``--all``) the route listing. Returns the ``Later`` that
-    starts all but the first (which, outside the top-level, needs the first's answer); nobody has to wait for
-    it.
-
-    The console script calls this before it imports the driver (~30 ms of Python on one core), so
-    git does its part on another core meanwhile. Only reads; an answer nobody asks for is dropped at exit.
-    """
-    head = _start_early(_REV_PARSE, cwd)
-    # CI runs it at the top-level, where .git is: then the rest need not wait for rev-parse to say so. A wrong
-    # guess costs nothing but git's time: the answers are keyed by the directory they were asked in.
-    here = os.path.realpath(cwd)  # as git prints the top-level
-    guess = Path(here) if os.path.exists(os.path.join(here, ".git")) else None
-
-    def rest() -> None:
-        top = guess
-        if top is None:
-            repo = _repo_from(head.get())
-            if repo is None:
-                return
-            top = repo.toplevel
-        _start_early(_DIFF_FILES, top)
-        _start_early(_LS_STAGE, top)
-        if discover:
-            _start_early(_list_files_args([ROUTE_STONES], False), top, _GLOB_ENV)
-
-    return Later(rest)
 
 
 def _last_line(text: str) -> str:

@@ -75,20 +75,11 @@ def main() -> None:
 
 
 def _start() -> None:
-    """Set git to work before importing the driver, so the index, its differences and (with ``--all``) the
-    route listing are read on another core while Python imports (``--all`` is only a hint: verify asks git
-    itself for anything it was not given). And no cyclic garbage collection: its passes over everything
-    imported cost milliseconds, and this short run makes next to no cyclic garbage."""
+    """No cyclic garbage collection: its passes over everything imported cost milliseconds, and this short
+    run makes next to no cyclic garbage."""
     import gc
 
     gc.disable()
-    try:
-        here = Path.cwd()
-    except OSError:
-        return  # the working directory is gone: _exits.run says so
-    from routedriver import gitops
-
-    gitops.prefetch_verify(here, discover="--all" in sys.argv[1:])
 
 
 def _finish() -> None:

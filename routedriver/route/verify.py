@@ -12,9 +12,8 @@ Git is asked a fixed number of times for the whole run, however many stones: one
 one ``git diff-files`` (content ids of committed, unchanged files), one ``git log`` over all approval markers,
 and, with ``--all``, one ``git ls-files`` to find the routes. The repository is the one holding the routes:
 the current directory's (already asked) when they are inside its work tree, else one ``git rev-parse`` per
-route to find theirs. The console script starts all but the log before it even imports the driver
-(``gitops.prefetch_verify``); the log runs while every stone's claims are checked, and the approvals, which
-need it, are looked at last. Each stone's artifacts come from one listing of their directory, with content
+route to find theirs. The index is read while the routes and guards load, and the log while every stone's
+claims are checked; the approvals, which need it, are looked at last. Each stone's artifacts come from one listing of their directory, with content
 ids (and "is a file") from git's index wherever git vouches for them.
 """
 
