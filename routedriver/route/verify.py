@@ -13,8 +13,9 @@ one ``git diff-files`` (content ids of committed, unchanged files), one ``git lo
 and, with ``--all``, one ``git ls-files`` to find the routes. The repository is the one holding the routes:
 the current directory's (already asked) when they are inside its work tree, else one ``git rev-parse`` per
 route to find theirs. The index is read while the routes and guards load, and the log while every stone's
-claims are checked; the approvals, which need it, are looked at last. Each stone's artifacts come from one listing of their directory, with content
-ids (and "is a file") from git's index wherever git vouches for them.
+claims are checked; the approvals, which need it, are looked at last. Each stone's artifacts come from one
+listing of their directory, with content ids (and "is a file") from git's index wherever git vouches for
+them.
 """
 
 from __future__ import annotations
