@@ -1,6 +1,6 @@
 """Click commands that turn every failure into one line on stderr and one exit code.
 
-Every console script but ``route.verify`` is a ``Command`` or ``Group`` from this module. Callbacks return an
+Every console script is a ``Command`` or ``Group`` from this module. Callbacks return an
 ``int`` exit code (or ``None`` for 0) and raise ``routedriver.errors.UserError`` subclasses for anything the
 user should read. ``routedriver.cli._exits.run`` is the one place errors become exits; this module adds
 click's own outcomes to it:

@@ -10,8 +10,7 @@ into the exit code, or an exit code, or None for 0) and maps:
 - anything unexpected    → ``error: internal error …; details in <crash log>``, exit 1, the traceback
                            only in the crash log (or on stderr with ``ROUTEDRIVER_DEBUG=1``)
 
-Click commands reach it through ``routedriver.cli._command`` (which adds click's own usage errors); a
-command that must start fast (``route.verify``) calls it directly, without importing click.
+Every console script reaches it through ``routedriver.cli._command`` (which adds click's own usage errors).
 """
 
 from __future__ import annotations

@@ -2,9 +2,6 @@
 
 Under GitHub Actions (``GITHUB_ACTIONS=true``) it also prints ``::error`` annotations (on stderr with
 ``--json``, so that stdout stays one JSON document) and appends a Markdown table to ``$GITHUB_STEP_SUMMARY``.
-
-It starts without click (``cli/_plain.py``): a CI gate runs on every push, and importing click costs more
-than checking a route. ``OPTIONS`` describes each flag once, for the plain reading and for click's.
 """
 
 from __future__ import annotations
@@ -12,66 +9,23 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from routedriver.cli._plain import Option, PlainCommand
+import click
 
-if TYPE_CHECKING:
-    from routedriver.report import Report
-
-PROG = "route.verify"
-HELP = "Re-check every stone's claims from the files and git: exit 0 only when all are passed and fresh."
-
-
-OPTIONS = (
-    Option(
-        "--route",
-        "routes",
-        "A route to verify (repeatable). Default: the route bound to this branch.",
-        "DIR",
-        multiple=True,
-    ),
-    Option("--all", "all_routes", "Verify every route in the repository."),
-    Option(
-        "--base",
-        "base",
-        "Compare every route's definitions (stones, guards, approvers) with this commit, the pull request's "
-        "base: a change fails unless a human approved it with route.policy.approve.",
-        "REF",
-    ),
-    Option(
-        "--approvers",
-        "approvers",
-        "Emails allowed to approve (default: $route/.route/approvers, else .route-approvers at the top).",
-        "FILE",
-        path=True,
-    ),
-    Option(
-        "--require-signed",
-        "require_signed",
-        "Approval commits must carry a signature git verify-commit accepts (GPG or SSH).",
-    ),
-    Option(
-        "--allowed-signers",
-        "allowed_signers",
-        "SSH allowed-signers file for --require-signed (else git's gpg.ssh.allowedSignersFile).",
-        "FILE",
-        path=True,
-    ),
-    Option(
-        "--allow-incomplete",
-        "allow_incomplete",
-        "Stones not passed yet are fine; every claim that IS made must still be true.",
-    ),
-    Option("--junit", "junit_path", "Also write JUnit XML (one testcase per stone).", "FILE", path=True),
-    Option("--json", "as_json", "Print one JSON object instead of text."),
-)
+from routedriver.cli._command import Command
+from routedriver.errors import Refused
+from routedriver.fsutil import atomic_write
+from routedriver.report import Report
+from routedriver.route import verify_report
+from routedriver.route.verify import verify
 
 
 def main() -> None:
     """The console script."""
     _start()
-    VERIFY.main(finish=_finish)
+    code = verify_command.main(standalone_mode=False)
+    _finish()
+    sys.exit(code)
 
 
 def _start() -> None:
@@ -89,7 +43,52 @@ def _finish() -> None:
     gc.freeze()
 
 
-def run_verify(
+@click.command("route.verify", cls=Command)
+@click.option(
+    "--route",
+    "routes",
+    multiple=True,
+    metavar="DIR",
+    help="A route to verify (repeatable). Default: the route bound to this branch.",
+)
+@click.option("--all", "all_routes", is_flag=True, help="Verify every route in the repository.")
+@click.option(
+    "--base",
+    metavar="REF",
+    help="Compare every route's definitions (stones, guards, approvers) with this commit, the pull request's "
+    "base: a change fails unless a human approved it with route.policy.approve.",
+)
+@click.option(
+    "--approvers",
+    metavar="FILE",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Emails allowed to approve (default: $route/.route/approvers, else .route-approvers at the top).",
+)
+@click.option(
+    "--require-signed",
+    is_flag=True,
+    help="Approval commits must carry a signature git verify-commit accepts (GPG or SSH).",
+)
+@click.option(
+    "--allowed-signers",
+    metavar="FILE",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="SSH allowed-signers file for --require-signed (else git's gpg.ssh.allowedSignersFile).",
+)
+@click.option(
+    "--allow-incomplete",
+    is_flag=True,
+    help="Stones not passed yet are fine; every claim that IS made must still be true.",
+)
+@click.option(
+    "--junit",
+    "junit_path",
+    metavar="FILE",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Also write JUnit XML (one testcase per stone).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of text.")
+def verify_command(
     routes: tuple[str, ...],
     all_routes: bool,
     base: str | None,
@@ -100,11 +99,7 @@ def run_verify(
     junit_path: Path | None,
     as_json: bool,
 ) -> Report:
-    """Verify; the report (written by ``_exits``), after the JUnit file and GitHub's step summary."""
-    from routedriver.errors import Refused
-    from routedriver.route import verify_report
-    from routedriver.route.verify import verify
-
+    """Re-check every stone's claims from the files and git: exit 0 only when all are passed and fresh."""
     for given, flag in ((approvers, "--approvers"), (allowed_signers, "--allowed-signers")):
         if given is not None and not given.is_file():
             raise Refused(f"{flag} {given}: no such file", "check the path")
@@ -125,13 +120,7 @@ def run_verify(
     return verify_report.outcome(report, json=as_json, github=github)
 
 
-VERIFY = PlainCommand(PROG, OPTIONS, run_verify, HELP)
-
-
 def _write_junit(path: Path, xml: str) -> None:
-    from routedriver.errors import Refused
-    from routedriver.fsutil import atomic_write
-
     try:
         atomic_write(path, xml)  # parent directories are made as needed; nothing half-written on failure
     except OSError as exc:

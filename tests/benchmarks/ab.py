@@ -9,8 +9,11 @@ machine falls on A and B alike), the figures issue 23 names:
 - ``get``: a robot turn, ``route.stone.get @next-one --say`` on 1,000 passed stones (committed);
 - ``get-uncommitted``: the same on 1,000 stones of which 20 passed with uncommitted artifacts;
 - ``set``: ``route.stone.set --as passed`` on an unchanged, passed stone with 200 artifacts (no process);
-- ``bounce``: ``route.bounce`` judging a Write outside every ``protect:`` glob of a 30-stone route;
-- ``verify``: a CI run, ``route.verify --all`` over 50 passed stones and 10,000 committed files.
+- ``bounce``: ``route.bounce`` judging a Write to a file no ``protect:`` glob covers, on the ``feature``
+  starter route (5 stones, one guard with ``protect:``);
+- ``bounce-30``: the same on a route of 30 stones whose every guard has ``protect:``;
+- ``verify``: a CI run, ``route.verify --all`` over 50 passed stones and 10,000 committed files;
+- ``verify-100k``: the same over 100,000 files (only when named: building it takes a minute).
 
 It prints each median for A and B, B − A and (B − A) / A. Not part of ``make bench`` (it builds two installs
 and repositories each time); the numbers it printed for each removal of issue 23 are in the commit that made
@@ -22,6 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -37,7 +41,8 @@ import _harness as harness  # noqa: E402
 import bench_route  # noqa: E402
 import bench_verify  # noqa: E402
 
-FIGURES = ("get", "get-uncommitted", "set", "bounce", "verify")
+FIGURES = ("get", "get-uncommitted", "set", "bounce", "bounce-30", "verify", "verify-100k")
+DEFAULT = FIGURES[:-1]
 
 
 def install(rev: str | None) -> Path:
@@ -61,12 +66,19 @@ def install(rev: str | None) -> Path:
     return built
 
 
-def bounce_repo(workdir: Path) -> Path:
-    """30 stones, each guard protecting ``src/**`` and naming its artifacts; the first 10 passed."""
-    repo = bench_route.new_repo(workdir, "bounce")
+Figure = tuple[Path, Callable[[Path], list[str]], bytes | None]  # repository, argv for a bin dir, stdin
+
+
+def bounce_repo(workdir: Path, stones: int) -> Path:
+    """``stones`` 0: the feature starter route; else that many stones, each guard protecting ``src/**``."""
+    repo = bench_route.new_repo(workdir, f"bounce-{stones}")
     route_dir = repo / "route"
-    route_dir.mkdir()
-    for index in range(1, 31):
+    if not stones:
+        shutil.copytree(ROOT / "templates" / "routes" / "feature", route_dir)
+        (route_dir / "template.txt").unlink()
+    else:
+        route_dir.mkdir()
+    for index in range(1, stones + 1):
         name = f"{index}.part-{index}"
         (route_dir / f"{name}.stone").write_text(f"Part {index}.\n")
         (route_dir / f"{name}.guard").write_text(
@@ -76,7 +88,16 @@ def bounce_repo(workdir: Path) -> Path:
     return repo
 
 
-Figure = tuple[Path, Callable[[Path], list[str]], bytes | None]  # repository, argv for a bin dir, stdin
+def bounce_figure(repo: Path) -> Figure:
+    event = {
+        "session_id": "bench",
+        "cwd": str(repo),
+        "hook_event_name": "PreToolUse",
+        "tool_name": "Write",
+        "tool_input": {"file_path": str(repo / "docs" / "notes.md"), "content": "x\n"},
+    }
+    argv: Callable[[Path], list[str]] = lambda bin_dir: [str(bin_dir / "route.bounce"), "--route", "route"]  # noqa: E731
+    return repo, argv, json.dumps(event).encode()
 
 
 def figures(workdir: Path, only: set[str]) -> dict[str, Figure]:
@@ -90,23 +111,14 @@ def figures(workdir: Path, only: set[str]) -> dict[str, Figure]:
         repo = bench_route.set_repo(workdir)
         found["set"] = (repo, bench_route.set_argv, None)
     if "bounce" in only:
-        repo = bounce_repo(workdir)
-        event = {
-            "session_id": "bench",
-            "cwd": str(repo),
-            "hook_event_name": "PreToolUse",
-            "tool_name": "Write",
-            "tool_input": {"file_path": str(repo / "docs" / "notes.md"), "content": "x\n"},
-        }
-        found["bounce"] = (
-            repo,
-            lambda bin_dir: [str(bin_dir / "route.bounce"), "--route", "route"],
-            json.dumps(event).encode(),
-        )
-    if "verify" in only:
-        (workdir / "verify").mkdir()
-        repo = bench_verify.build(workdir / "verify")
-        found["verify"] = (repo, lambda bin_dir: [str(bin_dir / "route.verify"), "--all"], None)
+        found["bounce"] = bounce_figure(bounce_repo(workdir, 0))
+    if "bounce-30" in only:
+        found["bounce-30"] = bounce_figure(bounce_repo(workdir, 30))
+    for name, files_per_stone in (("verify", 200), ("verify-100k", 2000)):
+        if name in only:
+            (workdir / name).mkdir()
+            repo = bench_verify.build(workdir / name, files_per_stone)
+            found[name] = (repo, lambda bin_dir: [str(bin_dir / "route.verify"), "--all"], None)
     return found
 
 
@@ -114,7 +126,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("rev_a")
     parser.add_argument("rev_b", nargs="?")
-    parser.add_argument("--only", default=",".join(FIGURES), help="figures, comma-separated")
+    parser.add_argument("--only", default=",".join(DEFAULT), help="figures, comma-separated")
     parser.add_argument("--rounds", type=int, default=21)
     args = parser.parse_args()
     only = set(args.only.split(","))

@@ -44,7 +44,7 @@ def git(repo: Path, *args: str) -> str:
     return subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True, text=True).stdout
 
 
-def build(workdir: Path) -> Path:
+def build(workdir: Path, files_per_stone: int = FILES_PER_STONE) -> Path:
     repo = workdir / "repo"
     repo.mkdir()
     git(repo, "init", "-q")
@@ -56,7 +56,7 @@ def build(workdir: Path) -> Path:
         name = f"{index + 1}.part-{index:02}"
         folder = route / "art" / f"{index:02}"
         folder.mkdir(parents=True)
-        for number in range(FILES_PER_STONE):
+        for number in range(files_per_stone):
             (folder / f"{number:03}.md").write_text(f"# part {index} file {number}\n" + "text\n" * 20)
         (route / f"{name}.stone").write_text(f"Write part {index}.\n")
         judges = ["reviewed? --allow-nitpicks 0", JUDGE] + (["approved?"] if index % 5 == 0 else [])
@@ -173,7 +173,7 @@ def scaling(script: Path, files_per_stone: int = 2000) -> None:
     saved, FILES_PER_STONE = FILES_PER_STONE, files_per_stone
     try:
         with tempfile.TemporaryDirectory(prefix="bench-verify-large-") as tmp:
-            repo = build(Path(tmp))
+            repo = build(Path(tmp), files_per_stone)
             tracked = len(git(repo, "ls-files").splitlines())
             python = script.parent / "python"
             floor_check = subprocess.run(
