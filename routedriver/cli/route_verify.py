@@ -20,29 +20,6 @@ from routedriver.route import verify_report
 from routedriver.route.verify import verify
 
 
-def main() -> None:
-    """The console script."""
-    _start()
-    code = verify_command.main(standalone_mode=False)
-    _finish()
-    sys.exit(code)
-
-
-def _start() -> None:
-    """No cyclic garbage collection: its passes over everything imported cost milliseconds, and this short
-    run makes next to no cyclic garbage."""
-    import gc
-
-    gc.disable()
-
-
-def _finish() -> None:
-    """About to exit: the interpreter's final collection need not walk every object (gc.freeze)."""
-    import gc
-
-    gc.freeze()
-
-
 @click.command("route.verify", cls=Command)
 @click.option(
     "--route",
