@@ -26,8 +26,9 @@ from typing import Any
 
 import click
 
+from routedriver import __version__
 from routedriver.cli._exits import run, say
-from routedriver.errors import ExitCode
+from routedriver.errors import ExitCode, Malfunction
 from routedriver.report import Report
 
 
@@ -87,7 +88,6 @@ class _OneLineErrors:
     def _show_version(self, ctx: click.Context, param: click.Parameter, value: bool) -> None:
         if not value or ctx.resilient_parsing:
             return
-        from routedriver import __version__
 
         note = f"; {self.version_note}" if self.version_note else ""
         click.echo(f"{ctx.info_name}, version {__version__} (routedriver{note})")
@@ -117,8 +117,6 @@ class HookCommand(Command):
     Code reports without blocking anything."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        from routedriver.errors import Malfunction
-
         try:
             return super().parse_args(ctx, args)
         except click.UsageError as exc:

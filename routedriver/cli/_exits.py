@@ -16,27 +16,26 @@ Every console script reaches it through ``routedriver.cli._command`` (which adds
 from __future__ import annotations
 
 import contextlib
+import datetime
 import os
+import signal
 import sys
+import traceback
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from routedriver.errors import ExitCode, Interrupted, Terminated, UserError
+from routedriver.fsutil import cache_dir
 from routedriver.report import Report
 
 
 def crash_log_path() -> Path:
-    from routedriver.fsutil import cache_dir  # only when something went wrong
-
     return cache_dir() / "crash.log"
 
 
 def _write_crash_log(prog: str, exc: BaseException) -> Path | None:
     """Append the traceback to the crash log; never raises (it runs while handling a failure already)."""
-    import datetime
-    import traceback
-
     try:
         path = crash_log_path()
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -66,7 +65,6 @@ def _stop_children() -> None:
 def _on_signal(signum: int, frame: object) -> None:
     # Stop child processes HERE, before unwinding: worker threads blocked on them would otherwise keep
     # a thread pool's exit (and so the whole unwind) waiting for commands that may run for many minutes.
-    import signal
 
     _stop_children()
     if signum == signal.SIGINT:
@@ -76,8 +74,6 @@ def _on_signal(signum: int, frame: object) -> None:
 
 def run(prog: str, body: Callable[[], Report | int | None]) -> int:
     """Run ``body`` under the shared error contract; returns the exit code."""
-    import signal
-
     previous: dict[int, Any] = {}
     for signum in (signal.SIGINT, signal.SIGTERM):
         try:
@@ -136,8 +132,6 @@ def internal_error(prog: str, exc: Exception) -> str:
     """``internal error: <type>: <message>; details in <crash log>``, after writing the crash log (and the
     traceback on stderr with ``ROUTEDRIVER_DEBUG=1``). A hook that fails closed puts it in its reason."""
     if os.environ.get("ROUTEDRIVER_DEBUG"):
-        import traceback
-
         traceback.print_exception(exc, file=sys.stderr)
     where = _write_crash_log(prog, exc)
     detail = f"; details in {where}" if where else ""

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import json
+import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import click
 
 from routedriver.cli._command import Command
+from routedriver.errors import Refused
+from routedriver.route import status, status_report
 
 if TYPE_CHECKING:
     from routedriver.route.status import RouteBoard
@@ -26,17 +30,10 @@ if TYPE_CHECKING:
 @click.option("--markdown", is_flag=True, help="Print Markdown: a table and a Mermaid flowchart per route.")
 def status_command(routes: tuple[str, ...], all_routes: bool, as_json: bool, markdown: bool) -> int:
     """Show every stone by tier: its state and why, its latest review's counts, who approved it."""
-    import sys
-
-    from routedriver.errors import Refused
-    from routedriver.route import status, status_report
-
     if as_json and markdown:
         raise Refused("--json and --markdown exclude each other", "give one of them")
     boards = [status.board(route) for route in status.routes_of(routes, all_routes)]
     if as_json:
-        import json
-
         click.echo(json.dumps(status_report.to_json(boards), ensure_ascii=False, indent=2))
     elif markdown:
         click.echo(status_report.markdown(boards), nl=False)
@@ -53,8 +50,6 @@ def _coloured(boards: Sequence[RouteBoard]) -> None:
     from rich.console import Console
     from rich.table import Table
     from rich.text import Text
-
-    from routedriver.route import status_report
 
     console = Console()
     for board in boards:

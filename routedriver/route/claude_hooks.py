@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from routedriver.errors import Refused
+from routedriver.fsutil import atomic_write
 
 SETTINGS = Path(".claude") / "settings.json"
 
@@ -75,8 +76,6 @@ def plan_settings(toplevel: Path) -> SettingsPlan:
 
 
 def write_settings(plan: SettingsPlan) -> None:
-    from routedriver.fsutil import atomic_write
-
     if plan.text is None:
         return
     try:

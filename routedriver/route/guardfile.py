@@ -10,6 +10,7 @@ from typing import Any, NamedTuple
 
 from routedriver import userfile
 from routedriver.errors import Refused
+from routedriver.route import guardyaml
 from routedriver.route.judges import JudgeSpecError, parse_builtin
 from routedriver.route.model import DEFAULT_TIMEOUT_S, Guard, Route, Stone
 
@@ -68,8 +69,6 @@ def _first(check: GuardCheck) -> Guard | None:
 def _validate(text: str, path: Path, shown: str, stone_name: str, problems: list[Refused]) -> Guard | None:
     """The ONE set of guard rules, shared by every command and ``route.lint``: the guard, or None after
     appending each of its problems to ``problems``."""
-    from routedriver.route import guardyaml
-
     data = guardyaml.load(text)  # the common shapes without PyYAML; None → PyYAML reads (and judges) it
     if data is None:
         try:

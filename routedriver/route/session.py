@@ -18,15 +18,14 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from routedriver.errors import UserError
 from routedriver.route import store
+from routedriver.route.bind import NotBound
+from routedriver.route.drive import Guidance, commands, fix_malfunction, guidance, render
 from routedriver.route.model import Route
 from routedriver.route.words import stones_passed
-
-if TYPE_CHECKING:
-    from routedriver.route.drive import Guidance
 
 ON_BOOT = "hook.onBoot"
 STATE_FILE = ".drive.state"  # under .route/, ignored by .route/.gitignore (".*.state")
@@ -54,9 +53,6 @@ def _system_message(text: str) -> str:
 
 def on_boot(route_option: str | None) -> HookAnswer:
     """SessionStart: the guidance on stdout (added to the robot's context), always exit 0."""
-    from routedriver.route.bind import NotBound
-    from routedriver.route.drive import guidance, render
-
     try:
         guide = guidance(route_option)
     except NotBound:
@@ -71,9 +67,6 @@ def on_stop(
 ) -> HookAnswer:
     """Stop: exit 2 with guidance while the robot can act; exit 0 (saying why) otherwise. ``payload`` is
     None when the event could not be read: the answer comes from the route alone."""
-    from routedriver.route.bind import NotBound
-    from routedriver.route.drive import guidance, render
-
     try:
         guide = guidance(route_option)
     except NotBound:
@@ -112,8 +105,6 @@ def on_stop(
 
 def _needs_human(guide: Guidance) -> str:
     """Why the robot may stop although the route is unfinished, with the exact commands a human runs."""
-    from routedriver.route.drive import commands, fix_malfunction
-
     route = guide.route
     parts = [
         f"{state.stone.name} cannot be checked, a command of its guard broke: {state.detail}. "

@@ -22,18 +22,16 @@ import contextlib
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, NamedTuple
+from typing import Literal, NamedTuple
 
+from routedriver import gitops, userfile
 from routedriver.errors import Refused
 from routedriver.route import hashing, manifest, store
 from routedriver.route.artifacts import Listings, artifact_paths, default_glob_files
 from routedriver.route.guardfile import load_guard
 from routedriver.route.inputs import StoneContext, unlisted_approver
 from routedriver.route.model import STATE_DIR, Guard, PassRecord, Route, Stone
-
-if TYPE_CHECKING:  # on route.stone.get's path: git only once a stone has a pass to check
-    from routedriver import gitops
-    from routedriver.route.provenance import Approvers
+from routedriver.route.provenance import Approvers, find_approvers
 
 DoneState = Literal["passed", "stale", "incomplete", "unapproved", "broken"]
 
@@ -149,8 +147,6 @@ class Survey:
 
     def _locate(self) -> None:
         if not self._located:
-            from routedriver import gitops
-
             self._located = True
             self._repo = gitops.find_repo(self.route.path)
             self._base = self._repo.toplevel if self._repo is not None else Path.cwd()
@@ -220,8 +216,6 @@ class Survey:
     def _read_artifact_guard(self, stone: Stone) -> Guard | None:
         """The parsed guard when its text mentions ``artifacts``, else None; refuses a guard that cannot be
         read (through ``userfile``: a FIFO or a link to /dev/zero must not hang or fill memory)."""
-        from routedriver import userfile
-
         assert stone.guard_path is not None
         text = userfile.read_bytes(stone.guard_path, what="guard", shown=self.route.show(stone.guard_path))
         return self.context(stone).guard if b"artifacts" in text else None
@@ -267,7 +261,6 @@ class Survey:
         self._snapshot_read = True
         if self.repo is None:
             return
-        from routedriver import gitops
 
         approvals = sorted(name for name in self.names if name.endswith(".approved"))
         self._snapshot = gitops.route_snapshot(self.repo, self._rel.rstrip("/") or ".", approvals)
@@ -370,8 +363,6 @@ class Survey:
 
     def approvers(self) -> Approvers:
         if self._approvers is None:
-            from routedriver.route.provenance import find_approvers
-
             self._approvers = find_approvers(self.route, self.repo)
         return self._approvers
 

@@ -5,11 +5,13 @@ Pure functions from a ``VerifyReport`` to strings, and ``outcome``: what the com
 
 from __future__ import annotations
 
+import json as json_module
+import xml.etree.ElementTree as ET
 from typing import TYPE_CHECKING, Any
 
 from routedriver.errors import ExitCode
 from routedriver.report import Report
-from routedriver.route.verify import StoneCheck, VerifyReport
+from routedriver.route.verify import STATUSES, StoneCheck, VerifyReport
 
 if TYPE_CHECKING:
     from routedriver.route.policy import PolicyReport
@@ -37,8 +39,6 @@ def summary(report: VerifyReport) -> str:
 
 
 def _order(status: str) -> int:
-    from routedriver.route.verify import STATUSES
-
     return STATUSES.index(status) if status in STATUSES else len(STATUSES)
 
 
@@ -125,8 +125,6 @@ def notices(report: VerifyReport) -> list[str]:
 
 def junit(report: VerifyReport) -> str:
     """JUnit XML: a testsuite per route, a testcase per stone; failure message = why."""
-    import xml.etree.ElementTree as ET
-
     root = ET.Element("testsuites", name="route.verify")
     suites: dict[str, ET.Element] = {}
     totals = {"tests": 0, "failures": 0, "skipped": 0}
@@ -202,8 +200,6 @@ def outcome(report: VerifyReport, *, json: bool, github: bool) -> Report:
     Actions (``github``) an annotation per failing stone (on stderr with ``json``, so stdout stays one
     document: the runner reads workflow commands on both); the notices; then, when a claim fails, one
     ``error:`` line, last. Exit 0 only when every claim holds, else 2."""
-    import json as json_module
-
     stdout = json_module.dumps(as_json(report), ensure_ascii=False, indent=2) + "\n" if json else text(report)
     annotations = github_annotations(report) if github else []
     stderr = list(annotations) if json else []

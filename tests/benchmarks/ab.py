@@ -6,6 +6,8 @@ Builds a non-editable install of each (``REV_B`` left out: this checkout as it i
 same repositories, in rounds that run every command of both versions once (so a busy moment on the shared
 machine falls on A and B alike), the figures issue 23 names:
 
+- ``get-fresh``: a robot's first turn, ``route.stone.get @next-one --say`` on the ``feature`` starter route
+  with nothing passed yet;
 - ``get``: a robot turn, ``route.stone.get @next-one --say`` on 1,000 passed stones (committed);
 - ``get-uncommitted``: the same on 1,000 stones of which 20 passed with uncommitted artifacts;
 - ``set``: ``route.stone.set --as passed`` on an unchanged, passed stone with 200 artifacts (no process);
@@ -41,7 +43,7 @@ import _harness as harness  # noqa: E402
 import bench_route  # noqa: E402
 import bench_verify  # noqa: E402
 
-FIGURES = ("get", "get-uncommitted", "set", "bounce", "bounce-30", "verify", "verify-100k")
+FIGURES = ("get-fresh", "get", "get-uncommitted", "set", "bounce", "bounce-30", "verify", "verify-100k")
 DEFAULT = FIGURES[:-1]
 
 
@@ -102,6 +104,10 @@ def bounce_figure(repo: Path) -> Figure:
 
 def figures(workdir: Path, only: set[str]) -> dict[str, Figure]:
     found: dict[str, Figure] = {}
+    feature = bounce_repo(workdir, 0) if {"get-fresh", "bounce"} & only else None
+    if "get-fresh" in only:
+        assert feature is not None
+        found["get-fresh"] = (feature, bench_route.get_argv, None)
     if "get" in only:
         found["get"] = (bench_route.passed_route(workdir, 1000), bench_route.get_argv, None)
     if "get-uncommitted" in only:
@@ -111,7 +117,8 @@ def figures(workdir: Path, only: set[str]) -> dict[str, Figure]:
         repo = bench_route.set_repo(workdir)
         found["set"] = (repo, bench_route.set_argv, None)
     if "bounce" in only:
-        found["bounce"] = bounce_figure(bounce_repo(workdir, 0))
+        assert feature is not None
+        found["bounce"] = bounce_figure(feature)
     if "bounce-30" in only:
         found["bounce-30"] = bounce_figure(bounce_repo(workdir, 30))
     for name, files_per_stone in (("verify", 200), ("verify-100k", 2000)):
