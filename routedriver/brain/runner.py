@@ -14,8 +14,15 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from routedriver.brain.atoms import AtomOptions, atom_names, create_atom
+from routedriver.brain.behavior import load_behavior_hook
 from routedriver.brain.config import ARCH, RunSettings
 from routedriver.brain.loop import Limits, Loop, LoopResult
+from routedriver.brain.memory import create_memory
+from routedriver.brain.permissions.guard import PermissionHook
+from routedriver.brain.permissions.rules import load_permissions_file, policy_from_block
+from routedriver.brain.plugins import load_object
+from routedriver.brain.prices import price_for
 from routedriver.brain.redact import Redactor
 from routedriver.brain.skills import (
     CORRECTION,
@@ -26,8 +33,15 @@ from routedriver.brain.skills import (
     render_rubric,
     with_counts,
 )
+from routedriver.brain.toolbox import Toolbox, ToolRegistry
+from routedriver.brain.tools import builtin_tools, parse_tool_sets
+from routedriver.brain.tools.base import ToolSettings
+from routedriver.brain.trace import TraceWriter, call_json, usage_json
 from routedriver.errors import ExitCode, Interrupted, Malfunction, Refused, Stopped, Terminated, UserError
+from routedriver.llm.errors import retry_note
+from routedriver.llm.retry import RetryPolicy
 from routedriver.llm.types import Usage
+from routedriver.mcp.client import McpServers
 
 log = logging.getLogger("bhrain")
 
@@ -57,8 +71,6 @@ class RunOutcome:
     extra: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
-        from routedriver.brain.trace import call_json, usage_json
-
         result = self.result
         out: dict[str, Any] = {
             "result": self.text,
@@ -95,8 +107,6 @@ def run_session(settings: RunSettings, *, environ: Mapping[str, str] | None = No
         )
     skill = get_skill(settings.skill)
     if not settings.atom:
-        from routedriver.brain.atoms import atom_names
-
         raise Refused("missing --atom", f"choose one of {', '.join(atom_names())} (or MODULE:OBJ)")
     if settings.input is None and not settings.input_files:
         raise Refused("missing --input or --input-file", 'give the task, e.g. --input "summarize README.md"')
@@ -116,7 +126,6 @@ def run_session(settings: RunSettings, *, environ: Mapping[str, str] | None = No
     servers = _mcp_servers(settings, workdir, env)  # nothing starts yet; a bad ${VAR} is refused now
     if servers is not None:
         hooks.append(servers)  # its close() stops the servers when the loop closes
-    from routedriver.brain.memory import create_memory
 
     memory = create_memory(settings.memory)
     limits = Limits(
@@ -129,7 +138,6 @@ def run_session(settings: RunSettings, *, environ: Mapping[str, str] | None = No
     )
     if limits.max_iterations < 1:
         raise Refused("--max-iterations must be at least 1", "give a positive number")
-    from routedriver.brain.prices import price_for
 
     price = price_for(str(model.model), settings.prices)
     if price is None and limits.max_cost is not None:
@@ -151,8 +159,6 @@ def run_session(settings: RunSettings, *, environ: Mapping[str, str] | None = No
         price=price,
     )
     if settings.trace is not None:
-        from routedriver.brain.trace import TraceWriter
-
         trace = TraceWriter(
             settings.trace,
             {
@@ -316,20 +322,14 @@ def _task(skill: Skill, settings: RunSettings) -> str:
 
 
 def _atom(settings: RunSettings, env: Mapping[str, str]) -> Any:
-    from routedriver.brain.atoms import AtomOptions, create_atom
-
     retry = None
     if settings.retry:
-        from routedriver.llm.retry import RetryPolicy
-
         try:
             retry = RetryPolicy(**settings.retry)
         except (TypeError, ValueError) as exc:
             raise Refused(f"retry settings are not valid: {exc}", "see docs/bhrain.md") from None
 
     def on_retry(attempt: int, delay_s: float, exc: BaseException) -> None:
-        from routedriver.llm.errors import retry_note
-
         log.warning("%s", retry_note(attempt, delay_s, exc))
 
     options = AtomOptions(
@@ -346,10 +346,6 @@ def _atom(settings: RunSettings, env: Mapping[str, str]) -> Any:
 
 
 def _registry(skill: Skill, settings: RunSettings, workdir: Path) -> Any:
-    from routedriver.brain.toolbox import Toolbox, ToolRegistry
-    from routedriver.brain.tools import builtin_tools, parse_tool_sets
-    from routedriver.brain.tools.base import ToolSettings
-
     tool_settings = ToolSettings(workdir=workdir)
     if settings.max_output_chars:
         tool_settings.max_output_chars = settings.max_output_chars
@@ -374,9 +370,6 @@ def _registry(skill: Skill, settings: RunSettings, workdir: Path) -> Any:
 
 
 def _load_toolbox(spec: str) -> Any:
-    from routedriver.brain.plugins import load_object
-    from routedriver.brain.toolbox import Toolbox
-
     obj = load_object(spec, what="toolbox")
     if not isinstance(obj, Toolbox) and callable(obj):
         try:
@@ -397,23 +390,15 @@ def _mcp_servers(settings: RunSettings, workdir: Path, env: Mapping[str, str]) -
     """The configured MCP servers as a hook (started by ``connect``), or None without any."""
     if not settings.mcp_servers:
         return None
-    from routedriver.mcp.client import McpServers
 
     return McpServers(settings.mcp_servers, workdir=workdir, environ=env)
 
 
 def _hooks(settings: RunSettings, workdir: Path, model: Any, tool_names: list[str]) -> list[Any]:
-    from routedriver.brain.permissions.guard import PermissionHook
-    from routedriver.brain.plugins import load_object
-
     policies: list[Any] = []
     if isinstance(settings.permissions, Path):
-        from routedriver.brain.permissions.rules import load_permissions_file
-
         policies.append(load_permissions_file(settings.permissions, workdir))
     elif settings.permissions is not None:
-        from routedriver.brain.permissions.rules import policy_from_block
-
         block = settings.permissions.get("permissions", settings.permissions)
         where = f"config file {settings.config_path}: security.permissions"
         policies.append(policy_from_block(block, base_dir=settings.base_dir, workdir=workdir, where=where))
@@ -426,8 +411,6 @@ def _hooks(settings: RunSettings, workdir: Path, model: Any, tool_names: list[st
         policies.append(guard)
     hooks: list[Any] = [PermissionHook(policies)]  # always first: it sees every call before anyone else
     if settings.behavior is not None:
-        from routedriver.brain.behavior import load_behavior_hook
-
         config_path = settings.config_path or Path("bhrain.yaml").resolve()
         behavior = load_behavior_hook(
             settings.behavior, config_path=config_path, agent_model=model, workdir=workdir

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING
 
 import click
@@ -11,6 +12,7 @@ from routedriver.cli._command import Command
 from routedriver.cli.route_stone import ROUTE_HELP, call
 from routedriver.report import Report
 from routedriver.report import as_json as json_document
+from routedriver.route import policy
 
 if TYPE_CHECKING:
     from routedriver.route.policy import PolicyApproveResult
@@ -26,10 +28,6 @@ def approve_command(route_option: str | None, no_commit: bool, as_json: bool) ->
     """Approve the route's definitions as they are now (its stones, guards and approvers file): humans only,
     in a terminal. Writes $route/.route/policy.approved and commits it alone with your git identity (and
     signing) unless --no-commit; route.verify --base then accepts the changes since the base."""
-    import os
-
-    from routedriver.route import policy
-
     # A robot runs commands with stdin from a pipe or /dev/null; a person types them at a terminal.
     human = os.isatty(0)
     result = call(

@@ -7,12 +7,21 @@ line must NOT exit 2: their flag errors exit 1, which Claude Code reports withou
 
 from __future__ import annotations
 
+import json
+import os
+from pathlib import Path
 from typing import Any
 
 import click
 
+from routedriver import hookevent
 from routedriver.cli._command import Command, HookCommand
-from routedriver.errors import Malfunction, Refused
+from routedriver.cli._exits import internal_error
+from routedriver.errors import Malfunction, Refused, UserError
+from routedriver.route import bind, session
+from routedriver.route.bounce import Bounce, blocked_unread, decide
+from routedriver.route.drive import guidance, render, to_json
+from routedriver.route.load import load_route
 
 ROUTE_HELP = "The route directory (default: the route bound to this branch)."
 
@@ -20,8 +29,6 @@ ROUTE_HELP = "The route directory (default: the route bound to this branch)."
 def _event() -> tuple[dict[str, Any] | None, str]:
     """route.drive's hook event: (the event, "") or, when there is none (a terminal, empty stdin) or it
     cannot be read, (None, why; "" when there simply is none)."""
-    from routedriver import hookevent
-
     try:
         data = hookevent.read_stdin()
         if data is None or not data.strip():
@@ -48,17 +55,10 @@ def _emit(answer: Any) -> int:
 @click.option("--del", "del_", is_flag=True, help="Unbind the current branch.")
 def bind_command(set_route: str | None, get_: bool, del_: bool) -> int:
     """Bind a route to the current git branch, so route.* commands can leave out --route."""
-    import os
-    from pathlib import Path
-
-    from routedriver.route import bind
-
     if sum((set_route is not None, get_, del_)) != 1:
         raise Refused("give exactly one of --set DIR, --get, --del", "see route.bind --help")
     cwd = Path.cwd()
     if set_route is not None:
-        from routedriver.route.load import load_route
-
         result = bind.bind_set(load_route(set_route))
         shown = os.path.relpath(result.routes[0], cwd)
         if result.action == "already-bound":
@@ -113,13 +113,7 @@ def bind_command(set_route: str | None, get_: bool, del_: bool) -> int:
 )
 def drive_command(route_option: str | None, when: str | None, max_blocks: int, json_output: bool) -> int:
     """Where the robot is on its route: the next stone(s), their instructions and the exact commands."""
-    from routedriver.route import session
-
     if when is None:
-        import json
-
-        from routedriver.route.drive import guidance, render, to_json
-
         guide = guidance(route_option)
         if json_output:
             click.echo(json.dumps(to_json(guide), ensure_ascii=False, indent=2))
@@ -148,9 +142,6 @@ def bounce_command(route_option: str | None) -> int:
     """A Claude Code PreToolUse hook: blocks robot edits of route templates, driver files and protected paths,
     and any file edit whose event it cannot read (reads the event JSON on stdin; exit 2 = blocked, the reason
     on stderr)."""
-    from routedriver import hookevent
-    from routedriver.route.bounce import Bounce, blocked_unread, decide
-
     try:
         data = hookevent.read_stdin()
         if data is None:
@@ -179,9 +170,6 @@ def bounce_command(route_option: str | None) -> int:
 
 
 def _why(exc: Exception) -> str:
-    from routedriver.cli._exits import internal_error
-    from routedriver.errors import UserError
-
     return (
         exc.line().removeprefix("error: ")
         if isinstance(exc, UserError)

@@ -12,10 +12,24 @@ Nothing here imports the MCP SDK: ``server`` puts these answers on the wire.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping
 from typing import Any, Literal, NamedTuple
 
+from routedriver.cli._exits import _write_crash_log
 from routedriver.errors import ExitCode, Malfunction, Refused, UserError
+from routedriver.route import api, status, status_report
+from routedriver.route.api import open_route
+from routedriver.route.drive import commands, guidance, render
+from routedriver.route.inputs import find_stone
+from routedriver.route.stone_report import (
+    get_payload,
+    get_text,
+    set_error_line,
+    set_payload,
+    set_text,
+    verdict_error_line,
+)
 
 Meaning = Literal["refused", "malfunction"]
 
@@ -50,10 +64,6 @@ def _with_error(answer: Answer, line: str | None, meaning: Meaning) -> Answer:
 
 def _human_gate(route_option: str | None, stone: str) -> str:
     """What a robot is told when only a human can move the stone on."""
-    from routedriver.route.api import open_route
-    from routedriver.route.drive import commands
-    from routedriver.route.inputs import find_stone
-
     route = open_route(route_option)
     approve = commands(route, find_stone(route, stone))[2]
     return (
@@ -66,18 +76,12 @@ def _human_gate(route_option: str | None, stone: str) -> str:
 
 
 def _next(route_option: str | None, arguments: Mapping[str, Any]) -> Answer:
-    from routedriver.route import api
-    from routedriver.route.stone_report import get_payload, get_text
-
     result = api.get(route_option, arguments.get("selector", "@next-one"))
     return Answer(get_text(result, True), get_payload(result, True))
 
 
 def status_document(route_option: str | None) -> dict[str, Any]:
     """The board of the route: the same document ``route.status --json`` prints (its one route)."""
-    from routedriver.route import status, status_report
-    from routedriver.route.api import open_route
-
     board = status.board(open_route(route_option))
     routes = status_report.to_json([board])["routes"]
     assert isinstance(routes, list) and len(routes) == 1
@@ -85,23 +89,16 @@ def status_document(route_option: str | None) -> dict[str, Any]:
 
 
 def _status(route_option: str | None, arguments: Mapping[str, Any]) -> Answer:
-    import json
-
     document = status_document(route_option)
     return Answer(json.dumps(document, ensure_ascii=False, indent=2), document)
 
 
 def _drive(route_option: str | None, arguments: Mapping[str, Any]) -> Answer:
-    from routedriver.route.drive import guidance, render
-
     guide = guidance(route_option)
     return Answer(render(guide), {"route": guide.route.display, "complete": guide.complete})
 
 
 def _set_passed(route_option: str | None, arguments: Mapping[str, Any]) -> Answer:
-    from routedriver.route import api
-    from routedriver.route.stone_report import set_error_line, set_payload, set_text
-
     result = api.set_passed(route_option, arguments["stone"])
     evaluation = result.evaluation
     answer = Answer(set_text(result), set_payload(result))
@@ -115,9 +112,6 @@ def _set_passed(route_option: str | None, arguments: Mapping[str, Any]) -> Answe
 
 
 def _judge(route_option: str | None, arguments: Mapping[str, Any]) -> Answer:
-    from routedriver.route import api
-    from routedriver.route.stone_report import verdict_error_line
-
     stone, mechanism = arguments["stone"], arguments["mechanism"]
     verdict = api.judge(
         route_option, stone, mechanism, arguments.get("allow_blockers"), arguments.get("allow_nitpicks")
@@ -248,8 +242,6 @@ def call(name: str, arguments: Mapping[str, Any] | None, default_route: str | No
     except UserError as exc:
         return failed(exc)
     except Exception as exc:  # noqa: BLE001 - a tool call never takes the server down
-        from routedriver.cli._exits import _write_crash_log
-
         where = _write_crash_log("route.mcp", exc)
         detail = f"details in {where}" if where else "run it again with route.* commands to see more"
         return failed(

@@ -32,7 +32,9 @@ from mcp.shared.exceptions import MCPError
 
 from routedriver import proc
 from routedriver.errors import Refused
+from routedriver.later import Later
 from routedriver.mcp import route_tools
+from routedriver.route.api import open_route
 
 HEARTBEAT_S = 2.0
 T = TypeVar("T")
@@ -52,8 +54,6 @@ def serve(default_route: str | None) -> None:
     handled on the main thread (``cli._exits`` stops every child, says one line, exits), and a daemon loop
     (whose worker threads inherit that, one of them blocked reading stdin) cannot hold the exit up.
     """
-    from routedriver.later import Later
-
     Later(lambda: anyio.run(_serve, default_route)).get()  # what the loop raised is raised here
 
 
@@ -200,8 +200,6 @@ async def in_thread(work: Callable[[], T], progress: ProgressReporter | None = N
 def stone_files(default_route: str | None) -> dict[str, tuple[str, Path]]:
     """The served route's stones by resource URI: ``{uri: (name, path)}``; empty when no route is given or
     bound (the tools say what is wrong; a resource listing has no one to tell)."""
-    from routedriver.route.api import open_route
-
     try:
         route = open_route(default_route)
     except Refused:

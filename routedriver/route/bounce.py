@@ -25,9 +25,15 @@ from typing import Any
 
 from routedriver import globs, userfile
 from routedriver.errors import Refused
+from routedriver.gitops import find_repo
 from routedriver.hookevent import MISSING, path_problem, text_problem, wrong
 from routedriver.route import store
+from routedriver.route.api import open_route
+from routedriver.route.bind import NotBound
+from routedriver.route.guardfile import parse_guard
 from routedriver.route.model import STATE_DIR, Route, Stone
+from routedriver.route.state import Survey
+from routedriver.route.subst import VARIABLE
 
 # The file-editing tools bounce polices, and the key that names the file each one writes.
 WRITE_TOOLS = {
@@ -162,10 +168,6 @@ def decide(payload: dict[str, Any], route_option: str | None) -> Bounce:
 
 
 def _protected(target: Path, route_option: str | None) -> Bounce:
-    from routedriver.gitops import find_repo
-    from routedriver.route.api import open_route
-    from routedriver.route.bind import NotBound
-
     try:
         route = open_route(route_option)
     except NotBound:
@@ -195,8 +197,6 @@ def _protected(target: Path, route_option: str | None) -> Bounce:
         if pattern is None:
             continue
         if store.has_marker(names, stone.name):
-            from routedriver.route.state import Survey
-
             survey = survey or Survey(route, repo, base, names=names)
             if survey.check(stone).passed:  # passed as route.verify would say it: fresh
                 continue
@@ -217,8 +217,6 @@ def _protecting_glob(
 ) -> str | None:
     """The first ``protect:`` glob of the stone's guard that matches ``relative``, unless the path is one
     of the stone's own artifacts."""
-    from routedriver.route.guardfile import parse_guard
-
     assert stone.guard_path is not None
     try:
         guard = parse_guard(text, stone.guard_path, route.show(stone.guard_path), stone.name)
@@ -235,8 +233,6 @@ def _protecting_glob(
 def _match(pattern: str, route: Route, stone: Stone, relative: str, base: Path) -> bool:
     """Whether the guard's glob ``pattern`` covers ``relative`` (``routedriver.globs``'s rule: hidden names
     included, ``x/`` is everything below ``x``), ``$route`` and ``$stone`` substituted."""
-    from routedriver.route.subst import VARIABLE
-
     route_value = Path(os.path.relpath(route.path, base)).as_posix()
     values = {"route": globs.escape(route_value), "stone": globs.escape(stone.name)}
     expanded = VARIABLE.sub(lambda match: values.get(match[1] or match[2], match[0]), pattern)

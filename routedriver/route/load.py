@@ -9,6 +9,8 @@ import os
 from pathlib import Path
 
 from routedriver.errors import Refused
+from routedriver.route.bind import bound_route
+from routedriver.route.hashing import refuse_undecodable
 from routedriver.route.model import Route, Stone
 
 STONE_SUFFIX = ".stone"
@@ -20,7 +22,6 @@ def resolve_route(option_value: str | None) -> Path:
     the route bound to the current git branch (``route.bind``); neither → a refusal naming both."""
     if option_value is not None and option_value.strip():
         return Path(option_value)
-    from routedriver.route.bind import bound_route  # git only when --route is left out
 
     return Path(bound_route())
 
@@ -51,8 +52,6 @@ def _refuse_undecodable_route(display: str, root: Path) -> None:
     try:
         os.fspath(root).encode("utf-8")
     except UnicodeEncodeError:
-        from routedriver.route.hashing import refuse_undecodable  # only on this rare path
-
         refuse_undecodable("route", [display, os.fspath(root)])  # as the user named it, if that is where
 
 

@@ -31,7 +31,7 @@ from routedriver.later import Later
 from routedriver.route import inputs, judges, records, store
 from routedriver.route.hashing import relative_posix
 from routedriver.route.inputs import ApprovalState, StoneContext
-from routedriver.route.load import load_route
+from routedriver.route.load import load_route, resolve_route
 from routedriver.route.model import JudgeRecord, ReviewRecord, Route, Stone
 from routedriver.route.provenance import Approvers, Provenance, marker_paths
 from routedriver.route.state import Done, Survey
@@ -229,7 +229,6 @@ def route_paths(route_options: Sequence[str], all_routes: bool, repo: gitops.Rep
         for option in route_options:
             unique.setdefault(os.path.realpath(option), Path(option))
         return list(unique.values())
-    from routedriver.route.load import resolve_route
 
     try:
         return [resolve_route(None)]

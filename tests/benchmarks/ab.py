@@ -14,6 +14,8 @@ machine falls on A and B alike), the figures issue 23 names:
 - ``bounce``: ``route.bounce`` judging a Write to a file no ``protect:`` glob covers, on the ``feature``
   starter route (5 stones, one guard with ``protect:``);
 - ``bounce-30``: the same on a route of 30 stones whose every guard has ``protect:``;
+- ``behave``: ``bhrain behave --hook pre_tool`` judging a Write against the ``dev`` behavior profile (the
+  Claude Code hook that runs before every tool call);
 - ``verify``: a CI run, ``route.verify --all`` over 50 passed stones and 10,000 committed files;
 - ``verify-100k``: the same over 100,000 files (only when named: building it takes a minute).
 
@@ -43,7 +45,17 @@ import _harness as harness  # noqa: E402
 import bench_route  # noqa: E402
 import bench_verify  # noqa: E402
 
-FIGURES = ("get-fresh", "get", "get-uncommitted", "set", "bounce", "bounce-30", "verify", "verify-100k")
+FIGURES = (
+    "get-fresh",
+    "get",
+    "get-uncommitted",
+    "set",
+    "bounce",
+    "bounce-30",
+    "behave",
+    "verify",
+    "verify-100k",
+)
 DEFAULT = FIGURES[:-1]
 
 
@@ -102,6 +114,37 @@ def bounce_figure(repo: Path) -> Figure:
     return repo, argv, json.dumps(event).encode()
 
 
+BEHAVIOR_CONFIG = """\
+atom: claude
+security:
+  behavior:
+    profile: dev
+    rule_definitions:
+      - id: protect_migrations
+        trigger: [edit, write]
+        action: block
+        condition:
+          param_contains: { param: file_path, value: "migrations/" }
+        message: "Migration files are protected."
+"""
+
+
+def behave_figure(root: Path) -> Figure:
+    (root / "project").mkdir(parents=True)
+    (root / "config.yaml").write_text(BEHAVIOR_CONFIG)
+    event = {
+        "session_id": "bench",
+        "transcript_path": str(root / "transcript.jsonl"),
+        "cwd": str(root / "project"),
+        "hook_event_name": "PreToolUse",
+        "tool_name": "Write",
+        "tool_input": {"file_path": str(root / "project" / "notes.md"), "content": "x\n"},
+    }
+    flags = ["--config", str(root / "config.yaml"), "--state-dir", str(root / "state"), "--hook", "pre_tool"]
+    argv: Callable[[Path], list[str]] = lambda bin_dir: [str(bin_dir / "bhrain"), "behave", *flags]  # noqa: E731
+    return root / "project", argv, json.dumps(event).encode()
+
+
 def figures(workdir: Path, only: set[str]) -> dict[str, Figure]:
     found: dict[str, Figure] = {}
     feature = bounce_repo(workdir, 0) if {"get-fresh", "bounce"} & only else None
@@ -121,6 +164,8 @@ def figures(workdir: Path, only: set[str]) -> dict[str, Figure]:
         found["bounce"] = bounce_figure(feature)
     if "bounce-30" in only:
         found["bounce-30"] = bounce_figure(bounce_repo(workdir, 30))
+    if "behave" in only:
+        found["behave"] = behave_figure(workdir / "behave")
     for name, files_per_stone in (("verify", 200), ("verify-100k", 2000)):
         if name in only:
             (workdir / name).mkdir()
