@@ -116,7 +116,7 @@ def test_a_deleted_working_directory_is_one_line_not_a_crash(tmp_path: Path) -> 
     script = (
         "import os, sys; os.chdir(sys.argv[1]); os.rmdir(sys.argv[1]); "
         "sys.argv = ['route.stone.get', '--route', 'r']; "
-        "from routedriver.cli.route_stone import get_command; get_command()"
+        "from routedriver.cli.route_stone import get_main; get_main()"
     )
     done = subprocess.run(
         [sys.executable, "-c", script, str(gone)], capture_output=True, text=True, check=False

@@ -25,7 +25,7 @@ from routedriver import globs
 from routedriver.brain.tools.base import ToolContext
 from routedriver.brain.tools.search import glob as glob_tool
 from routedriver.cli.route_session import bounce_command
-from routedriver.cli.route_stone import set_command
+from routedriver.cli.route_stone import SET
 from tests.conftest import git
 from tests.route.routes import write
 from tests.route_gate.gate import pre_tool_event
@@ -337,7 +337,7 @@ def test_artifacts_are_the_files_a_glob_covers(
 ) -> None:
     write(tree / "route/1.art.guard", f"artifacts: [{json.dumps(pattern)}]\n")
     done = CliRunner().invoke(
-        set_command, ["--route", "route", "--stone", "1.art", "--as", "passed", "--json"]
+        SET.click(), ["--route", "route", "--stone", "1.art", "--as", "passed", "--json"]
     )
     if not covered:
         assert done.exit_code == 2 and "artifact not found" in done.stderr, done.stderr

@@ -1,9 +1,10 @@
 """Click commands that turn every failure into one line on stderr and one exit code.
 
-Every console script is a ``Command`` or ``Group`` from this module. Callbacks return an
-``int`` exit code (or ``None`` for 0) and raise ``routedriver.errors.UserError`` subclasses for anything the
-user should read. ``routedriver.cli._exits.run`` is the one place errors become exits; this module adds
-click's own outcomes to it:
+Every console script is a ``Command`` or ``Group`` from this module, or (``route.stone.*``,
+``route.verify``) a ``cli._plain.PlainCommand`` that hands anything but a plain command line to one.
+Callbacks return an ``int`` exit code (or ``None`` for 0) and raise ``routedriver.errors.UserError``
+subclasses for anything the user should read. ``routedriver.cli._exits.run`` is the one place errors
+become exits; this module adds click's own outcomes to it:
 
 - click usage errors     → ``error: <message>; see <prog> --help``, exit 2
 - other click exceptions → ``error: <message>``, their exit code; ``click.Abort`` → ``error: aborted``, 130

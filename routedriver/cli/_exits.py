@@ -10,7 +10,8 @@ into the exit code, or an exit code, or None for 0) and maps:
 - anything unexpected    → ``error: internal error …; details in <crash log>``, exit 1, the traceback
                            only in the crash log (or on stderr with ``ROUTEDRIVER_DEBUG=1``)
 
-Every console script reaches it through ``routedriver.cli._command`` (which adds click's own usage errors).
+Click commands reach it through ``routedriver.cli._command`` (which adds click's own usage errors); the
+commands that start without click (``cli/_plain.py``: ``route.stone.*``, ``route.verify``) call it directly.
 """
 
 from __future__ import annotations

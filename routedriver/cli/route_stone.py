@@ -1,5 +1,9 @@
 """``route.stone.get|set|del|judge``: parse flags, call one core function, return its report
-(``route.stone_report``), which ``cli._exits`` writes and turns into the exit code. No logic here."""
+(``route.stone_report``), which ``cli._exits`` writes and turns into the exit code. No logic here.
+
+A robot runs get and set on every turn, so these commands start without click (``cli/_plain.py``): each is
+declared once, as a ``PlainCommand``; click is imported only for ``--help`` and usage errors.
+"""
 
 from __future__ import annotations
 
@@ -8,9 +12,7 @@ import sys
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-import click
-
-from routedriver.cli._command import Command
+from routedriver.cli._plain import Option, PlainCommand
 from routedriver.errors import Refused, UserError
 from routedriver.report import Report
 from routedriver.route import api, stone_report
@@ -18,6 +20,8 @@ from routedriver.route import api, stone_report
 T = TypeVar("T")
 
 ROUTE_HELP = "The route directory (holds <name>.stone files)."
+ROUTE = Option("--route", "route_option", ROUTE_HELP, "DIR")
+JSON = Option("--json", "as_json", "Print one JSON object.")
 
 
 def call(as_json: bool, facts: dict[str, Any], operation: Callable[[], T]) -> T:
@@ -34,53 +38,36 @@ def call(as_json: bool, facts: dict[str, Any], operation: Callable[[], T]) -> T:
 # ---------------------------------------------------------------- route.stone.get
 
 
-@click.command("route.stone.get", cls=Command)
-@click.option("--route", "route_option", metavar="DIR", help=ROUTE_HELP)
-@click.option(
-    "--stone",
-    "selector",
-    metavar="SELECTOR",
-    default="@next-one",
-    show_default=True,
-    help="@next-one (first incomplete stone), @next-all (its whole tier), or a stone name or glob.",
-)
-@click.option("--say", is_flag=True, help="Also print each stone's content (its instructions).")
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
-def get_command(route_option: str | None, selector: str, say: bool, as_json: bool) -> Report:
-    """Which stone(s) to work on next, or the status of stones by name or glob."""
+def run_get(route_option: str | None, selector: str, say: bool, as_json: bool) -> Report:
     result = call(as_json, {"route": route_option, "stones": []}, lambda: api.get(route_option, selector))
     return stone_report.get_report(result, say, as_json)
+
+
+GET = PlainCommand(
+    "route.stone.get",
+    (
+        ROUTE,
+        Option(
+            "--stone",
+            "selector",
+            "@next-one (first incomplete stone), @next-all (its whole tier), or a stone name or glob.",
+            "SELECTOR",
+            default="@next-one",
+        ),
+        Option("--say", "say", "Also print each stone's content (its instructions)."),
+        JSON,
+    ),
+    run_get,
+    "Which stone(s) to work on next, or the status of stones by name or glob.",
+)
 
 
 # ---------------------------------------------------------------- route.stone.set
 
 
-@click.command("route.stone.set", cls=Command)
-@click.option("--route", "route_option", metavar="DIR", help=ROUTE_HELP)
-@click.option("--stone", required=True, help="The stone's name.")
-@click.option(
-    "--as",
-    "as_",
-    required=True,
-    type=click.Choice(["passed", "approved"]),
-    help="passed: run the guard and mark the stone complete; approved: record a human's approval.",
-)
-@click.option(
-    "--no-commit",
-    is_flag=True,
-    help="approved: write the approval marker but do not commit it (commit it yourself).",
-)
-@click.option(
-    "--rerun",
-    is_flag=True,
-    help="passed: run every review again, even one that already ran on these artifacts.",
-)
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
-def set_command(
+def run_set(
     route_option: str | None, stone: str, as_: str, no_commit: bool, rerun: bool, as_json: bool
 ) -> Report:
-    """Mark a stone passed (through its guard's reviews and judges) or approved (humans only: run it in a
-    terminal; the approval is committed with your git identity unless --no-commit)."""
     facts = {"route": route_option, "stone": stone}
     if as_ == "approved":
         # A robot runs commands with stdin from a pipe or /dev/null; a person types them at a terminal.
@@ -97,44 +84,112 @@ def set_command(
     return stone_report.set_report(result, as_json)
 
 
+SET = PlainCommand(
+    "route.stone.set",
+    (
+        ROUTE,
+        Option("--stone", "stone", "The stone's name.", "TEXT", required=True),
+        Option(
+            "--as",
+            "as_",
+            "passed: run the guard and mark the stone complete; approved: record a human's approval.",
+            "[passed|approved]",
+            required=True,
+            choices=("passed", "approved"),
+        ),
+        Option(
+            "--no-commit",
+            "no_commit",
+            "approved: write the approval marker but do not commit it (commit it yourself).",
+        ),
+        Option(
+            "--rerun",
+            "rerun",
+            "passed: run every review again, even one that already ran on these artifacts.",
+        ),
+        JSON,
+    ),
+    run_set,
+    "Mark a stone passed (through its guard's reviews and judges) or approved (humans only: run it in a "
+    "terminal; the approval is committed with your git identity unless --no-commit).",
+)
+
+
 # ---------------------------------------------------------------- route.stone.del
 
 
-@click.command("route.stone.del", cls=Command)
-@click.option("--route", "route_option", metavar="DIR", help=ROUTE_HELP)
-@click.option("--stone", "pattern", required=True, metavar="GLOB", help="A stone name or a glob of names.")
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
-def del_command(route_option: str | None, pattern: str, as_json: bool) -> Report:
-    """Remove stones (and their guards) that have no artifact yet."""
+def run_del(route_option: str | None, pattern: str, as_json: bool) -> Report:
     result = call(
         as_json, {"route": route_option, "stone": pattern}, lambda: api.delete(route_option, pattern)
     )
     return stone_report.del_report(result, as_json)
 
 
+DEL = PlainCommand(
+    "route.stone.del",
+    (ROUTE, Option("--stone", "pattern", "A stone name or a glob of names.", "GLOB", required=True), JSON),
+    run_del,
+    "Remove stones (and their guards) that have no artifact yet.",
+)
+
+
 # ---------------------------------------------------------------- route.stone.judge
 
 
-@click.command("route.stone.judge", cls=Command)
-@click.option(
-    "--mechanism",
-    required=True,
-    type=click.Choice(["reviewed?", "approved?"]),
-    help="The built-in judge to run.",
-)
-@click.option("--route", "route_option", metavar="DIR", help=ROUTE_HELP)
-@click.option("--stone", required=True, help="The stone's name.")
-@click.option("--allow-blockers", type=click.IntRange(min=0), help="reviewed?: blockers allowed (0).")
-@click.option(
-    "--allow-nitpicks", type=click.IntRange(min=0), help="reviewed?: nitpicks allowed (default: any number)."
-)
-def judge_command(
+def run_judge(
     mechanism: str,
     route_option: str | None,
     stone: str,
     allow_blockers: int | None,
     allow_nitpicks: int | None,
 ) -> Report:
-    """A built-in judge: prints 'passed: true|false' and 'reason: …' (exit 0 passed, 2 failed, 1 broke)."""
     verdict = api.judge(route_option, stone, mechanism, allow_blockers, allow_nitpicks)
     return stone_report.verdict_report(stone, mechanism, verdict)
+
+
+JUDGE = PlainCommand(
+    "route.stone.judge",
+    (
+        Option(
+            "--mechanism",
+            "mechanism",
+            "The built-in judge to run.",
+            "[reviewed?|approved?]",
+            required=True,
+            choices=("reviewed?", "approved?"),
+        ),
+        ROUTE,
+        Option("--stone", "stone", "The stone's name.", "TEXT", required=True),
+        Option(
+            "--allow-blockers", "allow_blockers", "reviewed?: blockers allowed (0).", "INTEGER", minimum=0
+        ),
+        Option(
+            "--allow-nitpicks",
+            "allow_nitpicks",
+            "reviewed?: nitpicks allowed (default: any number).",
+            "INTEGER",
+            minimum=0,
+        ),
+    ),
+    run_judge,
+    "A built-in judge: prints 'passed: true|false' and 'reason: …' (exit 0 passed, 2 failed, 1 broke).",
+)
+
+
+# ---------------------------------------------------------------- the console scripts
+
+
+def get_main() -> None:
+    GET.main()
+
+
+def set_main() -> None:
+    SET.main()
+
+
+def del_main() -> None:
+    DEL.main()
+
+
+def judge_main() -> None:
+    JUDGE.main()

@@ -2,6 +2,9 @@
 
 Under GitHub Actions (``GITHUB_ACTIONS=true``) it also prints ``::error`` annotations (on stderr with
 ``--json``, so that stdout stays one JSON document) and appends a Markdown table to ``$GITHUB_STEP_SUMMARY``.
+
+It starts without click (``cli/_plain.py``), as ``route.stone.*`` do. ``OPTIONS`` describes each flag once,
+for the plain reading and for click's.
 """
 
 from __future__ import annotations
@@ -10,62 +13,68 @@ import os
 import sys
 from pathlib import Path
 
-import click
-
-from routedriver.cli._command import Command
+from routedriver.cli._plain import Option, PlainCommand
 from routedriver.errors import Refused
 from routedriver.fsutil import atomic_write
 from routedriver.report import Report
 from routedriver.route import verify_report
 from routedriver.route.verify import verify
 
+PROG = "route.verify"
+HELP = "Re-check every stone's claims from the files and git: exit 0 only when all are passed and fresh."
 
-@click.command("route.verify", cls=Command)
-@click.option(
-    "--route",
-    "routes",
-    multiple=True,
-    metavar="DIR",
-    help="A route to verify (repeatable). Default: the route bound to this branch.",
+
+OPTIONS = (
+    Option(
+        "--route",
+        "routes",
+        "A route to verify (repeatable). Default: the route bound to this branch.",
+        "DIR",
+        multiple=True,
+    ),
+    Option("--all", "all_routes", "Verify every route in the repository."),
+    Option(
+        "--base",
+        "base",
+        "Compare every route's definitions (stones, guards, approvers) with this commit, the pull request's "
+        "base: a change fails unless a human approved it with route.policy.approve.",
+        "REF",
+    ),
+    Option(
+        "--approvers",
+        "approvers",
+        "Emails allowed to approve (default: $route/.route/approvers, else .route-approvers at the top).",
+        "FILE",
+        path=True,
+    ),
+    Option(
+        "--require-signed",
+        "require_signed",
+        "Approval commits must carry a signature git verify-commit accepts (GPG or SSH).",
+    ),
+    Option(
+        "--allowed-signers",
+        "allowed_signers",
+        "SSH allowed-signers file for --require-signed (else git's gpg.ssh.allowedSignersFile).",
+        "FILE",
+        path=True,
+    ),
+    Option(
+        "--allow-incomplete",
+        "allow_incomplete",
+        "Stones not passed yet are fine; every claim that IS made must still be true.",
+    ),
+    Option("--junit", "junit_path", "Also write JUnit XML (one testcase per stone).", "FILE", path=True),
+    Option("--json", "as_json", "Print one JSON object instead of text."),
 )
-@click.option("--all", "all_routes", is_flag=True, help="Verify every route in the repository.")
-@click.option(
-    "--base",
-    metavar="REF",
-    help="Compare every route's definitions (stones, guards, approvers) with this commit, the pull request's "
-    "base: a change fails unless a human approved it with route.policy.approve.",
-)
-@click.option(
-    "--approvers",
-    metavar="FILE",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Emails allowed to approve (default: $route/.route/approvers, else .route-approvers at the top).",
-)
-@click.option(
-    "--require-signed",
-    is_flag=True,
-    help="Approval commits must carry a signature git verify-commit accepts (GPG or SSH).",
-)
-@click.option(
-    "--allowed-signers",
-    metavar="FILE",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="SSH allowed-signers file for --require-signed (else git's gpg.ssh.allowedSignersFile).",
-)
-@click.option(
-    "--allow-incomplete",
-    is_flag=True,
-    help="Stones not passed yet are fine; every claim that IS made must still be true.",
-)
-@click.option(
-    "--junit",
-    "junit_path",
-    metavar="FILE",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Also write JUnit XML (one testcase per stone).",
-)
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of text.")
-def verify_command(
+
+
+def main() -> None:
+    """The console script."""
+    VERIFY.main()
+
+
+def run_verify(
     routes: tuple[str, ...],
     all_routes: bool,
     base: str | None,
@@ -76,7 +85,7 @@ def verify_command(
     junit_path: Path | None,
     as_json: bool,
 ) -> Report:
-    """Re-check every stone's claims from the files and git: exit 0 only when all are passed and fresh."""
+    """Verify; the report (written by ``_exits``), after the JUnit file and GitHub's step summary."""
     for given, flag in ((approvers, "--approvers"), (allowed_signers, "--allowed-signers")):
         if given is not None and not given.is_file():
             raise Refused(f"{flag} {given}: no such file", "check the path")
@@ -95,6 +104,9 @@ def verify_command(
     if github:
         _append_summary(verify_report.step_summary(report))
     return verify_report.outcome(report, json=as_json, github=github)
+
+
+VERIFY = PlainCommand(PROG, OPTIONS, run_verify, HELP)
 
 
 def _write_junit(path: Path, xml: str) -> None:

@@ -57,8 +57,8 @@ def test_verify_imports_no_llm_sdk(git_repo: Path) -> None:
     pass_all(git_repo, route)
     probe = (
         "import sys\n"
-        "from routedriver.cli.route_verify import verify_command\n"
-        "code = verify_command.main(['--route', 'route'], standalone_mode=False)\n"
+        "from routedriver.cli.route_verify import VERIFY\n"
+        "code = VERIFY.click().main(['--route', 'route'], standalone_mode=False)\n"
         "loaded = sorted(m for m in ('anthropic', 'openai', 'jinja2', 'git') if m in sys.modules)\n"
         "print(code, loaded)\n"
     )
@@ -66,6 +66,26 @@ def test_verify_imports_no_llm_sdk(git_repo: Path) -> None:
 
     done = run_cli([sys.executable, "-c", probe], git_repo)
     assert done.out.splitlines()[-1] == "0 []", done.out + done.err
+
+
+def test_the_console_script_does_not_import_click_for_a_plain_command_line(git_repo: Path) -> None:
+    route = gated_route(git_repo)
+    pass_all(git_repo, route)
+    probe = (
+        "import atexit, sys\n"
+        "atexit.register(lambda: print('click loaded:', 'click' in sys.modules, file=sys.stderr))\n"
+        "sys.argv = ['route.verify', *sys.argv[1:]]\n"
+        "from routedriver.cli.route_verify import main\n"
+        "main()\n"
+    )
+    import sys
+
+    plain = run_cli([sys.executable, "-c", probe, "--route", "route", "--json"], git_repo)
+    assert plain.code == 0 and json.loads(plain.out)["ok"] is True, plain.err
+    assert plain.err == f"{TRUSTED_CHECKOUT}\nclick loaded: False\n"
+    helped = run_cli([sys.executable, "-c", probe, "--help"], git_repo)
+    assert helped.code == 0 and "Usage: route.verify" in helped.out
+    assert helped.err == "click loaded: True\n"
 
 
 def test_an_edited_artifact_makes_the_pass_stale_and_names_the_artifact(git_repo: Path) -> None:
