@@ -17,26 +17,28 @@ commands that start without click (``cli/_plain.py``: ``route.stone.*``, ``route
 from __future__ import annotations
 
 import contextlib
-import datetime
 import os
 import signal
 import sys
-import traceback
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from routedriver.errors import ExitCode, Interrupted, Terminated, UserError
-from routedriver.fsutil import cache_dir
 from routedriver.report import Report
 
 
 def crash_log_path() -> Path:
+    from routedriver.fsutil import cache_dir  # only when something went wrong
+
     return cache_dir() / "crash.log"
 
 
 def _write_crash_log(prog: str, exc: BaseException) -> Path | None:
     """Append the traceback to the crash log; never raises (it runs while handling a failure already)."""
+    import datetime
+    import traceback
+
     try:
         path = crash_log_path()
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -133,6 +135,8 @@ def internal_error(prog: str, exc: Exception) -> str:
     """``internal error: <type>: <message>; details in <crash log>``, after writing the crash log (and the
     traceback on stderr with ``ROUTEDRIVER_DEBUG=1``). A hook that fails closed puts it in its reason."""
     if os.environ.get("ROUTEDRIVER_DEBUG"):
+        import traceback
+
         traceback.print_exception(exc, file=sys.stderr)
     where = _write_crash_log(prog, exc)
     detail = f"; details in {where}" if where else ""

@@ -1,4 +1,10 @@
-"""The operations behind the ``route.stone.*`` commands. They return results; the CLI renders them."""
+"""The operations behind the ``route.stone.*`` commands. They return results; the CLI renders them.
+
+``get`` runs every robot turn, so this module imports only what ``get`` needs: ``set`` imports the guard's
+machinery (``route.guard``: subprocesses, threads, the shell lexer) and ``judge`` git when called (together
+with ``cli/_plain.py`` and the lazy git imports in ``state``/``inputs``/``hashing``, issue 23 measured them
+saving more than 20% of ``route.stone.get`` on a small route).
+"""
 
 from __future__ import annotations
 
@@ -10,13 +16,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 from routedriver.errors import Malfunction, Refused
-from routedriver.gitops import find_repo
 from routedriver.route import inputs, judges, store
 from routedriver.route.artifacts import find_artifacts
-from routedriver.route.guard import Evaluation, evaluate
 from routedriver.route.guardfile import load_guard
 from routedriver.route.hashing import relative_posix
-from routedriver.route.inputs import StoneContext
 from routedriver.route.judges import first_word
 from routedriver.route.load import load_route, resolve_route
 from routedriver.route.model import Guard, Route, Stone, Verdict
@@ -24,7 +27,9 @@ from routedriver.route.select import Selection, has_glob, match_names, select
 from routedriver.route.state import Survey
 
 if TYPE_CHECKING:
-    from routedriver.route.approve import ApproveResult  # approve imports this module (item 3's cycle)
+    from routedriver.route.approve import ApproveResult
+    from routedriver.route.guard import Evaluation
+    from routedriver.route.inputs import StoneContext
 
 
 class GetResult(NamedTuple):
@@ -91,6 +96,8 @@ def set_passed(route_option: str | None, stone: str, *, rerun: bool = False) -> 
     """Evaluate the stone's guard under its lock and record the outcome (see ``guard.evaluate``); refuses
     while a stone of a lower tier is not passed (incomplete, stale, or waiting for a human): a route is
     walked one tier at a time. ``rerun`` runs every review again."""
+    from routedriver.route.guard import evaluate
+
     route = open_route(route_option)
     context = inputs.stone_context(route, stone)
     refuse_out_of_order(context)
@@ -178,6 +185,8 @@ def judge(
 def delete(route_option: str | None, pattern: str) -> DelResult:
     """Remove the ``.stone`` and ``.guard`` of matched stones that have nothing to lose (see docs/route.md):
     no artifact, no human gate (an ``approved?`` judge), no ``.passed`` or ``.approved`` marker."""
+    from routedriver.gitops import find_repo
+
     route = open_route(route_option)
     matched = match_names(route, pattern)
     repo = find_repo(route.path)

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import os
 import shlex
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from routedriver import gitops
 from routedriver.errors import Refused
@@ -37,15 +37,13 @@ UNIGNORE_FLAGS = "!.bind.*.flag"  # in .route/.gitignore: a user's '*.flag' rule
 PR_BRANCH_VARIABLE = "GITHUB_HEAD_REF"  # a pull request's source branch, set by GitHub Actions
 
 
-@dataclass(frozen=True)
-class Binding:
+class Binding(NamedTuple):
     route_dir: Path  # absolute
     flag: Path
     branch: str
 
 
-@dataclass(frozen=True)
-class BindResult:
+class BindResult(NamedTuple):
     action: str  # bound | unbound | shown | already-bound | nothing-bound
     branch: str
     routes: tuple[Path, ...]  # the route(s) concerned, absolute

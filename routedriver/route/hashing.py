@@ -18,14 +18,11 @@ import hashlib
 import json
 import os
 import re
-import threading
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
-from routedriver import gitops
 from routedriver.errors import Refused
-from routedriver.threads import run_all
 
 _HEX = re.compile(r"[0-9a-f]{1,128}")
 CHUNK = 1 << 20  # large reads: hashlib releases the GIL on big buffers, so threads hash files in parallel
@@ -101,6 +98,10 @@ def _hash_many(paths: Sequence[str | Path], object_format: str) -> list[str]:
     if len(large) < 2:
         hashed = {index: blob_id(paths[index], object_format, buffer) for index in large}
     else:
+        import threading
+
+        from routedriver.threads import run_all
+
         local = threading.local()  # one buffer per thread, reused from file to file
 
         def one(index: int) -> str:
@@ -182,6 +183,8 @@ def content_ids_of(
     """``content_ids`` of files already keyed by their relative path: ``{relative POSIX path: path}``."""
     known: dict[str, str] = {}
     if repo is not None and not from_disk:
+        from routedriver import gitops
+
         assert isinstance(repo, gitops.Repo)
         if snapshot is not None:
             assert isinstance(snapshot, gitops.IndexSnapshot)
@@ -204,6 +207,8 @@ def _hash_from_disk(
     inside: list[str] = []
     outside = list(relative)
     if repo is not None:
+        from routedriver import gitops
+
         assert isinstance(repo, gitops.Repo)
         inside = [path for path in relative if not path.startswith("../")]
         outside = [path for path in relative if path.startswith("../")]

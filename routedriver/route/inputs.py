@@ -10,15 +10,17 @@ import os
 import shlex
 from collections.abc import Container, Iterable, Sequence
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from routedriver.errors import Refused
-from routedriver.gitops import IndexSnapshot, Repo, find_repo
 from routedriver.route import guardfile, hashing, judges, records, store
 from routedriver.route.artifacts import find_artifacts
 from routedriver.route.load import load_route
 from routedriver.route.model import Guard, Marker, ReviewRecord, Route, Stone, Verdict
-from routedriver.route.provenance import Approvers, find_approvers
+
+if TYPE_CHECKING:  # git and the approvers file only when a command gets that far (route.stone.get mostly not)
+    from routedriver.gitops import IndexSnapshot, Repo
+    from routedriver.route.provenance import Approvers
 
 
 class StoneContext(NamedTuple):
@@ -80,6 +82,8 @@ def route_and_stone(route: RouteArg, stone: StoneArg) -> tuple[Route, Stone]:
 
 
 def stone_context(route: RouteArg, stone: StoneArg) -> StoneContext:
+    from routedriver.gitops import find_repo
+
     loaded, found = route_and_stone(route, stone)
     repo = find_repo(loaded.path)
     base = repo.toplevel if repo is not None else Path.cwd()
@@ -212,6 +216,8 @@ def approved_verdict(
         current_artifacts=artifacts,
     )
     if approvers is None:
+        from routedriver.route.provenance import find_approvers
+
         approvers = find_approvers(context.route, context.repo)
     if not verdict.passed:
         return _who_may_approve(verdict, approvers, context)

@@ -9,7 +9,6 @@ import os
 from pathlib import Path
 
 from routedriver.errors import Refused
-from routedriver.route.bind import bound_route
 from routedriver.route.hashing import refuse_undecodable
 from routedriver.route.model import Route, Stone
 
@@ -22,6 +21,7 @@ def resolve_route(option_value: str | None) -> Path:
     the route bound to the current git branch (``route.bind``); neither → a refusal naming both."""
     if option_value is not None and option_value.strip():
         return Path(option_value)
+    from routedriver.route.bind import bound_route  # git only when --route is left out
 
     return Path(bound_route())
 

@@ -22,16 +22,19 @@ import contextlib
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Literal, NamedTuple
+from typing import TYPE_CHECKING, Literal, NamedTuple
 
-from routedriver import gitops, userfile
+from routedriver import userfile
 from routedriver.errors import Refused
 from routedriver.route import hashing, manifest, store
 from routedriver.route.artifacts import Listings, artifact_paths, default_glob_files
 from routedriver.route.guardfile import load_guard
 from routedriver.route.inputs import StoneContext, unlisted_approver
 from routedriver.route.model import STATE_DIR, Guard, PassRecord, Route, Stone
-from routedriver.route.provenance import Approvers, find_approvers
+
+if TYPE_CHECKING:  # on route.stone.get's path: git only once a stone has a pass to check
+    from routedriver import gitops
+    from routedriver.route.provenance import Approvers
 
 DoneState = Literal["passed", "stale", "incomplete", "unapproved", "broken"]
 
@@ -147,6 +150,8 @@ class Survey:
 
     def _locate(self) -> None:
         if not self._located:
+            from routedriver import gitops
+
             self._located = True
             self._repo = gitops.find_repo(self.route.path)
             self._base = self._repo.toplevel if self._repo is not None else Path.cwd()
@@ -261,6 +266,7 @@ class Survey:
         self._snapshot_read = True
         if self.repo is None:
             return
+        from routedriver import gitops
 
         approvals = sorted(name for name in self.names if name.endswith(".approved"))
         self._snapshot = gitops.route_snapshot(self.repo, self._rel.rstrip("/") or ".", approvals)
@@ -363,6 +369,8 @@ class Survey:
 
     def approvers(self) -> Approvers:
         if self._approvers is None:
+            from routedriver.route.provenance import find_approvers
+
             self._approvers = find_approvers(self.route, self.repo)
         return self._approvers
 

@@ -130,13 +130,13 @@ def test_bad_stone_names_and_empty_routes_are_refused(git_repo: Path) -> None:
     assert stone_get(git_repo, empty).err.startswith("error: route has no stones: ")
 
 
-def test_get_stays_lean_no_click_yaml_gitpython_or_sdk_imports(git_repo: Path) -> None:
+def test_get_stays_lean_no_click_yaml_git_or_subprocess_imports(git_repo: Path) -> None:
     route = make_route(git_repo, TIERED, {"1.vision": "reviews: []\n"})
     before = definition_digest(route)
     probe = (
         "import atexit, sys\n"
-        "heavy = ('click', 'yaml', 'jinja2', 'git', 'concurrent.futures', 'anthropic', 'openai', 'pydantic',"
-        " 'rich')\n"
+        "heavy = ('click', 'yaml', 'jinja2', 'git', 'subprocess', 'concurrent.futures', 'anthropic',"
+        " 'openai', 'routedriver.proc', 'dataclasses', 'pydantic', 'rich')\n"
         "atexit.register(lambda: print('heavy:', [m for m in heavy if m in sys.modules], file=sys.stderr))\n"
         f"sys.argv = ['route.stone.get', '--route', {str(route)!r}, '--say']\n"
         "from routedriver.cli.route_stone import get_main\n"
