@@ -145,6 +145,13 @@ def bench_get(workdir: Path) -> None:
         for stones, repo in repos.items()
         for kind, argv in (("get", get), ("status", status), ("floor", [python, str(HERE / "get_floor.py")]))
     }
+    # A robot's turn on a small route (the feature starter route, nothing passed yet), and the same two
+    # command lines ending in "--", which cli/_plain.py hands to click: what starting without click saves.
+    fresh = new_repo(workdir, "fresh")
+    shutil.copytree(HERE.parent.parent / "templates" / "routes" / "feature", fresh / "route")
+    runs["get-fresh"] = harness.command(get, cwd=fresh)
+    runs["get-fresh-click"] = harness.command([*get, "--"], cwd=fresh)
+    runs["get-1000-click"] = harness.command([*get, "--"], cwd=repos[1000])
     walls = harness.interleaved({**runs, "bare": harness.bare_python()}, rounds=13)
     print(f"info   bare python: {walls['bare'] * 1000:.1f} ms", flush=True)
     harness.report(
@@ -162,6 +169,15 @@ def bench_get(workdir: Path) -> None:
     harness.report(
         "route.status, 1,000 stones vs route.stone.get", walls["status-1000"], walls["get-1000"], max_ratio=2
     )
+    for what, plain, click in (
+        ("a fresh 5-stone route", walls["get-fresh"], walls["get-fresh-click"]),
+        ("1,000 stones", walls["get-1000"], walls["get-1000-click"]),
+    ):
+        print(
+            f"info   route.stone.get on {what}: {plain * 1000:.1f} ms; through click: {click * 1000:.1f} ms "
+            f"(cli/_plain.py saves {(click - plain) / click:.0%}; kept while it saves 20% or more)",
+            flush=True,
+        )
     print(
         f"info   floor (get_floor.py: only the listings, git questions and hashes any Python answer needs): "
         f"{walls['floor-1000'] * 1000:.1f} ms at 1,000, {walls['floor-10000'] * 1000:.1f} ms at 10,000 = "
