@@ -104,10 +104,10 @@ def _flags(repo: gitops.Repo, branch: str) -> list[Binding]:
 
 
 def _recorded_branch(flag: Path) -> str | None:
-    try:
-        parsed = fm.parse_document(flag.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError):
-        return None
+    from routedriver.route import store
+
+    text = store.read_text(flag)
+    parsed = fm.parse_document(text) if text is not None else None
     return fm.one(parsed[0], "branch") if parsed is not None else None
 
 
@@ -195,9 +195,8 @@ def _unignore_flags(route: Route) -> None:
     from routedriver.route import store
 
     ignore = route.state_dir / ".gitignore"
-    try:
-        text = ignore.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
+    text = store.read_text(ignore)
+    if text is None:
         return  # not ours to repair; _refuse_if_ignored says so if it matters
     if UNIGNORE_FLAGS not in text.splitlines():
         separator = "" if text.endswith("\n") or not text else "\n"

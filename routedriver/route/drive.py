@@ -549,9 +549,10 @@ def _session_changes(
 
 def session_start(route_dir: Path) -> str | None:
     """The commit the current robot session began at (``record_session_start``), or None."""
+    text = store.read_text(route_dir / STATE_DIR / SESSION_FILE)
     try:
-        state = json.loads((route_dir / STATE_DIR / SESSION_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        state = json.loads(text) if text is not None else None
+    except ValueError:
         return None
     head = state.get("head") if isinstance(state, dict) else None
     if isinstance(head, str) and len(head) in (40, 64) and set(head) <= _HEX_ID:
@@ -567,9 +568,10 @@ def record_session_start(route: Route, session_id: str | None) -> None:
 
     path = route.state_dir / SESSION_FILE
     if session_id:
+        text = store.read_text(path)
         try:
-            known = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            known = json.loads(text) if text is not None else None
+        except ValueError:
             known = None
         if isinstance(known, dict) and known.get("session_id") == session_id and session_start(route.path):
             return

@@ -195,9 +195,10 @@ def _state_path(route: Route) -> Path:
 
 
 def _blocks_so_far(route: Route, fingerprint: str) -> int:
+    text = store.read_text(_state_path(route))
     try:
-        state = json.loads(_state_path(route).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        state = json.loads(text) if text is not None else None
+    except ValueError:
         return 0
     if not isinstance(state, dict) or state.get("fingerprint") != fingerprint:
         return 0
@@ -219,9 +220,8 @@ def _forget(route: Route) -> None:
 def _ignore_state(route: Route) -> None:
     """Routes made before the hook state existed have a .gitignore without '.*.state': add it once."""
     ignore = route.state_dir / ".gitignore"
-    try:
-        text = ignore.read_text(encoding="utf-8")
-    except OSError:
+    text = store.read_text(ignore)
+    if text is None:
         return
     if ".*.state" not in text.splitlines():
         store.write_text(ignore, text + ("" if text.endswith("\n") or not text else "\n") + ".*.state\n")

@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from routedriver import userfile
 from routedriver.brain.behavior.cache import load_resolved
 from routedriver.brain.behavior.engine import BehaviorEngine, Decision
 from routedriver.brain.behavior.state import SessionState
@@ -314,7 +315,7 @@ def _context(event: str, notes: tuple[str, ...]) -> HookAnswer:
 
 def _load_state(path: Path, engine: BehaviorEngine, session_id: str) -> SessionState:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(userfile.read_record(path))  # a FIFO put there: unreadable, never waited on
         state = SessionState.from_json(data)
     except FileNotFoundError:
         return engine.new_state(session_id)
