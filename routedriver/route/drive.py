@@ -18,14 +18,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
-from routedriver import userfile
 from routedriver.route import inputs, judges, records, store
 from routedriver.route.api import open_route
 from routedriver.route.artifacts import artifact_globs
 from routedriver.route.guardfile import load_guard
 from routedriver.route.hashing import relative_posix
 from routedriver.route.inputs import StoneContext, unlisted_approver
-from routedriver.route.load import GUARD_SUFFIX, STONE_SUFFIX
+from routedriver.route.load import GUARD_SUFFIX, STONE_SUFFIX, stone_text
 from routedriver.route.model import STATE_DIR, Guard, JudgeRecord, ReviewRecord, Route, Stone
 from routedriver.route.select import NEXT_ALL, select, survey_of
 from routedriver.route.state import Done, Survey
@@ -295,7 +294,7 @@ def render(guide: Guidance, instructions: bool = True) -> str:
         guard = load_guard(route, stone)
         lines += ["", f"## {stone.name} ({state.state})"]
         if instructions:
-            text = _read(stone.path).rstrip("\n")
+            text = stone_text(stone.path).rstrip("\n")
             lines += [
                 f"instructions ({route.show(stone.path)}):",
                 *(f"  {line}" for line in text.splitlines()),
@@ -342,11 +341,6 @@ def fix_malfunction(route: Route, stone: Stone) -> str:
     """Who fixes a malfunction and how (robots cannot edit guards: route.bounce blocks it)."""
     where = f" ({route.show(stone.guard_path)})" if stone.guard_path is not None else ""
     return f"A human fixes the guard{where} or the tool it runs, then runs:"
-
-
-def _read(path: Path) -> str:
-    # Through userfile: a stone that is a FIFO would hang every robot turn, a link to /dev/zero fill memory.
-    return userfile.read_bytes(path, what="stone").decode("utf-8", errors="replace")
 
 
 def to_json(guide: Guidance) -> dict[str, object]:

@@ -6,11 +6,11 @@ route.mcp answers with the same text and documents.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from routedriver.errors import ExitCode, UserError
 from routedriver.report import Report, as_json, one_line
+from routedriver.route.load import stone_text
 from routedriver.route.words import count
 
 if TYPE_CHECKING:
@@ -28,13 +28,6 @@ def refusal(facts: dict[str, Any], exc: UserError) -> str:
 # ---------------------------------------------------------------- route.stone.get
 
 
-def _content(path: Path) -> str:
-    """A stone's text (through ``userfile``: a stone that is a FIFO must not hang a robot's turn)."""
-    from routedriver import userfile
-
-    return userfile.read_bytes(path, what="stone").decode("utf-8", errors="replace")
-
-
 def get_payload(result: GetResult, say: bool) -> dict[str, Any]:
     """What ``route.stone.get --json`` prints (also route.mcp's ``route_next``)."""
     stones = []
@@ -46,7 +39,7 @@ def get_payload(result: GetResult, say: bool) -> dict[str, Any]:
             "prefix": ".".join(map(str, item.stone.prefix)),
         }
         if say:
-            entry["content"] = _content(item.stone.path)
+            entry["content"] = stone_text(item.stone.path)
         stones.append(entry)
     return {"route": result.route.display, "stones": stones, "all_passed": result.selection.all_passed}
 
@@ -66,7 +59,7 @@ def get_text(result: GetResult, say: bool) -> str:
             out.append("\n")
         # One header per stone, like `head` does for several files, so a robot can split the output.
         out.append(f"==> {result.route.show(item.stone.path)} ({item.status}) <==\n")
-        text = _content(item.stone.path)
+        text = stone_text(item.stone.path)
         out.append(text if text.endswith("\n") or not text else text + "\n")
     return "".join(out)
 
