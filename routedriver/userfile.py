@@ -119,7 +119,8 @@ def _regular(path: Path, info: os.stat_result, name: str, what: str, error: type
 
 def _too_big(name: str, limit: int, what: str, *, found: int | None = None) -> tuple[str, str]:
     size = f" ({found:,})" if found is not None else ""
-    return f"{name}: more than {limit:,} bytes{size}", f"a {what} may have at most {limit:,} bytes"
+    article = "an" if what[:1] in "aeiou" else "a"
+    return f"{name}: more than {limit:,} bytes{size}", f"{article} {what} may have at most {limit:,} bytes"
 
 
 def read_text(

@@ -291,12 +291,25 @@ def _trace_failed(outcome: RunOutcome, trace: Any) -> None:
 
 # -- assembling ----------------------------------------------------------------------------------------------
 def _read_input_file(name: str) -> tuple[str, str]:
+    """The text of one ``--input-file`` (``-``: stdin), at most ``userfile.MAX_BYTES`` of it, read through
+    ``userfile`` (a FIFO or a device is refused, never waited on); bytes that are not UTF-8 show as U+FFFD
+    (an artifact under review may hold some)."""
+    from routedriver import userfile
+
+    limit = userfile.MAX_BYTES
     if name == "-":
-        return "stdin", sys.stdin.read()
+        binary = getattr(sys.stdin, "buffer", None)  # a text stream without one: an embedding caller's
+        data = binary.read(limit + 1) if binary is not None else sys.stdin.read(limit + 1).encode("utf-8")
+        if len(data) > limit:
+            raise Refused(
+                f"--input-file -: stdin holds more than {limit:,} bytes", "give bhrain a smaller input"
+            )
+        return "stdin", data.decode("utf-8", errors="replace")
     path = Path(name).expanduser()
-    if not path.is_file():
+    if not os.path.lexists(path):
         raise Refused(f"input file {name} not found", "check the path given to --input-file")
-    return name, path.read_text(encoding="utf-8", errors="replace")
+    data = userfile.read_bytes(path, what="input file", shown=f"input file {name}", limit=limit)
+    return name, data.decode("utf-8", errors="replace")
 
 
 def _task(skill: Skill, settings: RunSettings) -> str:
