@@ -20,35 +20,10 @@ import contextlib
 import os
 import sys
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from routedriver.errors import ExitCode, Interrupted, Terminated, UserError
 from routedriver.report import Report
-
-
-def crash_log_path() -> Path:
-    from routedriver.fsutil import cache_dir  # only when something went wrong
-
-    return cache_dir() / "crash.log"
-
-
-def _write_crash_log(prog: str, exc: BaseException) -> Path | None:
-    """Append the traceback to the crash log; never raises (it runs while handling a failure already)."""
-    import datetime
-    import traceback
-
-    try:
-        path = crash_log_path()
-        path.parent.mkdir(parents=True, exist_ok=True)
-        # backslashreplace: argv and messages may hold undecodable bytes (surrogate escapes) of a path.
-        with path.open("a", encoding="utf-8", errors="backslashreplace") as handle:
-            stamp = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
-            handle.write(f"--- {stamp} {prog} {' '.join(sys.argv[1:])}\n")
-            handle.write("".join(traceback.format_exception(exc)))
-        return path
-    except Exception:  # noqa: BLE001 - a crash log we cannot write must not become a second crash
-        return None
 
 
 def say(line: str) -> None:
@@ -134,12 +109,12 @@ def _write(report: Report) -> int:
 
 
 def internal_error(prog: str, exc: Exception) -> str:
-    """``internal error: <type>: <message>; details in <crash log>``, after writing the crash log (and the
-    traceback on stderr with ``ROUTEDRIVER_DEBUG=1``). A hook that fails closed puts it in its reason."""
+    """``internal error: <type>: <message>; details in <crash log>`` (``crashlog``), and the traceback on
+    stderr too with ``ROUTEDRIVER_DEBUG=1``. A hook that fails closed puts the line in its reason."""
     if os.environ.get("ROUTEDRIVER_DEBUG"):
         import traceback
 
         traceback.print_exception(exc, file=sys.stderr)
-    where = _write_crash_log(prog, exc)
-    detail = f"; details in {where}" if where else ""
-    return f"internal error: {type(exc).__name__}: {' '.join(str(exc).split())}{detail}"
+    from routedriver import crashlog
+
+    return crashlog.internal_error(prog, exc)
