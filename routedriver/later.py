@@ -17,5 +17,9 @@ class Later(Generic[T]):
     def __init__(self, fn: Callable[[], T]) -> None:
         self._batch: Batch[None, T] = Batch(lambda _: fn(), (None,), workers=1, name="later")
 
+    def wait(self, timeout: float | None = None) -> bool:
+        """Whether ``fn`` has finished, waiting at most ``timeout`` seconds for it (it goes on if not)."""
+        return self._batch.wait(timeout)
+
     def get(self) -> T:
         return self._batch.results()[0]

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import contextvars
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Generic, TypeVar, cast
 
@@ -112,6 +113,24 @@ class Batch(Generic[J, R]):
                 done = self._finished[taken]
             taken += 1
             yield done
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Wait until every job started has finished and no other will start: True then; False when
+        ``timeout`` seconds pass first (the jobs go on). The outcome itself is ``results()``'s."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        with self._changed:
+            while not self._over():
+                left = _SIGNAL_CHECK_S
+                if deadline is not None:
+                    left = min(left, deadline - time.monotonic())
+                    if left <= 0:
+                        return False
+                self._changed.wait(left)  # in short steps, for a Ctrl-C handed to a worker (see __iter__)
+        return True
+
+    def _over(self) -> bool:
+        """No job will start and every one started has finished (called holding ``_changed``)."""
+        return (self._stopped or self._next == len(self._jobs)) and len(self._finished) == self._next
 
     def results(self) -> list[R]:
         """Every job's value, in job order; or the first failure (in the order the jobs finished), raised
