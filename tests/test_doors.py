@@ -614,6 +614,14 @@ EXCEPTIONS: tuple[Allowed, ...] = (
         "shlex.quote",
         "puts env -S's arguments back after its script as words, for shellsyntax to read the whole again",
     ),
+    Allowed(
+        "route/judges.py",
+        "shell",
+        "command.split()",
+        "a judge line's first word says whether it is a built-in judge (reviewed?, approved?), whose flags "
+        "follow: the driver's own syntax (blank-separated words, no quoting), not shell; a shell judge is "
+        "only run, or read with shellsyntax (programs.py, lint.py)",
+    ),
     Allowed("brain/permissions/rules.py", "shell", "regex .fullmatch over command", _RULE_OVER_COMMANDS),
     Allowed("brain/behavior/conditions.py", "shell", "regex .search over command", _RULE_OVER_COMMANDS),
     # output -------------------------------------------------------------------------------------------------

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from routedriver.errors import ExitCode, UserError
 from routedriver.report import Report, as_json, one_line
+from routedriver.route.judges import first_word
 from routedriver.route.load import stone_text
 from routedriver.route.words import count
 
@@ -124,7 +125,7 @@ def _feedback(output: str) -> list[str]:
 
 def _said_no(result: SetResult) -> list[Any]:
     """The failing judges that are not a human gate waiting (those said no; approved? waits)."""
-    return [judge for judge in result.evaluation.failing if judge.record.command.split()[0] != "approved?"]
+    return [judge for judge in result.evaluation.failing if first_word(judge.record.command) != "approved?"]
 
 
 def _judges(result: SetResult) -> str:
@@ -181,7 +182,7 @@ def set_error_line(result: SetResult) -> str | None:
     if evaluation.outcome == "rejected":
         said_no = _said_no(result)
         reasons = "; ".join(
-            f"j{judge.record.position} {judge.record.command.split()[0]}: {judge.record.reason[:160]}"
+            f"j{judge.record.position} {first_word(judge.record.command)}: {judge.record.reason[:160]}"
             for judge in said_no
         )
         return one_line(
