@@ -17,6 +17,7 @@ It also lists each stone's guard programs (``route.programs``): the repository f
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -26,7 +27,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from routedriver import userfile
-from routedriver.errors import Refused
+from routedriver.errors import ExitCode, Refused
+from routedriver.report import Report
 from routedriver.route.guard import search_path
 from routedriver.route.guardfile import DEFAULT_ARTIFACTS, check_guard_file
 from routedriver.route.hashing import relative_posix
@@ -34,6 +36,7 @@ from routedriver.route.judges import parse_builtin
 from routedriver.route.load import GUARD_SUFFIX, STONE_SUFFIX, numeric_prefix
 from routedriver.route.model import Guard, Route, Stone
 from routedriver.route.subst import ENV, substitute
+from routedriver.route.words import count
 
 # Words that are not programs: shell keywords and builtins a command may start with.
 _SHELL_WORDS_TEXT = (
@@ -138,6 +141,60 @@ def lint(route_path: Path) -> LintReport:
     order = {"error": 0, "warning": 1}
     problems.sort(key=lambda problem: (problem.file, order[problem.level]))
     return LintReport(display, tuple(problems), _programs(route, guards))
+
+
+def lint_routes(route_options: tuple[str, ...], all_routes: bool) -> list[LintReport]:
+    """Lint the routes ``--route``/``--all`` (or the bound route) name, as ``route.verify`` reads the same
+    options; ``--all`` names them relative to where you are."""
+    from routedriver.route.verify import route_paths
+
+    repo = None
+    if all_routes:
+        from routedriver.gitops import find_repo
+
+        repo = find_repo(Path.cwd())
+    paths = route_paths(route_options, all_routes, repo)
+    if all_routes:
+        paths = [Path(os.path.relpath(path)) for path in paths]
+    return [lint(path) for path in paths]
+
+
+def report(reports: list[LintReport], *, as_json: bool) -> Report:
+    """What ``route.lint`` says: every problem and guard program, file by file (or one JSON object), then
+    ``ok`` (with the count of warnings); with errors, exit 2 and one line naming the routes that have them."""
+    errors = sum(len(each.errors) for each in reports)
+    warnings = sum(len(each.warnings) for each in reports)
+    if as_json:
+        payload = {
+            "ok": errors == 0,
+            "routes": [
+                {
+                    "route": each.route,
+                    "problems": [
+                        {"file": p.file, "level": p.level, "message": p.message} for p in each.problems
+                    ],
+                    "programs": [
+                        {"stone": p.stone, "file": p.file, "program": p.program} for p in each.programs
+                    ],
+                }
+                for each in reports
+            ],
+        }
+        stdout = json.dumps(payload, ensure_ascii=False, indent=2) + "\n"
+    else:
+        lines = []
+        for each in reports:
+            lines += [f"{problem.file}: {problem.level}: {problem.message}" for problem in each.problems]
+            # what route.verify --base compares with the base, too
+            lines += [f"{program.file}: program: {program.program}" for program in each.programs]
+        if not errors:
+            lines.append("ok" if not warnings else f"ok ({count(warnings, 'warning')})")
+        stdout = "".join(line + "\n" for line in lines)
+    if not errors:
+        return Report(stdout)
+    where = ", ".join(each.route for each in reports if each.errors)
+    line = f"error: {count(errors, 'problem')} in {where}; fix each file named above"
+    return Report(stdout, (line,), ExitCode.REFUSED)
 
 
 def _programs(route: Route, guards: dict[str, Guard | None]) -> tuple[Program, ...]:
