@@ -28,6 +28,7 @@ from routedriver.brain.skills import (
 )
 from routedriver.errors import ExitCode, Interrupted, Malfunction, Refused, Stopped, Terminated, UserError
 from routedriver.llm.types import Usage
+from routedriver.report import Report
 
 log = logging.getLogger("bhrain")
 
@@ -287,6 +288,24 @@ def _trace_failed(outcome: RunOutcome, trace: Any) -> None:
         outcome.exit_code = int(ExitCode.MALFUNCTION)
     else:
         log.warning("%s", problem)
+
+
+def report(outcome: RunOutcome, redactor: Redactor, *, as_json: bool) -> Report:
+    """What ``bhrain run`` says, every text redacted: the answer (or the whole run as JSON) on stdout, its
+    error or why it stopped on stderr, and its exit code (130/143 when a signal stopped it)."""
+    import json
+
+    stdout = ""
+    if as_json:
+        stdout = json.dumps(redactor.value(outcome.to_json()), ensure_ascii=False) + "\n"
+    elif outcome.text and outcome.stop_reason not in SIGNAL_STOPS:  # a stopped run has no answer to print
+        stdout = redactor.text(outcome.text) + "\n"
+    stderr: tuple[str, ...] = ()
+    if outcome.error is not None:
+        stderr = (redactor.text(outcome.error.line()),)
+    elif outcome.exit_code and outcome.explanation and outcome.stop_reason not in EARLY_STOPS:
+        stderr = (f"bhrain: stopped: {redactor.text(outcome.explanation)}",)
+    return Report(stdout, stderr, outcome.exit_code)
 
 
 # -- assembling ----------------------------------------------------------------------------------------------

@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
+from routedriver.report import Report
+from routedriver.report import as_json as json_text
 from routedriver.route import inputs, judges, records, store
 from routedriver.route.api import open_route
 from routedriver.route.artifacts import artifact_globs
@@ -341,6 +343,12 @@ def fix_malfunction(route: Route, stone: Stone) -> str:
     """Who fixes a malfunction and how (robots cannot edit guards: route.bounce blocks it)."""
     where = f" ({route.show(stone.guard_path)})" if stone.guard_path is not None else ""
     return f"A human fixes the guard{where} or the tool it runs, then runs:"
+
+
+def report(route_option: str | None, *, as_json: bool) -> Report:
+    """What ``route.drive`` (not as a hook) prints: the guidance as text, or as one JSON document."""
+    guide = guidance(route_option)
+    return Report(json_text(to_json(guide)) if as_json else render(guide))
 
 
 def to_json(guide: Guidance) -> dict[str, object]:
