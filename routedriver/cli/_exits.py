@@ -1,17 +1,22 @@
-"""How every command turns an outcome into one exit code and at most one line on stderr. No click here.
+"""The one place a command's outcome becomes output and an exit code. No click here.
 
-``run(prog, body)`` runs ``body`` (a command's work, returning a ``report.Report`` that it writes and turns
-into the exit code, or an exit code, or None for 0) and maps:
+``run(prog, body)`` runs ``body``, a command's work, with SIGINT and SIGTERM handled (on the main thread),
+and returns the exit code:
 
+- a ``report.Report``    → its stdout written, then its stderr lines; its exit code (every command returns
+                           one; an int, or None for 0, is still taken, for click's own outcomes)
 - ``UserError``          → ``error: <what>; <fix>``, its exit code (2 refused, 1 malfunction)
-- SIGINT / SIGTERM       → children stopped (none started after), ``error: interrupted`` 130 /
-                           ``error: terminated`` 143
+- SIGINT / SIGTERM       → the commands it started stopped first (``proc.kill_running``: none starts
+                           after), then ``error: interrupted`` 130 / ``error: terminated`` 143
 - a reader that went away (``| head``) → exit 1, nothing said
-- anything unexpected    → ``error: internal error …; details in <crash log>``, exit 1, the traceback
-                           only in the crash log (or on stderr with ``ROUTEDRIVER_DEBUG=1``)
+- the current directory gone → ``error: the current directory no longer exists …``, exit 1
+- anything unexpected    → ``error: internal error …; details in <crash log>`` (``crashlog``), exit 1; the
+                           traceback only in the crash log (and on stderr with ``ROUTEDRIVER_DEBUG=1``)
 
-Click commands reach it through ``routedriver.cli._command`` (which adds click's own usage errors); a
-command that must start fast (``route.verify``) calls it directly, without importing click.
+``say`` writes one line on stderr; ``internal_error`` is the line for an unexpected exception, for a hook
+that fails closed and must say why in its own answer. Click commands reach ``run`` through
+``routedriver.cli._command`` (which adds click's usage errors); ``_plain.PlainCommand`` (route.stone.*,
+route.verify) calls it directly, without importing click.
 """
 
 from __future__ import annotations
