@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING
 
 import click
 
-from routedriver import __version__
 from routedriver.cli._command import Command
 from routedriver.errors import Refused
 
@@ -38,7 +37,6 @@ if TYPE_CHECKING:
     is_flag=True,
     help="Add the route hooks (route.drive, route.bounce) to the repository's .claude/settings.json.",
 )
-@click.version_option(__version__, "--version", prog_name="route.init")
 def init_command(
     directory: str | None,
     template: str | None,

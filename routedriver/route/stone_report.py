@@ -6,6 +6,7 @@ route.mcp answers with the same text and documents.
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -183,8 +184,15 @@ def set_error_line(result: SetResult) -> str | None:
     if evaluation.outcome == "passed":
         return None
     if evaluation.outcome == "waiting":
+        # The approved? judge's reason already says "wait for human approval" (and why: older content, who
+        # may approve); the line adds only the stone and the command a person runs.
         waiting = evaluation.failing[0].record
-        return one_line(f"error: {evaluation.stone} waits for human approval: {waiting.reason[:300]}")
+        approve = shlex.join(
+            ["route.stone.set", "--route", result.route.display, "--stone", evaluation.stone, "--as", "approved"]
+        )
+        return one_line(
+            f"error: {evaluation.stone}: {waiting.reason[:300]}; a human runs, at a terminal: {approve}"
+        )
     if evaluation.outcome == "rejected":
         said_no = _said_no(result)
         reasons = "; ".join(

@@ -1,0 +1,38 @@
+"""The papercuts a newcomer hit following the README (issue 21 §3), each through the installed commands."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.behaviorci.helpers import write_bundle
+from tests.conftest import run_cli
+
+
+def test_behaviorci_validate_says_where_a_json_line_breaks_in_plain_words(tmp_path: Path) -> None:
+    """Python's "Unterminated string starting at" already ends with "at": the place follows it once."""
+    bundle = write_bundle(tmp_path / "b", cases=['{"id": "q1", "input": {"question": "unterminated'])
+    ran = run_cli(["behaviorci", "validate", str(bundle)], tmp_path)
+    assert ran.code == 2 and ran.out == ""
+    assert "at at" not in ran.err
+    assert "malformed JSON (Unterminated string starting at column 36)" in ran.err, ran.err
+    assert len(ran.err.splitlines()) == 1
+
+
+def test_a_hook_event_that_is_not_json_names_the_place_once(tmp_path: Path) -> None:
+    ran = run_cli(["route.bounce"], tmp_path, input='{"tool_name": "Edit')
+    assert "at at" not in ran.err
+    assert "Unterminated string starting at line 1 column 15" in ran.err, ran.err
+
+
+def test_malformed_json_elsewhere_reads_the_same(tmp_path: Path) -> None:
+    from routedriver import userfile
+
+    try:
+        json.loads('{"a": [1, 2')
+    except json.JSONDecodeError as exc:
+        assert userfile.json_problem(exc) == "Expecting ',' delimiter at line 1 column 12"
+    try:
+        json.loads('["x')
+    except json.JSONDecodeError as exc:
+        assert userfile.json_problem(exc, line=False) == "Unterminated string starting at column 2"
