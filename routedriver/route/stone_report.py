@@ -187,9 +187,8 @@ def set_error_line(result: SetResult) -> str | None:
         # The approved? judge's reason already says "wait for human approval" (and why: older content, who
         # may approve); the line adds only the stone and the command a person runs.
         waiting = evaluation.failing[0].record
-        approve = shlex.join(
-            ["route.stone.set", "--route", result.route.display, "--stone", evaluation.stone, "--as", "approved"]
-        )
+        route, stone = result.route.display, evaluation.stone
+        approve = shlex.join(["route.stone.set", "--route", route, "--stone", stone, "--as", "approved"])
         return one_line(
             f"error: {evaluation.stone}: {waiting.reason[:300]}; a human runs, at a terminal: {approve}"
         )

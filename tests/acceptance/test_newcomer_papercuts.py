@@ -8,6 +8,8 @@ from pathlib import Path
 from tests.behaviorci.helpers import write_bundle
 from tests.conftest import run_cli
 
+README = Path(__file__).resolve().parents[2] / "README.md"
+
 
 def test_behaviorci_validate_says_where_a_json_line_breaks_in_plain_words(tmp_path: Path) -> None:
     """Python's "Unterminated string starting at" already ends with "at": the place follows it once."""
@@ -36,3 +38,23 @@ def test_malformed_json_elsewhere_reads_the_same(tmp_path: Path) -> None:
         json.loads('["x')
     except json.JSONDecodeError as exc:
         assert userfile.json_problem(exc, line=False) == "Unterminated string starting at column 2"
+
+
+def _readme_section(title: str) -> str:
+    text = README.read_text(encoding="utf-8")
+    start = text.index(f"## {title}\n")
+    end = text.find("\n## ", start + 1)
+    return text[start : end if end >= 0 else len(text)]
+
+
+def test_the_readme_says_where_behaviorci_differs_from_the_exit_code_rule(tmp_path: Path) -> None:
+    """The README's rule is "2 refused, 1 malfunction"; behaviorci run exits 1 for a failed threshold, and
+    the README says so next to the rule, as the command really does."""
+    section = " ".join(_readme_section("Exit codes and errors").split())
+    assert "`behaviorci run` keeps BehaviorCI 0.1.0's codes: **1 when a threshold failed**" in section
+    assert "Claude Code hooks" in section and "exit 1" in section
+    failing = {"id": "q1", "input": {"question": "q?"}, "mock_output": {"answer": "no confidence"}}
+    bundle = write_bundle(tmp_path / "b", cases=[failing])
+    ran = run_cli(["behaviorci", "run", str(bundle)], tmp_path)
+    assert ran.code == 1, ran.err
+    assert "passed: false" in ran.out  # what a route judge reads before the exit code
