@@ -153,8 +153,9 @@ def set_text(result: SetResult) -> str:
     elif evaluation.outcome == "waiting":
         lines.append(f"stone waiting for approval: {evaluation.stone} (every other judge passed)")
     else:
+        # What broke is said once, on stderr (set_error_line); here, which command it was.
         lines.append(f"stone not evaluated: {evaluation.stone} (malfunction)")
-        lines.append(f"  {evaluation.problem}")
+        lines += [f"  {line}" for line in _broken(result)]
     for judge in evaluation.failing:
         lines += [
             "",
@@ -176,6 +177,20 @@ def set_text(result: SetResult) -> str:
     if evaluation.marker is not None:
         lines.append(f"  pass record: {show(evaluation.marker)}")
     return "\n".join(lines)
+
+
+def _broken(result: SetResult) -> list[str]:
+    """The command that broke (the first broken review, else the first judge that malfunctioned)."""
+    evaluation = result.evaluation
+    for review in evaluation.reviews:
+        record = review.record
+        if not record.ok:
+            how = "timed out" if record.status == "timeout" else f"failed with exit {record.exit_code}"
+            return [f"review r{record.position} {how}: {record.command}"]
+    for judge in evaluation.judges:
+        if judge.record.status == "malfunction":
+            return [f"judge j{judge.record.position} malfunctioned: {judge.record.command}"]
+    return []
 
 
 def set_error_line(result: SetResult) -> str | None:
