@@ -50,9 +50,9 @@ def approve(route_option: str | None, stone: str, *, human: bool, commit: bool =
             HUMANS_ONLY,
             f"a person runs {context.command_hint('set')} --as approved in a terminal",
         )
-    artifacts = inputs.artifacts_or_refuse(context)
-    ids = hashing.content_ids(artifacts, context.base, context.repo, from_disk=True).ids
-    review_input_hash = hashing.review_input_hash(ids)
+    # The hash the stone's pass is keyed by (artifacts, and the files its guard's inputs: name).
+    review_input_hash, content = inputs.review_input(context, from_disk=True)
+    ids = content.ids
     repo = context.repo
     approver = _identity(repo.toplevel if repo is not None else Path.cwd())
     warnings = _unlisted(context, approver[1])

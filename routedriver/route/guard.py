@@ -321,6 +321,7 @@ def evaluate(
             judge_input_hash=judge_input_hash,
             files=files,
             manifest=ids,
+            inputs=now.inputs,
         )
     else:
         store.remove_pass(route, stone, now.key)

@@ -293,7 +293,7 @@ def test_malformed_guard_and_unknown_stone_are_refused(git_repo: Path) -> None:
     bad_key = stone_set(git_repo, route, "2.y")
     assert bad_key.err == (
         f"error: {route}/2.y.guard: unknown key 'revews'; "
-        "allowed: artifacts, judges, protect, reviews, timeout\n"
+        "allowed: artifacts, inputs, judges, protect, reviews, timeout\n"
     )
     unknown = stone_set(git_repo, route, "3.z")
     assert unknown.code == 2 and unknown.err.startswith("error: no stone named '3.z' in ")
