@@ -233,7 +233,9 @@ class Demo:
             paint("robot edits ", "1;33") + f"{ROUTE}/1.vision.guard  " + paint("(--allow-nitpicks 2)", "2")
         )
         self.run("robot", set_passed, 0, show=6)
-        self.git("commit", "-q", "-am", "Allow the vision two nitpicks", who=ROBOT)
+        # Everything: the new pass record and judge files too (CI's checkout holds only what is committed).
+        self.git("add", "-A")
+        self.git("commit", "-q", "-m", "Allow the vision two nitpicks", who=ROBOT)
         self.part("CI compares the route's definitions with the base: a changed guard is a policy change")
         self.run("ci", verify, 2, show=8)
         self.note(

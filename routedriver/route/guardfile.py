@@ -38,8 +38,8 @@ class GuardCheck(NamedTuple):
     """What validating a guard found: the guard when it has no problem, else None and every problem."""
 
     guard: Guard | None
-    # Unknown keys first, then by key: reviews, judges, artifacts, protect, inputs, timeout. Each names file and
-    # key.
+    # Unknown keys first, then by key: reviews, judges, artifacts, protect, inputs, timeout. Each names file
+    # and key.
     problems: tuple[Refused, ...]
 
 

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from routedriver import gitops
 from routedriver.errors import Refused
 from routedriver.later import Later
-from routedriver.route import inputs, judges, records, store
+from routedriver.route import committed, inputs, judges, records, store
 from routedriver.route.hashing import relative_posix
 from routedriver.route.inputs import ApprovalState, StoneContext
 from routedriver.route.load import load_route
@@ -40,7 +40,17 @@ from routedriver.route.words import count
 if TYPE_CHECKING:
     from routedriver.route.policy import PolicyReport
 
-STATUSES = ("passed", "incomplete", "stale", "unproven", "unapproved", "policy-changed", "forged", "broken")
+STATUSES = (
+    "passed",
+    "incomplete",
+    "stale",
+    "unproven",
+    "unapproved",
+    "policy-changed",
+    "uncommitted",  # passed in this work tree, but on files no commit holds: CI's checkout would not pass it
+    "forged",
+    "broken",
+)
 
 
 class StoneCheck(NamedTuple):
@@ -146,6 +156,8 @@ def verify(
         provenance.load_history(marker_paths(routes, repo.toplevel))
     run = _Run(repo, base, index, provenance)
     claims: list[_Claim] = []
+    unsaved: dict[tuple[str, str], dict[str, committed.How]] = {}  # (route, stone) → its files not committed
+    checker = _commit_checker(run, approvers_given=approvers is not None)
     for route, names in routes.items():
         route_rel = relative_posix(route.path, base)
         survey = Survey(
@@ -158,6 +170,11 @@ def verify(
         )
         for stone in route.stones:
             claims.append(_check_claim(run, survey, route_rel, stone))
+            done = claims[-1][3]
+            if checker is not None and done is not None and claims[-1][0].status == "passed":
+                found = checker.stone(survey, stone, done)
+                if found:
+                    unsaved[(route_rel, stone.name)] = found
     # Approvals last: the one git log they need has been running while the claims were checked.
     checks.extend(_vouch(run, claim) for claim in claims)
     # --base: the definitions themselves are policy; they must be the base's or carry a human's approval.
@@ -169,7 +186,31 @@ def verify(
             repo, base_ref, routes, paths, all_routes=all_routes, provenance=provenance
         )
         checks = policy.apply(policy_report, checks)
+    if unsaved:
+        checks = _uncommitted(checks, unsaved)
     return VerifyReport(tuple(checks), allow_incomplete, require_signed, policy_report)
+
+
+def _commit_checker(run: _Run, *, approvers_given: bool) -> committed.Checker | None:
+    """Which passes stand on files no commit holds (a local run's advice; a clean checkout has none)."""
+    if run.repo is None:
+        return None
+    return committed.Checker(run.repo, run.snapshot, approvers_given=approvers_given)
+
+
+def _uncommitted(
+    checks: list[StoneCheck], unsaved: dict[tuple[str, str], dict[str, committed.How]]
+) -> list[StoneCheck]:
+    """A stone still passed at the end stands or falls with its files being committed: CI's checkout holds
+    only commits, so there it would not pass. The local gate says what CI will say."""
+    marked = []
+    for check in checks:
+        found = unsaved.get((check.route, check.stone)) if check.status == "passed" else None
+        if found:
+            first = sorted(found)[0]
+            check = StoneCheck(check.route, check.stone, "uncommitted", committed.why(found), first)
+        marked.append(check)
+    return marked
 
 
 def _read_index(repo: gitops.Repo | None) -> Later[gitops.IndexSnapshot | None]:
@@ -237,8 +278,8 @@ def route_paths(route_options: Sequence[str], all_routes: bool, repo: gitops.Rep
 
 
 # What a stone's claims came to, before its approval marker (if it has one) is vouched for:
-# (the check, the approval to vouch for or None, the stone's context).
-_Claim = tuple[StoneCheck, ApprovalState | None, StoneContext | None]
+# (the check, the approval to vouch for or None, the stone's context, its state as Survey.check said).
+_Claim = tuple[StoneCheck, ApprovalState | None, StoneContext | None, Done | None]
 
 
 def _check_claim(run: _Run, survey: Survey, route_rel: str, stone: Stone) -> _Claim:
@@ -251,18 +292,18 @@ def _check_claim(run: _Run, survey: Survey, route_rel: str, stone: Stone) -> _Cl
     try:
         context = survey.context(stone)
     except Refused as exc:
-        return result("broken", exc.line().removeprefix("error: "), stone.guard_path), None, None
+        return result("broken", exc.line().removeprefix("error: "), stone.guard_path), None, None, None
     done = survey.check(stone)
     approval = inputs.approval_state(
         route, stone.name, survey.names, done.inputs.approval_id if done.inputs else None
     )
     check = _check_stone(survey, context, done, approval, result)
-    return check, approval if approval.exists else None, context
+    return check, approval if approval.exists else None, context, done
 
 
 def _vouch(run: _Run, claim: _Claim) -> StoneCheck:
     """A stone with an approval marker stands or falls with it first: was it committed by a listed human?"""
-    check, approval, context = claim
+    check, approval, context, _done = claim
     if approval is None or context is None:
         return check
     path = store.approved_path(context.route, context.stone.name)
