@@ -182,6 +182,7 @@ def prefetch_verify(cwd: Path, *, discover: bool) -> Later[None]:
             top = repo.toplevel
         _start_early(_DIFF_FILES, top)
         _start_early(_LS_STAGE, top)
+        _start_early(_STAGED_SINCE_HEAD, top)  # route.verify's committed check (route/committed.py)
         if discover:
             _start_early(_list_files_args([ROUTE_STONES], False), top, _GLOB_ENV)
 
@@ -605,10 +606,13 @@ def blob_bytes(repo: Repo, blob: str) -> bytes | None:
 # ---------------------------------------------------------------- what HEAD holds (route.verify's advice)
 
 
+_STAGED_SINCE_HEAD = ("diff-index", "--cached", "--name-only", "--no-renames", "-z", "HEAD", "--")
+
+
 def staged_since_head(repo: Repo) -> frozenset[str] | None:
     """Paths whose index entry differs from HEAD (staged, not committed: ``git diff-index --cached``, which
     looks at no work-tree file); None when there is no commit yet (nothing is committed)."""
-    done = _git(["diff-index", "--cached", "--name-only", "--no-renames", "-z", "HEAD", "--"], repo.toplevel)
+    done = _git(_STAGED_SINCE_HEAD, repo.toplevel)
     if done.returncode != 0:
         return None
     return frozenset(filter(None, done.stdout.split("\0")))

@@ -45,29 +45,31 @@ class Checker:
     ) -> None:
         """``approvers_given``: the approvers file was named on the command line (``--approvers``), as CI
         names one taken from the base branch: an input of the check, not a file the passes stand on."""
+        from routedriver import gitops
+        from routedriver.later import Later
+
         self.repo = repo
         self.snapshot = snapshot
         self.approvers_given = approvers_given
-        self._staged: frozenset[str] | None = None
-        self._staged_read = False
+        # Asked now, answered while the caller checks its stones.
+        self._staged = Later(lambda: gitops.staged_since_head(repo))
+        self._dirty: frozenset[str] | None = None
         self._dirty_records: dict[int, bool] = {}  # per Survey (one route): is any .route/ file uncommitted?
 
     def staged(self) -> frozenset[str] | None:
-        if not self._staged_read:
-            from routedriver import gitops
+        return self._staged.get()
 
-            self._staged_read = True
-            self._staged = gitops.staged_since_head(self.repo)
-        return self._staged
-
-    def _clean(self, snapshot: gitops.IndexSnapshot, path: str) -> bool:
-        staged = self.staged()
-        return (
-            staged is not None
-            and path in snapshot.staged
-            and path not in snapshot.modified
-            and path not in staged
-        )
+    def _all_clean(self, snapshot: gitops.IndexSnapshot, paths: Iterable[str]) -> bool:
+        """Does HEAD hold every one of ``paths`` as it is on disk, as far as the index tells (set operations:
+        a stone may have 100,000 artifacts)?"""
+        if self._dirty is None:
+            staged = self.staged()
+            if staged is None:
+                return False  # no commit yet: nothing is committed
+            self._dirty = snapshot.modified | staged
+        asked = set(paths)
+        # difference(dict) probes the dict; issubset(keys) would copy all its keys into a set on every call.
+        return not asked.difference(snapshot.staged) and asked.isdisjoint(self._dirty)
 
     def stone(self, survey: Survey, stone: Stone, done: Done) -> dict[str, How]:
         """``not_committed`` of the files the stone's current pass stands on (``pass_files``)."""
@@ -77,7 +79,7 @@ class Checker:
             return self.paths(pass_files(survey, stone, done, approvers=approvers))
         quick = pass_files(survey, stone, done, with_records=False, approvers=approvers)
         records = self._records_dirty(survey, snapshot)
-        if not records and all(self._clean(snapshot, path) for path in quick):
+        if not records and self._all_clean(snapshot, quick):
             return {}
         return self.paths(pass_files(survey, stone, done, approvers=approvers) if records else quick)
 
@@ -86,8 +88,8 @@ class Checker:
         known = self._dirty_records.get(id(survey))
         if known is None:
             head = relative_posix(survey.route.state_dir, survey.base) + "/"
-            known = self._dirty_records[id(survey)] = any(
-                not self._clean(snapshot, head + name) for name in survey.names if _shared(name)
+            known = self._dirty_records[id(survey)] = not self._all_clean(
+                snapshot, [head + name for name in survey.names if _shared(name)]
             )
         return known
 
