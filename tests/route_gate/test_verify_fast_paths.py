@@ -323,11 +323,14 @@ def test_early_git_answers_are_taken_once_by_the_same_question(git_repo: Path) -
     git(git_repo, "add", "-A")
     git(git_repo, "commit", "-q", "-m", "route")
     gitops.prefetch_verify(git_repo, discover=True).get()
-    assert len(gitops._EARLY) == 4  # rev-parse, then diff-files, ls-files --stage and the route listing
+    # rev-parse, then diff-files, ls-files --stage, diff-index --cached (what is staged since HEAD) and the
+    # route listing
+    assert len(gitops._EARLY) == 5
     repo = gitops.find_repo(git_repo)
     assert repo is not None
     snapshot = gitops.index_snapshot(repo)
     stones = gitops.list_files(repo, [gitops.ROUTE_STONES])
+    assert gitops.staged_since_head(repo) == frozenset()
     assert gitops._EARLY == {}  # each answer was taken by the question it was started for
     assert snapshot == gitops.index_snapshot(repo)
     assert stones == ["r/1.a.stone"] == gitops.list_files(repo, [gitops.ROUTE_STONES])
@@ -338,13 +341,14 @@ def test_early_git_answers_are_taken_once_by_the_same_question(git_repo: Path) -
     # A question asked elsewhere (another directory) never gets an answer started for this one.
     gitops.prefetch_verify(git_repo, discover=False).get()
     assert gitops.find_repo(git_repo / "r") == repo
-    assert len(gitops._EARLY) == 3
+    assert len(gitops._EARLY) == 4
     gitops._EARLY.clear()
     # Started below the top-level, the index queries wait for rev-parse to name it, then are asked there.
     gitops.prefetch_verify(git_repo / "r", discover=False).get()
     assert gitops.find_repo(git_repo / "r") == repo
-    assert len(gitops._EARLY) == 2
-    assert gitops.index_snapshot(repo) == again and gitops._EARLY == {}
+    assert len(gitops._EARLY) == 3
+    assert gitops.index_snapshot(repo) == again and gitops.staged_since_head(repo) == frozenset()
+    assert gitops._EARLY == {}
 
 
 # ---------------------------------------------------------------- relative paths
