@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from tests.behaviorci.helpers import write_bundle
@@ -58,3 +59,13 @@ def test_the_readme_says_where_behaviorci_differs_from_the_exit_code_rule(tmp_pa
     ran = run_cli(["behaviorci", "run", str(bundle)], tmp_path)
     assert ran.code == 1, ran.err
     assert "passed: false" in ran.out  # what a route judge reads before the exit code
+
+
+def test_no_doc_tells_a_newcomer_to_install_a_package_that_is_not_published() -> None:
+    """Until routedriver is on PyPI, every install line says where it comes from (a clone)."""
+    root = README.parent
+    texts = [README, *sorted((root / "docs").glob("*.md")), *sorted((root / "examples").glob("*/README.md"))]
+    for path in texts:
+        for line in path.read_text(encoding="utf-8").splitlines():
+            assert not re.search(r"pipx? install routedriver(?![/\w.-])", line), f"{path.name}: {line.strip()}"
+    assert "It is not on PyPI yet: install it\n   from a clone." in README.read_text(encoding="utf-8")
