@@ -67,5 +67,6 @@ def test_no_doc_tells_a_newcomer_to_install_a_package_that_is_not_published() ->
     texts = [README, *sorted((root / "docs").glob("*.md")), *sorted((root / "examples").glob("*/README.md"))]
     for path in texts:
         for line in path.read_text(encoding="utf-8").splitlines():
-            assert not re.search(r"pipx? install routedriver(?![/\w.-])", line), f"{path.name}: {line.strip()}"
+            published = re.search(r"pipx? install routedriver(?![/\w.-])", line)
+            assert not published, f"{path.name}: {line.strip()}"
     assert "It is not on PyPI yet: install it\n   from a clone." in README.read_text(encoding="utf-8")
