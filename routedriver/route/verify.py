@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from routedriver import gitops
 from routedriver.errors import Refused
 from routedriver.later import Later
-from routedriver.route import inputs, judges, records, store
+from routedriver.route import committed, inputs, judges, records, store
 from routedriver.route.hashing import relative_posix
 from routedriver.route.inputs import ApprovalState, StoneContext
 from routedriver.route.load import load_route, resolve_route
@@ -45,7 +45,17 @@ if TYPE_CHECKING:
     from routedriver.route import policy
     from routedriver.route.policy import PolicyReport
 
-STATUSES = ("passed", "incomplete", "stale", "unproven", "unapproved", "policy-changed", "forged", "broken")
+STATUSES = (
+    "passed",
+    "incomplete",
+    "stale",
+    "unproven",
+    "unapproved",
+    "policy-changed",
+    "uncommitted",  # passed in this work tree, but on files no commit holds: CI's checkout would not pass it
+    "forged",
+    "broken",
+)
 
 
 class StoneCheck(NamedTuple):
@@ -152,7 +162,9 @@ def verify(
     if repo is not None:
         provenance.load_history(marker_paths(routes, repo.toplevel))
     run = _Run(repo, base, index, provenance)
-    claims = _check_claims(run, routes)
+    unsaved: dict[tuple[str, str], dict[str, committed.How]] = {}  # (route, stone) → its files not committed
+    checker = _commit_checker(run, approvers_given=approvers is not None)
+    claims = _check_claims(run, routes, checker, unsaved)
     if base_tree is not None and all_routes:
         # Every route REF has is accounted for: one the checkout does not show as a route (a symlink, a
         # file, a submodule, stones turned into directories) is loaded here and reported as what it is.
@@ -166,7 +178,7 @@ def verify(
         if more and repo is not None:  # rare: asked again, with the first run's markers
             routes.update(more)
             provenance.load_history(marker_paths(routes, repo.toplevel))
-        claims += _check_claims(run, more)
+        claims += _check_claims(run, more, checker, unsaved)
         paths += extra
     if all_routes and not paths:
         raise Refused("no routes in this repository (no *.stone files)", "add a route, or use --route")
@@ -179,13 +191,15 @@ def verify(
 
         asked = [name for name in names.values() if name is not None]
         parsed: dict[Route, dict[str, Guard | None]] = {}
-        for _check, _approval, context in claims:
+        for _check, _approval, context, _done in claims:
             if context is not None:  # the guards the claims were checked with: parsed once per run
                 parsed.setdefault(context.route, {})[context.stone.name] = context.guard
         policy_report = policy.compare(
             base_tree.get(), routes, asked, provenance=provenance, all_routes=all_routes, guards=parsed
         )
         checks = policy.apply(policy_report, checks)
+    if unsaved:
+        checks = _uncommitted(checks, unsaved)
     return VerifyReport(tuple(checks), allow_incomplete, require_signed, policy_report)
 
 
@@ -315,7 +329,13 @@ def _load_routes(
     return routes
 
 
-def _check_claims(run: _Run, routes: Mapping[Route, frozenset[str]]) -> list[_Claim]:
+def _check_claims(
+    run: _Run,
+    routes: Mapping[Route, frozenset[str]],
+    checker: committed.Checker | None,
+    unsaved: dict[tuple[str, str], dict[str, committed.How]],
+) -> list[_Claim]:
+    """Each stone's claim; a passed stone whose files no commit holds goes into ``unsaved`` (``checker``)."""
     claims: list[_Claim] = []
     for route, state_names in routes.items():
         route_rel = relative_posix(route.path, run.base)
@@ -330,7 +350,34 @@ def _check_claims(run: _Run, routes: Mapping[Route, frozenset[str]]) -> list[_Cl
         survey.prepare(stone for stone in route.stones if survey.needs_checking(stone))  # one hashing run
         for stone in route.stones:
             claims.append(_check_claim(run, survey, route_rel, stone))
+            done = claims[-1][3]
+            if checker is not None and done is not None and claims[-1][0].status == "passed":
+                found = checker.stone(survey, stone, done)
+                if found:
+                    unsaved[(route_rel, stone.name)] = found
     return claims
+
+
+def _commit_checker(run: _Run, *, approvers_given: bool) -> committed.Checker | None:
+    """Which passes stand on files no commit holds (a local run's advice; a clean checkout has none)."""
+    if run.repo is None:
+        return None
+    return committed.Checker(run.repo, run.snapshot, approvers_given=approvers_given)
+
+
+def _uncommitted(
+    checks: list[StoneCheck], unsaved: dict[tuple[str, str], dict[str, committed.How]]
+) -> list[StoneCheck]:
+    """A stone still passed at the end stands or falls with its files being committed: CI's checkout holds
+    only commits, so there it would not pass. The local gate says what CI will say."""
+    marked = []
+    for check in checks:
+        found = unsaved.get((check.route, check.stone)) if check.status == "passed" else None
+        if found:
+            first = sorted(found)[0]
+            check = StoneCheck(check.route, check.stone, "uncommitted", committed.why(found), first)
+        marked.append(check)
+    return marked
 
 
 def _read_index(repo: gitops.Repo | None) -> Later[gitops.IndexSnapshot | None]:
@@ -399,8 +446,8 @@ def route_paths(
 
 
 # What a stone's claims came to, before its approval marker (if it has one) is vouched for:
-# (the check, the approval to vouch for or None, the stone's context).
-_Claim = tuple[StoneCheck, ApprovalState | None, StoneContext | None]
+# (the check, the approval to vouch for or None, the stone's context, its state as Survey.check said).
+_Claim = tuple[StoneCheck, ApprovalState | None, StoneContext | None, Done | None]
 
 
 def _check_claim(run: _Run, survey: Survey, route_rel: str, stone: Stone) -> _Claim:
@@ -413,18 +460,18 @@ def _check_claim(run: _Run, survey: Survey, route_rel: str, stone: Stone) -> _Cl
     try:
         context = survey.context(stone)
     except Refused as exc:
-        return result("broken", exc.line().removeprefix("error: "), stone.guard_path), None, None
+        return result("broken", exc.line().removeprefix("error: "), stone.guard_path), None, None, None
     done = survey.check(stone)
     approval = inputs.approval_state(
         route, stone.name, survey.names, done.inputs.approval_id if done.inputs else None
     )
     check = _check_stone(survey, context, done, approval, result)
-    return check, approval if approval.exists else None, context
+    return check, approval if approval.exists else None, context, done
 
 
 def _vouch(run: _Run, claim: _Claim) -> StoneCheck:
     """A stone with an approval marker stands or falls with it first: was it committed by a listed human?"""
-    check, approval, context = claim
+    check, approval, context, _done = claim
     if approval is None or context is None:
         return check
     path = store.approved_path(context.route, context.stone.name)
