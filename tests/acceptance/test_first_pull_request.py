@@ -13,6 +13,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -107,6 +108,10 @@ def _action_verify(checkout: Path, inputs: dict[str, str]) -> Ran:
     step = next(step for step in ACTION["runs"]["steps"] if step.get("name") == "route.verify")
     env: dict[str, str] = {}
     for variable, expression in step["env"].items():
+        if expression == "${{ steps.install.outputs.bin }}":
+            # The action's install step: a virtualenv outside the checkout; here, this checkout's own.
+            env[variable] = os.path.dirname(sys.executable)
+            continue
         name = re.fullmatch(r"\$\{\{ inputs\.([a-z-]+) \}\}", expression)
         assert name, expression
         default = str(ACTION["inputs"][name[1]].get("default", ""))

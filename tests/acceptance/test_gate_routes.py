@@ -254,7 +254,8 @@ def test_a_route_the_base_has_that_git_no_longer_lists_is_still_checked(upstream
     assert lines["route/1.vision"].startswith("forged: its approval marker is not tracked by git: commit "), (
         lines["route/1.vision"]
     )
-    assert lines["route/2.plan"].startswith("passed")  # checked, not skipped
+    # Checked, not skipped: passed here, on files git ignores now (which the local gate names).
+    assert lines["route/2.plan"].startswith("uncommitted: passed here"), lines["route/2.plan"]
     # CI's clone has no route there at all: the base's route is gone.
     assert rejected(ci(up))["route/*"].startswith("policy-changed: policy changed: route route removed")
 
