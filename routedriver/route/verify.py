@@ -44,8 +44,20 @@ from routedriver.route.words import count
 if TYPE_CHECKING:
     from routedriver.route import policy
     from routedriver.route.policy import PolicyReport
+    from routedriver.route.recheck import Options, RecheckReport
 
-STATUSES = ("passed", "incomplete", "stale", "unproven", "unapproved", "policy-changed", "forged", "broken")
+STATUSES = (
+    "passed",
+    "incomplete",
+    "stale",
+    "unproven",
+    "unapproved",
+    "policy-changed",
+    "rejected",  # --recheck: CI's own run of the guard did not pass it
+    "forged",
+    "broken",
+    "malfunction",  # --recheck: a review or judge broke in CI (verify exits 1 when nothing else failed)
+)
 
 
 class StoneCheck(NamedTuple):
@@ -64,6 +76,7 @@ class VerifyReport(NamedTuple):
     allow_incomplete: bool
     require_signed: bool
     policy: PolicyReport | None = None  # with --base: the routes' definitions compared with it
+    recheck: RecheckReport | None = None  # with --recheck: what CI's own runs of the new claims came to
 
     @property
     def ok(self) -> bool:
@@ -118,7 +131,13 @@ def verify(
     allowed_signers: Path | None = None,
     cwd: Path | None = None,
     base_ref: str | None = None,
+    recheck: Options | None = None,
 ) -> VerifyReport:
+    if recheck is not None and base_ref is None:
+        raise Refused(
+            "--recheck needs --base REF (the pull request's base): a pass REF holds is not run again",
+            "add --base",
+        )
     here = Path.cwd() if cwd is None else cwd
     repo = gitops.find_repo(here)
     # Git is asked in the background, each question once, while Python reads routes and guards.
@@ -171,7 +190,8 @@ def verify(
     if all_routes and not paths:
         raise Refused("no routes in this repository (no *.stone files)", "add a route, or use --route")
     # Approvals last: the one git log they need has been running while the claims were checked.
-    checks.extend(_vouch(run, claim) for claim in claims)
+    vouched = [_vouch(run, claim) for claim in claims]
+    checks.extend(vouched)
     # --base: the definitions themselves are policy; they must be the base's or carry a human's approval.
     policy_report = None
     if base_tree is not None:
@@ -179,13 +199,25 @@ def verify(
 
         asked = [name for name in names.values() if name is not None]
         parsed: dict[Route, dict[str, Guard | None]] = {}
-        for _check, _approval, context in claims:
-            if context is not None:  # the guards the claims were checked with: parsed once per run
-                parsed.setdefault(context.route, {})[context.stone.name] = context.guard
+        for claim in claims:
+            if claim.context is not None:  # the guards the claims were checked with: parsed once per run
+                parsed.setdefault(claim.context.route, {})[claim.context.stone.name] = claim.context.guard
         policy_report = policy.compare(
             base_tree.get(), routes, asked, provenance=provenance, all_routes=all_routes, guards=parsed
         )
+        rechecked = None
+        if recheck is not None:  # --recheck: CI runs what each new claim rests on itself (route.recheck)
+            from routedriver.route import recheck as rechecking
+
+            stones = [
+                rechecking.Claim(check, claim.context, claim.done)
+                for check, claim in zip(vouched, claims, strict=True)
+            ]
+            rechecked = rechecking.run(recheck, base_tree.get(), policy_report, stones, provenance)
         checks = policy.apply(policy_report, checks)
+        if rechecked is not None:
+            checks = rechecking.apply(rechecked, checks)
+        return VerifyReport(tuple(checks), allow_incomplete, require_signed, policy_report, rechecked)
     return VerifyReport(tuple(checks), allow_incomplete, require_signed, policy_report)
 
 
@@ -398,9 +430,13 @@ def route_paths(
         raise Refused(exc.what, "use --route, --all or route.bind --set") from None
 
 
-# What a stone's claims came to, before its approval marker (if it has one) is vouched for:
-# (the check, the approval to vouch for or None, the stone's context).
-_Claim = tuple[StoneCheck, ApprovalState | None, StoneContext | None]
+class _Claim(NamedTuple):
+    """What a stone's claims came to, before its approval marker (if it has one) is vouched for."""
+
+    check: StoneCheck
+    approval: ApprovalState | None  # the approval to vouch for
+    context: StoneContext | None
+    done: Done | None = None  # its state (``--recheck`` reads the pass that holds)
 
 
 def _check_claim(run: _Run, survey: Survey, route_rel: str, stone: Stone) -> _Claim:
@@ -413,18 +449,18 @@ def _check_claim(run: _Run, survey: Survey, route_rel: str, stone: Stone) -> _Cl
     try:
         context = survey.context(stone)
     except Refused as exc:
-        return result("broken", exc.line().removeprefix("error: "), stone.guard_path), None, None
+        return _Claim(result("broken", exc.line().removeprefix("error: "), stone.guard_path), None, None)
     done = survey.check(stone)
     approval = inputs.approval_state(
         route, stone.name, survey.names, done.inputs.approval_id if done.inputs else None
     )
     check = _check_stone(survey, context, done, approval, result)
-    return check, approval if approval.exists else None, context
+    return _Claim(check, approval if approval.exists else None, context, done)
 
 
 def _vouch(run: _Run, claim: _Claim) -> StoneCheck:
     """A stone with an approval marker stands or falls with it first: was it committed by a listed human?"""
-    check, approval, context = claim
+    check, approval, context, _done = claim
     if approval is None or context is None:
         return check
     path = store.approved_path(context.route, context.stone.name)
