@@ -162,6 +162,9 @@ class _Plan(NamedTuple):
     guard: Guarded
     refusal: str = ""  # why CI runs nothing for it ("" when it runs)
     refused_status: str = ""  # the stone's status then
+    # Are its guard's programs still to be compared with the base's? Not when --base compared them already
+    # (an unchanged stone's) or a human's policy approval covers them.
+    programs_unchecked: bool = True
 
 
 # ---------------------------------------------------------------- the run
@@ -410,10 +413,10 @@ class _Planner:
         if check.stone not in at_base:
             return self._new_stone(check, context, route)
         changed = any(change.stone == check.stone for change in route.changes)
-        if not changed:
-            return _Plan(check, context, "base")  # its guard is the base's, byte for byte
+        if not changed:  # its guard and the programs it runs are the base's, byte for byte
+            return _Plan(check, context, "base", programs_unchecked=False)
         if route.accepted:
-            return _Plan(check, context, "approved")
+            return _Plan(check, context, "approved", programs_unchecked=False)
         return self._base_guard(check, context)
 
     def _base_guard(self, check: StoneCheck, context: StoneContext) -> _Plan:
@@ -445,10 +448,10 @@ class _Planner:
         if not unknown:
             return _Plan(check, context, "own")
         if route.accepted and route.approval is not None and route.approval.ok:
-            return _Plan(check, context, "approved")
+            return _Plan(check, context, "approved", programs_unchecked=False)
         problem = self._approval(check.route, context)
         if not problem:
-            return _Plan(check, context, "approved")
+            return _Plan(check, context, "approved", programs_unchecked=False)
         why = (
             f"not rechecked: its guard is new in the pull request and runs {unknown[0]!r}, a command no "
             f"guard of the base runs ({problem}); CI runs only what the base or a human vouches for: "
@@ -490,7 +493,7 @@ class _Planner:
         policy approval covers may differ."""
         wanted: dict[int, tuple[str, ...]] = {}
         for index, plan in enumerate(plans):
-            if plan.refusal or plan.guard == "approved" or plan.context.guard is None:
+            if plan.refusal or not plan.programs_unchecked or plan.context.guard is None:
                 continue
             repo = self.base.repo
             wanted[index] = programs.stone_programs(

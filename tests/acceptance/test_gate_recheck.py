@@ -292,6 +292,14 @@ def test_an_honest_pull_request_passes_and_each_new_claim_runs_exactly_once(up: 
         ("review r1", RUN_REVIEW, "ok"),
         ("judge j2", RUN_JUDGE, "passed"),
     ]
+    # Named with --route, the base is listed for that route only: the same claims are held.
+    named = run_route(
+        ["route.verify", "--route", "route", "--base", "origin/main", "--recheck"],
+        up.tmp / "ci",
+        env={"PATH": up.path, "RECHECK_LOG": str(up.log)},
+    )
+    assert named.code == 0, named.out + named.err
+    assert named.out.splitlines()[-1].endswith("; 2 passes held by the base")
 
 
 def test_a_base_that_holds_every_pass_runs_nothing(up: Up) -> None:
@@ -504,6 +512,27 @@ def test_a_new_stone_whose_guard_runs_what_the_base_does_not_is_not_run_without_
     assert leak.exists()
     recheck = stones_json(done)["route/5.extra"]["recheck"]
     assert isinstance(recheck, dict) and (recheck["guard"], recheck["outcome"]) == ("approved", "passed")
+
+
+def test_a_program_the_pull_request_changed_is_never_run(up: Up) -> None:
+    # The robot edits tools/review.py (a guard program: policy-changed for every stone that runs it) and
+    # re-passes a stone. Recheck would run the base's guard on it, but not the pull request's program.
+    leak = up.tmp / "leaked"
+    write(up.repo / "tools" / "review.py", f"open({str(leak)!r}, 'w').write('the key')\n" + YES_REVIEW)
+    write(up.route / "2.plan.md", "# 2.plan\nTODO: the plan\n")
+    robot_set(up, "2.plan")
+    leak.unlink()
+    robot_commit(up, "a kinder reviewer")
+    done = ci(up, "--recheck")
+    assert done.code == 2
+    line = lines_of(done)["route/2.plan"]
+    assert line.startswith("policy-changed: policy changed: tools/review.py changed (a program "), line
+    assert line.endswith(
+        f"; on recheck: not rechecked: tools/review.py, a program the base's guard runs, is changed since "
+        f"{up.base[:12]}; CI does not run a program the pull request wrote (a human runs "
+        "route.policy.approve --route route)"
+    )
+    assert not leak.exists() and ran(up) == []
 
 
 def test_a_changed_guard_a_human_approved_is_rechecked_with_the_current_guard(up: Up) -> None:
