@@ -1,12 +1,15 @@
 """``route.verify``: re-check, from the files and git alone, every claim a route makes. The CI gate.
 
-It starts no review or judge command and imports no LLM SDK. For each stone it re-derives the review-input
-hash from the work tree and then asks: does a ``.passed`` claim still hold for these artifacts, this guard and
-this approval? Are the judge files behind it consistent, and do the built-in judges (pure functions of the
-files) still say yes? Was every approval marker committed by a listed approver (and signed, if required)?
+It starts no review or judge command and imports no LLM SDK (``--recheck`` does: ``route.recheck`` runs
+each new claim's reviews and shell judges in CI, after the checks below). For each stone it re-derives the
+review-input hash from the work tree and then asks: does a ``.passed`` claim still hold for these artifacts,
+this guard and this approval? Are the judge files behind it consistent, and do the built-in judges (pure
+functions of the files) still say yes? Was every approval marker committed by a listed approver (and signed,
+if required)?
 
-What it cannot do: re-check what a review command (an LLM) or a shell judge said. Their recorded output is
-checked for consistency (hashes, verdict vs. output), not re-derived; see docs/route-gate.md.
+What it cannot do alone: re-check what a review command (an LLM) or a shell judge said. Their recorded output
+is checked for consistency (hashes, verdict vs. output), not re-derived, unless ``--recheck``; see
+docs/route-gate.md.
 
 Git is asked a fixed number of times for the whole run, however many stones: one ``git ls-files -v -s``,
 one ``git diff-files`` (content ids of committed, unchanged files), one ``git log`` over all approval markers,
