@@ -341,25 +341,34 @@ class _Holder:
         # ... and no other file of REF's tree was one of its artifacts (else it was not the pass there).
         longer = _longer_names(base, route_rel, name, context.guard)
         for pattern in _top_patterns(context):
-            spec = globs.parse(pattern)
-            for path in self._below(spec.cover.head):
-                if path in ids or _driver_file(path) or not spec.covers(path):
+            spec = globs.parse(pattern).cover
+            for path in self._starting(_literal_start(spec)):
+                if path in ids or _driver_file(path) or not spec.matches(path):
                     continue
                 filename = path.rpartition("/")[2]
                 if not any(filename.startswith(other) and len(filename) >= least for other, least in longer):
                     return False
         return True
 
-    def _below(self, head: str) -> list[str]:
-        """REF's listed files at or below ``head`` (relative to the top-level; "" or "." for all)."""
-        if head in ("", "."):
-            return self.names
+    def _starting(self, prefix: str) -> list[str]:
+        """REF's listed files whose path starts with ``prefix`` (sorted names: one bisection)."""
+        names = self.names
         found = []
-        for path in self.names[bisect.bisect_left(self.names, head) :]:
-            if path != head and not path.startswith(head + "/"):
+        for path in names[bisect.bisect_left(names, prefix) :]:
+            if not path.startswith(prefix):
                 break
             found.append(path)
         return found
+
+
+def _literal_start(spec: globs.Glob) -> str:
+    """The text every path ``spec`` matches starts with: its literal directories and the literal start of
+    the next component (``route/1.vision`` of ``route/1.vision*.md``); the whole path for a literal glob."""
+    head, rest = spec.head, spec.rest
+    if rest is None:
+        return head
+    lead = globs.literal_prefix(rest.parts[0]) if rest.parts else ""
+    return f"{head}/{lead}" if head not in ("", ".") else lead
 
 
 def _longer_names(base: Base, route_rel: str, name: str, guard: Guard | None) -> list[tuple[str, int]]:

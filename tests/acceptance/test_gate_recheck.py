@@ -337,6 +337,39 @@ def test_a_forged_record_that_rode_along_as_history_is_rechecked_when_it_becomes
     assert ran(up) == ["review.py 1.vision"]
 
 
+def test_a_record_the_base_holds_for_fewer_artifacts_than_the_stone_had_there_is_a_new_claim(
+    tmp_path: Path,
+) -> None:
+    """At the base, 1.a had two artifacts and its pass covered both; a record of an earlier pass, covering
+    only the first, rode along. Deleting the second brings that record back as the pass that holds: the base
+    holds it byte for byte, with the same stone, guard and artifact, but it was not the pass there."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    write(repo / "route" / "1.a.stone", "Write it.\n")
+    write(repo / "route" / "1.a.md", "# a\n")
+    set_a = ["route.stone.set", "--route", "route", "--stone", "1.a", "--as", "passed"]
+    assert run_route(set_a, repo).code == 0
+    write(repo / "route" / "1.a-extra.md", "# more of a\n")
+    assert run_route(set_a, repo).code == 0
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "main")
+    verify = ["route.verify", "--all", "--base", "main", "--recheck", "--json"]
+
+    def claim() -> object:
+        done = run_route(verify, repo)
+        assert done.code == 0, done.out + done.err
+        recheck = stones_json(done)["route/1.a"]["recheck"]
+        assert isinstance(recheck, dict)
+        return recheck["claim"]
+
+    git(repo, "checkout", "-q", "-b", "pull-request")
+    assert claim() == "held"
+    git(repo, "rm", "-q", "route/1.a-extra.md")
+    git(repo, "commit", "-q", "-m", "less of a")
+    assert claim() == "new"
+
+
 # ---------------------------------------------------------------- breaks, limits, refusals
 
 
