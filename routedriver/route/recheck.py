@@ -57,7 +57,7 @@ from routedriver.route.words import count
 
 if TYPE_CHECKING:
     from routedriver.route.policy import Base, PolicyReport, RoutePolicy
-    from routedriver.route.provenance import Provenance
+    from routedriver.route.provenance import Approvers, Provenance
     from routedriver.route.state import Done
 
 Guarded = Literal["base", "approved", "own"]
@@ -165,6 +165,7 @@ class _Plan(NamedTuple):
     # Are its guard's programs still to be compared with the base's? Not when --base compared them already
     # (an unchanged stone's) or a human's policy approval covers them.
     programs_unchecked: bool = True
+    approvers: Approvers | None = None  # who may approve, as verify reads it (--approvers included)
 
 
 # ---------------------------------------------------------------- the run
@@ -283,10 +284,11 @@ def _record(context: StoneContext, key: str) -> PassRecord | None:
 
 
 def _top_patterns(context: StoneContext) -> list[str]:
-    """The stone's artifact globs relative to the top-level (those outside it cannot name a file of REF)."""
+    """The stone's artifact globs relative to the top-level (those outside it cannot name a file of REF);
+    one naming the top-level itself (``./``) is everything below it."""
     head = globs.escape(os.fspath(context.base)).rstrip("/") + "/"
     return [
-        pattern.removeprefix(head)
+        pattern.removeprefix(head) or globs.GLOBSTAR
         for pattern in artifact_patterns(context.route, context.stone, context.guard, context.base)
         if pattern.startswith(head)
     ]
@@ -410,7 +412,10 @@ class _Planner:
         self._approvals: dict[str, str] = {}  # route → why its policy approval does not vouch ("" it does)
 
     def plans(self, new: Sequence[tuple[StoneCheck, StoneContext]]) -> list[_Plan]:
-        plans = [self._plan(check, context) for check, context in new]
+        plans = [
+            plan._replace(approvers=self.provenance.approvers(plan.context.route))
+            for plan in (self._plan(check, context) for check, context in new)
+        ]
         return self._programs_vouched(plans)
 
     def _plan(self, check: StoneCheck, context: StoneContext) -> _Plan:
@@ -601,7 +606,7 @@ def _recheck(plan: _Plan, directory: Path) -> StoneRecheck:
         builtin = None
         if spec is not None:
             builtin = inputs.builtin_verdict(
-                context, spec, ordered, approval, review_input_hash, now.artifacts
+                context, spec, ordered, approval, review_input_hash, now.artifacts, plan.approvers
             )
         try:
             record = guards.run_judge(out, 1, 1, position, review_input_hash, judge_input_hash, builtin)

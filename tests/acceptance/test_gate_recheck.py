@@ -370,6 +370,37 @@ def test_a_record_the_base_holds_for_fewer_artifacts_than_the_stone_had_there_is
     assert claim() == "new"
 
 
+def test_approved_is_asked_again_of_the_approvers_verify_was_given(tmp_path: Path) -> None:
+    """CI names who may approve (the action passes the base's copy with --approvers); recheck's approved?
+    reads the same list, not the pull request's own .route-approvers."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    write(repo / ".route-approvers", f"{TEST_EMAIL}\n")
+    write(repo / "route" / "1.a.stone", "Write it.\n")
+    write(repo / "route" / "1.a.guard", "judges:\n  - approved?\n")
+    write(repo / "route" / "1.a.md", "# a\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "main")
+    git(repo, "checkout", "-q", "-b", "pull-request")
+    write(repo / "route" / "1.a.md", "# a, revised\n")
+    approve = ["route.stone.set", "--route", "route", "--stone", "1.a", "--as", "approved"]
+    assert run_route(approve, repo, human=True).code == 0  # the human approves the new content
+    assert (
+        run_route(["route.stone.set", "--route", "route", "--stone", "1.a", "--as", "passed"], repo).code == 0
+    )
+    write(repo / ".route-approvers", f"{ROBOT_EMAIL}\n")  # then the robot lists itself instead
+    robot_commit(Up(repo, repo / "route", "", tmp_path, "", tmp_path / "log"), "passed, and approvers")
+    base_copy = write(tmp_path / "approvers-at-base", f"{TEST_EMAIL}\n")
+    done = run_route(
+        ["route.verify", "--all", "--base", "main", "--approvers", str(base_copy), "--recheck", "--json"],
+        repo,
+    )
+    assert done.code == 0, done.out + done.err
+    recheck = stones_json(done)["route/1.a"]["recheck"]
+    assert isinstance(recheck, dict) and recheck["outcome"] == "passed"
+
+
 # ---------------------------------------------------------------- breaks, limits, refusals
 
 
