@@ -42,9 +42,9 @@ def atomic_write(
         existing: os.stat_result | None = os.stat(target)
     except FileNotFoundError:
         existing = None
-    import secrets  # here, not at the top: readers import this module too, and secrets costs ~5 ms
 
-    temp = target.with_name(f".{target.name}{TEMP_MARK}{secrets.token_hex(6)}")
+    # os.urandom, not the secrets module: the same bytes, without importing secrets' hmac and base64.
+    temp = target.with_name(f".{target.name}{TEMP_MARK}{os.urandom(6).hex()}")
     fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode if existing is None else 0o600)
     try:
         with os.fdopen(fd, "wb") as handle:

@@ -16,12 +16,12 @@ Which door for which question:
 
 from __future__ import annotations
 
+import hashlib
 import os
-import threading
 from collections.abc import Iterable, Mapping, Sequence
 from operator import itemgetter
 from pathlib import Path
-from typing import NamedTuple
+from typing import Literal, NamedTuple
 
 from routedriver import proc
 from routedriver.later import Later
@@ -41,7 +41,7 @@ _LS_STAGE = ("ls-files", "-v", "--stage", "-z")
 # (core.ignoreStat), or ask a program it names (core.fsmonitor). Every question about the work tree undoes
 # that. It narrows, not closes, the gap: git compares ctime to the second, so a file rewritten in the second
 # it was staged can still look unchanged. Whatever binds bytes a person or a review saw therefore hashes the
-# files themselves (``stored_ids``); the index is trusted only for files nobody here is vouching for.
+# files themselves (``hash_files``); the index is trusted only for files nobody here is vouching for.
 _STRICT_STAT = (
     "-c",
     "core.checkStat=default",
@@ -122,70 +122,18 @@ class GitError(Exception):
 
 
 def _git(
-    args: Sequence[str], cwd: Path, env: Mapping[str, str] = _READ_ONLY_ENV, timeout: float | None = None
+    args: Sequence[str],
+    cwd: Path,
+    env: Mapping[str, str] = _READ_ONLY_ENV,
+    timeout: float | None = None,
+    stdin: bytes | None = None,
 ) -> proc.ProcResult:
-    if _EARLY and timeout is None:
-        with _EARLY_LOCK:
-            early = _EARLY.pop(_early_key(args, cwd, env), None)
-        if early is not None:
-            return early.get()
     # Local reads get no timeout: waiting with one makes Popen.wait poll with sleeps, which costs
     # milliseconds per call; they cannot prompt or block on the network. Signing checks get one.
     # kill_leftovers=False: what git starts and means to keep (fsmonitor--daemon, gc --auto) is git's.
-    return proc.run(["git", *args], cwd=cwd, extra_env=env, timeout=timeout, kill_leftovers=False)
-
-
-# ---------------------------------------------------------------- queries started early
-
-# Read-only queries started before the caller needs (or even knows it needs) their answers, keyed by exactly
-# what ``_git`` would run. The first identical ``_git`` call takes the answer and removes it: an answer is
-# used once, by the run that started it, so nothing here can serve an old answer to a later question.
-_EARLY: dict[tuple[str, ...], Later[proc.ProcResult]] = {}
-_EARLY_LOCK = threading.Lock()
-
-
-def _early_key(args: Sequence[str], cwd: str | os.PathLike[str], env: Mapping[str, str]) -> tuple[str, ...]:
-    return (os.fspath(cwd), repr(sorted(env.items())), *args)
-
-
-def _start_early(
-    args: Sequence[str], cwd: Path, env: Mapping[str, str] = _READ_ONLY_ENV
-) -> Later[proc.ProcResult]:
-    argv = ["git", *args]
-    query = Later(lambda: proc.run(argv, cwd=cwd, extra_env=env, kill_leftovers=False))
-    with _EARLY_LOCK:
-        _EARLY[_early_key(args, cwd, env)] = query
-    return query
-
-
-def prefetch_verify(cwd: Path, *, discover: bool) -> Later[None]:
-    """Start, in the background, the git queries ``route.verify`` begins with: the repository, the index and
-    what differs from it, and (``discover``, for ``--all``) the route listing. Returns the ``Later`` that
-    starts all but the first (which, outside the top-level, needs the first's answer); nobody has to wait for
-    it.
-
-    The console script calls this before it imports the driver (~30 ms of Python on one core), so
-    git does its part on another core meanwhile. Only reads; an answer nobody asks for is dropped at exit.
-    """
-    head = _start_early(_REV_PARSE, cwd)
-    # CI runs it at the top-level, where .git is: then the rest need not wait for rev-parse to say so. A wrong
-    # guess costs nothing but git's time: the answers are keyed by the directory they were asked in.
-    here = os.path.realpath(cwd)  # as git prints the top-level
-    guess = Path(here) if os.path.exists(os.path.join(here, ".git")) else None
-
-    def rest() -> None:
-        top = guess
-        if top is None:
-            repo = _repo_from(head.get())
-            if repo is None:
-                return
-            top = repo.toplevel
-        _start_early(_DIFF_FILES, top)
-        _start_early(_LS_STAGE, top)
-        if discover:
-            _start_early(_list_files_args([ROUTE_STONES], False), top, _GLOB_ENV)
-
-    return Later(rest)
+    return proc.run(
+        ["git", *args], cwd=cwd, extra_env=env, timeout=timeout, input=stdin, kill_leftovers=False
+    )
 
 
 def _last_line(text: str) -> str:
@@ -343,49 +291,70 @@ def _list_files_args(globs: Sequence[str], untracked_only: bool) -> list[str]:
     return [*_STRICT_STAT, "ls-files", "-z", *which, "--exclude-standard", "--", *patterns]
 
 
-# Arguments per ``git hash-object`` run: well under the kernel's limit for one command line.
-_HASH_ARGS_BYTES = 96 << 10
+Filters = Literal[
+    "git", "none"
+]  # hash_files: through git's conversions (what it stores), or the bytes as they are
 
 
-def stored_ids(repo: Repo, paths: Sequence[str]) -> dict[str, str]:
-    """The blob id git would store for each file (paths relative to the top-level, POSIX, inside the work
-    tree), hashed from the file on disk through git's own conversions (``text``/``eol`` attributes,
-    ``core.autocrlf``, clean filters): ``git hash-object -- <paths>``, a few runs for many files. A symlink
-    is stored as its target's text, so it is hashed that way here, never through it. Raises ``GitError``
-    when git cannot hash one (gone, unreadable, beyond a symlinked directory)."""
+def hash_files(repo: Repo, paths: Sequence[str], *, filters: Filters) -> dict[str, str]:
+    """The blob id of each file (paths relative to the top-level, POSIX, inside the work tree): ONE
+    ``git hash-object --stdin-paths`` for all of them, however many.
+
+    - ``filters="git"``: the id of what git would store for the file (``git add``): its bytes through git's
+      own conversions (``text``/``eol`` attributes, ``core.autocrlf``, clean filters), so a CRLF file in a
+      ``text=auto`` repository has the id a fresh clone's index will give it.
+    - ``filters="none"`` (``--no-filters``): the id of the bytes on disk exactly as they are. Where the two
+      differ for a file, git would store other bytes than the ones a person or a review read.
+
+    A symlink is stored as its target's text, so it is hashed that way here (either way), never through it.
+    Raises ``GitError`` when git cannot hash one (gone, unreadable, a directory, beyond a symlinked
+    directory)."""
     found: dict[str, str] = {}
     regular: list[str] = []
+    top = os.fspath(repo.toplevel)
     for path in paths:
-        absolute = repo.toplevel / path
+        absolute = os.path.join(top, path)
         if os.path.islink(absolute):
-            target = os.fsencode(os.readlink(absolute))
-            found[path] = _blob_of(target, repo.object_format)
+            found[path] = _blob_of(os.fsencode(os.readlink(absolute)), repo.object_format)
         else:
             regular.append(path)
-    batch: list[str] = []
-    size = 0
-    for path in regular:
-        if batch and size + len(path) + 1 > _HASH_ARGS_BYTES:
-            found.update(_hash_objects(repo, batch))
-            batch, size = [], 0
-        batch.append(path)
-        size += len(path) + 1
-    if batch:
-        found.update(_hash_objects(repo, batch))
+    if not regular:
+        return found
+    # One path a line; git reads a line that starts with a quote as a C-quoted string (see _c_quoted).
+    listing = b"".join(_c_quoted(os.fsencode(path)) + b"\n" for path in regular)
+    flags = ["--no-filters"] if filters == "none" else []
+    done = _git(
+        ["hash-object", "--stdin-paths", *flags], repo.toplevel, {"GIT_OPTIONAL_LOCKS": "0"}, stdin=listing
+    )
+    ids = done.stdout.split()
+    if done.returncode != 0 or len(ids) != len(regular):
+        raise GitError(_problem_line(done.stderr) or f"git hash-object exited {done.returncode}")
+    found.update(zip(regular, ids, strict=True))
     return found
 
 
-def _hash_objects(repo: Repo, paths: list[str]) -> dict[str, str]:
-    done = _git(["hash-object", "--", *paths], repo.toplevel, {"GIT_OPTIONAL_LOCKS": "0"})
-    ids = done.stdout.split()
-    if done.returncode != 0 or len(ids) != len(paths):
-        raise GitError(_problem_line(done.stderr) or f"git hash-object exited {done.returncode}")
-    return dict(zip(paths, ids, strict=True))
+# Bytes git would misread in a line of --stdin-paths: its line reader ends a line at LF and drops a CR before
+# it, and a leading quote starts a C-quoted string.
+_UNSAFE_IN_A_LINE = frozenset(range(0x20)) | {0x7F}
+
+
+def _c_quoted(raw: bytes) -> bytes:
+    """``raw`` as one line of ``--stdin-paths``: itself when git reads it back unchanged, else C-quoted
+    (``"…"`` with ``\\``, ``\"`` and control bytes as octal escapes), which git unquotes."""
+    if not raw.startswith(b'"') and _UNSAFE_IN_A_LINE.isdisjoint(raw):
+        return raw
+    out = bytearray(b'"')
+    for byte in raw:
+        if byte in (0x22, 0x5C):  # " and \
+            out += b"\\" + bytes((byte,))
+        elif byte in _UNSAFE_IN_A_LINE:
+            out += b"\\%03o" % byte
+        else:
+            out.append(byte)
+    return bytes(out + b'"')
 
 
 def _blob_of(data: bytes, object_format: str) -> str:
-    import hashlib
-
     digest = hashlib.new(object_format, b"blob %d\0" % len(data))
     digest.update(data)
     return digest.hexdigest()

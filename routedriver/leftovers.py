@@ -27,6 +27,7 @@ holds those. Elsewhere than Linux there is no subreaper: a command's group is st
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import itertools
 import os
 import signal
@@ -54,8 +55,6 @@ def enable() -> bool:
     enabled = False
     if sys.platform.startswith("linux"):
         try:
-            import ctypes
-
             libc = ctypes.CDLL(None, use_errno=True)
             enabled = libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
         except (OSError, AttributeError):

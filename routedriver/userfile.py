@@ -20,6 +20,7 @@ PyYAML refuses), imported only when a YAML file is parsed.
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 from collections.abc import Callable
@@ -315,8 +316,6 @@ def _int(digits: str) -> int | _BigInt:
 
 def parse_json(text: str, *, shown: str, error: type[Refused] = Refused) -> Any:
     """The data of the JSON document ``text`` (``shown`` names it), or ``error``: one line with the key."""
-    import json
-
     try:
         data = json.loads(text, object_pairs_hook=_object, parse_int=_int)
     except json.JSONDecodeError as exc:

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel, ValidationError
+
 from routedriver import userfile
 from routedriver.behaviorci.dataset import Case, load_dataset
 from routedriver.behaviorci.errors import BundleError, InvalidInvariant
@@ -71,8 +73,6 @@ def find_bundle_file(argument: str) -> Path:
 
 
 def read_config(path: Path, shown: str) -> BundleConfig:
-    from pydantic import ValidationError
-
     raw = userfile.load_yaml(path, what="bundle", shown=shown, error=BundleError)
     if not isinstance(raw, dict):
         raise BundleError(
@@ -119,8 +119,6 @@ def _key_path(loc: tuple[Any, ...]) -> str:
 
 
 def _allowed_keys(loc: tuple[Any, ...]) -> list[str]:
-    from pydantic import BaseModel
-
     model: Any = BundleConfig
     for part in loc:
         if isinstance(part, int):

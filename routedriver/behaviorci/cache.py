@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from routedriver.fsutil import atomic_write
+from routedriver.fsutil import atomic_write, cache_dir
 
 FORMAT_VERSION = 1
 
@@ -32,8 +32,6 @@ class CachedAnswer:
 
 
 def default_cache_dir(environ: Mapping[str, str] | None = None) -> Path:
-    from routedriver.fsutil import cache_dir
-
     return cache_dir(environ) / "behaviorci"
 
 

@@ -11,6 +11,7 @@ that invariants should see belongs under ``metadata``.
 
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -79,8 +80,6 @@ def load_dataset(path: Path, shown: str, *, default_min_pass_rate: float = 1.0) 
 
 
 def _ignored_warning(shown: str, key: str, lines: list[int]) -> str:
-    import difflib
-
     more = f" and {len(lines) - 5} more" if len(lines) > 5 else ""
     listed = ", ".join(str(line) for line in lines[:5]) + more
     close = difflib.get_close_matches(key, CASE_KEYS, n=1)

@@ -9,6 +9,8 @@ from __future__ import annotations
 from typing import Any
 
 from routedriver.behaviorci.bundle import Bundle, shown_path
+from routedriver.behaviorci.providers.chat import SETTINGS
+from routedriver.behaviorci.providers.mock import DEFAULT_MODEL
 
 
 def summary(bundle: Bundle) -> dict[str, Any]:
@@ -76,9 +78,6 @@ def describe(bundle: Bundle) -> str:
 
 def _default_model(name: str) -> str:
     if name == "mock":
-        from routedriver.behaviorci.providers.mock import DEFAULT_MODEL
-
         return DEFAULT_MODEL
-    from routedriver.behaviorci.providers.chat import SETTINGS
 
     return SETTINGS[name][0]

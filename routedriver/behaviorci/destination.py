@@ -15,6 +15,8 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
+from routedriver.fsutil import atomic_write
+
 
 @dataclass(frozen=True)
 class Destination:
@@ -60,6 +62,5 @@ def write(dest: Destination, text: str) -> None:
         with os.fdopen(os.open(dest.path, os.O_WRONLY), "wb") as handle:
             handle.write(payload)
         return
-    from routedriver.fsutil import atomic_write
 
     atomic_write(dest.path, payload)

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from routedriver.behaviorci.destination import Destination, check_writable, destination, write
 from routedriver.behaviorci.errors import BundleError
+from routedriver.route.hashing import printable_path
 
 FILES = ("bundle.yaml", "prompt.md", "dataset.jsonl", "schema.json")
 _TEMPLATE_NAME = "name: example-bundle"
@@ -65,8 +66,6 @@ def _bundle_name(directory: Path) -> str:
     try:
         name.encode("utf-8")
     except UnicodeEncodeError:  # bytes that are not UTF-8 in the path (kept as surrogate escapes)
-        from routedriver.route.hashing import printable_path
-
         shown = printable_path(name)
         raise BundleError(
             f"the directory name '{shown}' is not UTF-8 and becomes the bundle's name in bundle.yaml",

@@ -12,6 +12,8 @@ import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from routedriver.behaviorci.results import ThresholdResult
+
 if TYPE_CHECKING:
     from routedriver.behaviorci.models import ThresholdConfig
     from routedriver.behaviorci.results import CaseResult, ThresholdResult
@@ -90,8 +92,6 @@ def check_thresholds(
     configs: Sequence[ThresholdConfig], metrics: dict[str, float]
 ) -> tuple[ThresholdResult, ...]:
     """Each threshold against the metrics. No thresholds means every case must pass (``pass_rate >= 1``)."""
-    from routedriver.behaviorci.results import ThresholdResult
-
     if not configs:
         actual = metrics["pass_rate"]
         return (ThresholdResult("pass_rate", ">=", 1.0, actual, compare(actual, ">=", 1.0), implicit=True),)

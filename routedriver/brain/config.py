@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from routedriver import userfile
 from routedriver.brain.prices import Price, parse_price
 from routedriver.errors import Refused
+from routedriver.mcp.servers_config import parse_servers
 
 if TYPE_CHECKING:
     from routedriver.brain.sandbox import Mode
@@ -161,8 +162,6 @@ def _apply(settings: RunSettings, key: str, value: Any, path: Path, base: Path) 
     elif key == "security":
         _security(settings, value, path, base)
     elif key == "mcpServers":
-        from routedriver.mcp.servers_config import parse_servers
-
         settings.mcp_servers = parse_servers(value, where, base)
     elif key == "prices":
         if not isinstance(value, Mapping):

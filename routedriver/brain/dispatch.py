@@ -30,6 +30,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, cast
 
+from routedriver import proc
 from routedriver.brain.hooks import ALLOW, HookVerdict, LoopHook, ToolEvent, ToolOutcome
 from routedriver.brain.records import CallRecord, CallStatus, Limits
 from routedriver.brain.redact import Redactor
@@ -133,7 +134,6 @@ class Dispatcher:
             if isinstance(exc, KeyboardInterrupt):
                 # Python's own Ctrl-C (no CLI handler stopped the commands first, e.g. an embedding caller):
                 # stop the commands the tools run, or the tool threads would wait for them to finish.
-                from routedriver import proc
 
                 proc.kill_running()
             for record in records:

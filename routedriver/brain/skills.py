@@ -6,6 +6,7 @@ route driver's ``reviewed?`` judge reads: ``blockers: N`` and ``nitpicks: M``.
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -70,8 +71,6 @@ def get_skill(name: str) -> Skill:
     """The skill called ``name``; a mistyped name (flag or config file) is refused naming the skills."""
     skill = SKILLS.get(name)
     if skill is None:
-        import difflib
-
         close = difflib.get_close_matches(name, SKILLS, n=1)
         guess = f" (did you mean {close[0]}?)" if close else ""
         raise Refused(

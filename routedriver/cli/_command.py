@@ -1,9 +1,10 @@
 """Click commands that turn every failure into one line on stderr and one exit code.
 
-Every console script but ``route.verify`` is a ``Command`` or ``Group`` from this module. Callbacks return an
-``int`` exit code (or ``None`` for 0) and raise ``routedriver.errors.UserError`` subclasses for anything the
-user should read. ``routedriver.cli._exits.run`` is the one place errors become exits; this module adds
-click's own outcomes to it:
+Every console script is a ``Command`` or ``Group`` from this module, or (``route.stone.*``,
+``route.verify``) a ``cli._plain.PlainCommand`` that hands anything but a plain command line to one.
+Callbacks return an ``int`` exit code (or ``None`` for 0) and raise ``routedriver.errors.UserError``
+subclasses for anything the user should read. ``routedriver.cli._exits.run`` is the one place errors
+become exits; this module adds click's own outcomes to it:
 
 - click usage errors     → ``error: <message>; see <prog> --help``, exit 2
 - other click exceptions → ``error: <message>``, their exit code; ``click.Abort`` → ``error: aborted``, 130
@@ -26,8 +27,9 @@ from typing import Any
 
 import click
 
+from routedriver import __version__
 from routedriver.cli._exits import run, say
-from routedriver.errors import ExitCode
+from routedriver.errors import ExitCode, Malfunction
 from routedriver.report import Report
 
 
@@ -87,7 +89,6 @@ class _OneLineErrors:
     def _show_version(self, ctx: click.Context, param: click.Parameter, value: bool) -> None:
         if not value or ctx.resilient_parsing:
             return
-        from routedriver import __version__
 
         note = f"; {self.version_note}" if self.version_note else ""
         click.echo(f"{ctx.info_name}, version {__version__} (routedriver{note})")
@@ -117,8 +118,6 @@ class HookCommand(Command):
     Code reports without blocking anything."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        from routedriver.errors import Malfunction
-
         try:
             return super().parse_args(ctx, args)
         except click.UsageError as exc:

@@ -10,14 +10,15 @@ into the exit code, or an exit code, or None for 0) and maps:
 - anything unexpected    → ``error: internal error …; details in <crash log>``, exit 1, the traceback
                            only in the crash log (or on stderr with ``ROUTEDRIVER_DEBUG=1``)
 
-Click commands reach it through ``routedriver.cli._command`` (which adds click's own usage errors); a
-command that must start fast (``route.verify``) calls it directly, without importing click.
+Click commands reach it through ``routedriver.cli._command`` (which adds click's own usage errors); the
+commands that start without click (``cli/_plain.py``: ``route.stone.*``, ``route.verify``) call it directly.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -67,7 +68,6 @@ def _stop_children() -> None:
 def _on_signal(signum: int, frame: object) -> None:
     # Stop child processes HERE, before unwinding: worker threads blocked on them would otherwise keep
     # a thread pool's exit (and so the whole unwind) waiting for commands that may run for many minutes.
-    import signal
 
     _stop_children()
     if signum == signal.SIGINT:
@@ -77,8 +77,6 @@ def _on_signal(signum: int, frame: object) -> None:
 
 def run(prog: str, body: Callable[[], Report | int | None]) -> int:
     """Run ``body`` under the shared error contract; returns the exit code."""
-    import signal
-
     previous: dict[int, Any] = {}
     for signum in (signal.SIGINT, signal.SIGTERM):
         try:

@@ -18,6 +18,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from routedriver.cli import _exits
+
 if TYPE_CHECKING:
     import click
 
@@ -140,7 +142,6 @@ class PlainCommand(NamedTuple):
         parsed = parse(self.options, args)
         if parsed is None:
             sys.exit(self.click().main(args, prog_name=self.prog, standalone_mode=False))
-        from routedriver.cli import _exits
 
         code = _exits.run(self.prog, lambda: self.callback(**parsed))
         if finish is not None:

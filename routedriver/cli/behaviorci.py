@@ -7,9 +7,13 @@ ends with ``passed: true|false`` and ``reason: …``, which the route driver rea
 
 from __future__ import annotations
 
+import gc
+import json
 import os
+import shutil
 import sys
 from collections.abc import Callable
+from pathlib import Path
 
 import click
 
@@ -32,8 +36,6 @@ def behaviorci_group() -> None:
 @click.option("--force", "-f", is_flag=True, help="Overwrite the bundle's files if they exist.")
 def init_command(path: str, force: bool) -> int:
     """Create an example bundle at PATH (default bundles/example) that passes under the mock provider."""
-    from pathlib import Path
-
     from routedriver.behaviorci.scaffold import scaffold
 
     written = scaffold(Path(path), force=force)
@@ -72,8 +74,6 @@ def validate_command(bundle_path: str, as_json: bool) -> int:
 
 
 def _echo_json(payload: object) -> None:
-    import json
-
     click.echo(json.dumps(payload, ensure_ascii=False, indent=2))
 
 
@@ -185,7 +185,6 @@ def _pause_collection_until_started() -> Callable[[], None] | None:
     and collect as usual for the rest of the run."""
     if not _as_script():
         return None
-    import gc
 
     gc.disable()
 
@@ -204,8 +203,6 @@ def _skip_shutdown_collection() -> None:
     process is the ``behaviorci`` command: an embedding process (a test runner) keeps its collector whole.
     """
     if _as_script():
-        import gc
-
         gc.freeze()
 
 
@@ -224,6 +221,4 @@ def _colour_ok() -> bool:
 
 
 def _terminal_width() -> int:
-    import shutil
-
     return max(60, min(160, shutil.get_terminal_size((100, 24)).columns))

@@ -7,6 +7,7 @@ This module only parses flags and renders; ``routedriver.brain.runner`` does the
 from __future__ import annotations
 
 import importlib
+import json
 import logging
 import sys
 from pathlib import Path
@@ -182,8 +183,6 @@ def run_command(
     role: str | None,
 ) -> int:
     """Run the brain on one task and print the result."""
-    import json
-
     from routedriver.brain.config import RunSettings, load_config
     from routedriver.brain.redact import Redactor
     from routedriver.brain.runner import EARLY_STOPS, SIGNAL_STOPS, run_session

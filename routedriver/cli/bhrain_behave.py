@@ -15,13 +15,17 @@ config changed since the last call.
 
 from __future__ import annotations
 
+import logging
 import sys
 from pathlib import Path
 
 import click
 
+from routedriver.brain.behavior.claude_code import HookAnswer, JudgingFailed, answer_event, default_state_dir
 from routedriver.cli._command import HookCommand
+from routedriver.cli._exits import internal_error
 from routedriver.errors import Malfunction, UserError
+from routedriver.hookevent import read_stdin
 
 HOOK_CHOICES = ("pre_tool", "post_tool", "user_prompt", "session_end")  # claude_code.HOOKS, not imported yet
 
@@ -59,14 +63,6 @@ def behave_command(
     ttl_s = ttl_days * 86400
     _log_to_stderr(verbose)
 
-    from routedriver.brain.behavior.claude_code import (
-        HookAnswer,
-        JudgingFailed,
-        answer_event,
-        default_state_dir,
-    )
-    from routedriver.hookevent import read_stdin
-
     try:
         answer = answer_event(
             read_stdin,
@@ -76,8 +72,6 @@ def behave_command(
             ttl_s=ttl_s,
         )
     except JudgingFailed as exc:
-        from routedriver.cli._exits import internal_error
-
         assert isinstance(exc.__cause__, Exception)
         why = internal_error("bhrain behave", exc.__cause__)
         answer = HookAnswer(2, stderr=f"[BEHAVIOR BLOCKED] checking this call failed ({why})\n")
@@ -91,8 +85,6 @@ def behave_command(
 
 
 def _log_to_stderr(verbose: bool) -> None:
-    import logging
-
     logger = logging.getLogger("routedriver.brain.behavior")
     if not logger.handlers:
         handler = logging.StreamHandler(sys.stderr)

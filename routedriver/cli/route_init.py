@@ -7,6 +7,8 @@ stderr: what to run next. Every refusal comes before the first write. No logic h
 from __future__ import annotations
 
 import os
+import shlex
+import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -15,6 +17,11 @@ import click
 from routedriver import __version__
 from routedriver.cli._command import Command
 from routedriver.errors import Refused
+from routedriver.gitops import find_repo
+from routedriver.route import init
+from routedriver.route.bind import bind_set
+from routedriver.route.claude_hooks import plan_settings, write_settings
+from routedriver.route.load import load_route
 
 if TYPE_CHECKING:
     from routedriver.route.claude_hooks import SettingsPlan
@@ -48,8 +55,6 @@ def init_command(
     claude_code: bool,
 ) -> int:
     """Write a starter route into DIR from a template (each stone a guide: what, why, how, watch out)."""
-    from routedriver.route import init
-
     if list_templates:
         if directory is not None or template or force or bind or claude_code:
             raise Refused("--list takes nothing else", "run route.init --list alone")
@@ -72,14 +77,9 @@ def init_command(
         for path in init.write_route(plan):
             click.echo(os.path.relpath(path))
     if branch is not None and plan is not None:
-        from routedriver.route.bind import bind_set
-        from routedriver.route.load import load_route
-
         bind_set(load_route(os.path.relpath(plan.directory)))
         click.echo(f"bound {os.path.relpath(plan.directory)} to branch {branch}")
     if settings is not None:
-        from routedriver.route.claude_hooks import write_settings
-
         write_settings(settings)
         shown = os.path.relpath(settings.path)
         for hook in settings.widened:
@@ -95,9 +95,6 @@ def init_command(
 
 
 def _settings_plan() -> SettingsPlan:
-    from routedriver.gitops import find_repo
-    from routedriver.route.claude_hooks import plan_settings
-
     repo = find_repo(Path.cwd())
     if repo is None:
         raise Refused(
@@ -108,8 +105,6 @@ def _settings_plan() -> SettingsPlan:
 
 
 def _warn_if_not_on_path() -> None:
-    import shutil
-
     missing = [program for program in ("route.drive", "route.bounce") if shutil.which(program) is None]
     if missing:
         click.echo(
@@ -120,8 +115,6 @@ def _warn_if_not_on_path() -> None:
 
 
 def _next_steps(route: Path, *, bound: bool) -> None:
-    import shlex
-
     shown = shlex.quote(str(route))
     flag = "" if bound else f" --route {shown}"
     lines = [

@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
+import json
+import os
+from pathlib import Path
+
 import click
 
 from routedriver.cli._command import Command
+from routedriver.gitops import find_repo
+from routedriver.route.lint import lint
+from routedriver.route.verify import route_paths
 
 
 @click.command("route.lint", cls=Command)
@@ -19,27 +26,16 @@ from routedriver.cli._command import Command
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 def lint_command(routes: tuple[str, ...], all_routes: bool, as_json: bool) -> int:
     """Check routes for problems that would only show at run time: exit 2 listing them all, or print ok."""
-    from pathlib import Path
-
-    from routedriver.route.lint import lint
-    from routedriver.route.verify import route_paths
-
     repo = None
     if all_routes:
-        from routedriver.gitops import find_repo
-
         repo = find_repo(Path.cwd())
     paths = route_paths(routes, all_routes, repo)  # as route.verify reads the same options
     if all_routes:
-        import os
-
         paths = [Path(os.path.relpath(path)) for path in paths]
     reports = [lint(path) for path in paths]
     errors = sum(len(report.errors) for report in reports)
     warnings = sum(len(report.warnings) for report in reports)
     if as_json:
-        import json
-
         payload = {
             "ok": errors == 0,
             "routes": [

@@ -7,14 +7,15 @@ declared once, as a ``PlainCommand``; click is imported only for ``--help`` and 
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 from routedriver.cli._plain import Option, PlainCommand
-
-if TYPE_CHECKING:
-    from routedriver.report import Report
+from routedriver.errors import Refused, UserError
+from routedriver.report import Report
+from routedriver.route import api, stone_report
 
 T = TypeVar("T")
 
@@ -25,15 +26,11 @@ JSON = Option("--json", "as_json", "Print one JSON object.")
 
 def call(as_json: bool, facts: dict[str, Any], operation: Callable[[], T]) -> T:
     """Run ``operation``; with --json a refusal or malfunction still prints one JSON object on stdout."""
-    from routedriver.errors import UserError
-
     try:
         return operation()
     except UserError as exc:
         if as_json:
-            from routedriver.route.stone_report import refusal
-
-            sys.stdout.write(refusal(facts, exc))
+            sys.stdout.write(stone_report.refusal(facts, exc))
             sys.stdout.flush()
         raise
 
@@ -42,8 +39,6 @@ def call(as_json: bool, facts: dict[str, Any], operation: Callable[[], T]) -> T:
 
 
 def run_get(route_option: str | None, selector: str, say: bool, as_json: bool) -> Report:
-    from routedriver.route import api, stone_report
-
     result = call(as_json, {"route": route_option, "stones": []}, lambda: api.get(route_option, selector))
     return stone_report.get_report(result, say, as_json)
 
@@ -73,11 +68,6 @@ GET = PlainCommand(
 def run_set(
     route_option: str | None, stone: str, as_: str, no_commit: bool, rerun: bool, as_json: bool
 ) -> Report:
-    import os
-
-    from routedriver.errors import Refused
-    from routedriver.route import api, stone_report
-
     facts = {"route": route_option, "stone": stone}
     if as_ == "approved":
         # A robot runs commands with stdin from a pipe or /dev/null; a person types them at a terminal.
@@ -129,8 +119,6 @@ SET = PlainCommand(
 
 
 def run_del(route_option: str | None, pattern: str, as_json: bool) -> Report:
-    from routedriver.route import api, stone_report
-
     result = call(
         as_json, {"route": route_option, "stone": pattern}, lambda: api.delete(route_option, pattern)
     )
@@ -155,8 +143,6 @@ def run_judge(
     allow_blockers: int | None,
     allow_nitpicks: int | None,
 ) -> Report:
-    from routedriver.route import api, stone_report
-
     verdict = api.judge(route_option, stone, mechanism, allow_blockers, allow_nitpicks)
     return stone_report.verdict_report(stone, mechanism, verdict)
 

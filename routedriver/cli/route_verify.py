@@ -3,8 +3,8 @@
 Under GitHub Actions (``GITHUB_ACTIONS=true``) it also prints ``::error`` annotations (on stderr with
 ``--json``, so that stdout stays one JSON document) and appends a Markdown table to ``$GITHUB_STEP_SUMMARY``.
 
-It starts without click (``cli/_plain.py``): a CI gate runs on every push, and importing click costs more
-than checking a route. ``OPTIONS`` describes each flag once, for the plain reading and for click's.
+It starts without click (``cli/_plain.py``), as ``route.stone.*`` do. ``OPTIONS`` describes each flag once,
+for the plain reading and for click's.
 """
 
 from __future__ import annotations
@@ -12,12 +12,13 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from routedriver.cli._plain import Option, PlainCommand
-
-if TYPE_CHECKING:
-    from routedriver.report import Report
+from routedriver.errors import Refused
+from routedriver.fsutil import atomic_write
+from routedriver.report import Report
+from routedriver.route import verify_report
+from routedriver.route.verify import verify
 
 PROG = "route.verify"
 HELP = "Re-check every stone's claims from the files and git: exit 0 only when all are passed and fresh."
@@ -90,32 +91,7 @@ OPTIONS = (
 
 def main() -> None:
     """The console script."""
-    _start()
-    VERIFY.main(finish=_finish)
-
-
-def _start() -> None:
-    """Set git to work before importing the driver, so the index, its differences and (with ``--all``) the
-    route listing are read on another core while Python imports (``--all`` is only a hint: verify asks git
-    itself for anything it was not given). And no cyclic garbage collection: its passes over everything
-    imported cost milliseconds, and this short run makes next to no cyclic garbage."""
-    import gc
-
-    gc.disable()
-    try:
-        here = Path.cwd()
-    except OSError:
-        return  # the working directory is gone: _exits.run says so
-    from routedriver import gitops
-
-    gitops.prefetch_verify(here, discover="--all" in sys.argv[1:])
-
-
-def _finish() -> None:
-    """About to exit: the interpreter's final collection need not walk every object (gc.freeze)."""
-    import gc
-
-    gc.freeze()
+    VERIFY.main()
 
 
 def run_verify(
@@ -133,10 +109,6 @@ def run_verify(
     as_json: bool,
 ) -> Report:
     """Verify; the report (written by ``_exits``), after the JUnit file and GitHub's step summary."""
-    from routedriver.errors import Refused
-    from routedriver.route import verify_report
-    from routedriver.route.verify import verify
-
     for given, flag in ((approvers, "--approvers"), (allowed_signers, "--allowed-signers")):
         if given is not None and not given.is_file():
             raise Refused(f"{flag} {given}: no such file", "check the path")
@@ -171,9 +143,6 @@ VERIFY = PlainCommand(PROG, OPTIONS, run_verify, HELP)
 
 
 def _write_junit(path: Path, xml: str) -> None:
-    from routedriver.errors import Refused
-    from routedriver.fsutil import atomic_write
-
     try:
         atomic_write(path, xml)  # parent directories are made as needed; nothing half-written on failure
     except OSError as exc:

@@ -8,6 +8,7 @@ else, so the adapters stay thin: they translate messages, this module does the r
 
 from __future__ import annotations
 
+import importlib
 import itertools
 import json
 import threading
@@ -181,8 +182,6 @@ class SDKChat:
                     return candidate
 
     def _sdk(self) -> ModuleType:
-        import importlib
-
         return importlib.import_module(self.sdk_name)  # 0.6-1.4 s the first time: only on a real call
 
     def _ensure_client(self, sdk: ModuleType) -> Any:

@@ -42,6 +42,7 @@ from routedriver import leftovers
 from routedriver.brain.hooks import LoopHook, ToolOutcome
 from routedriver.brain.toolbox import Toolbox, ToolRegistry
 from routedriver.brain.tools.base import Tool, ToolContext, fail
+from routedriver.errors import Refused
 from routedriver.mcp.servers_config import ServerSpec
 
 log = logging.getLogger("bhrain")
@@ -63,8 +64,6 @@ def _timeout_s(environ: Mapping[str, str], name: str, default: float | None) -> 
     try:
         value = float(raw) / 1000
     except ValueError:
-        from routedriver.errors import Refused
-
         raise Refused(f"{name}={raw!r} is not a number of milliseconds", f"e.g. {name}=60000") from None
     return value if value > 0 else default
 

@@ -14,6 +14,7 @@ prints or imports click.
 
 from __future__ import annotations
 
+import importlib
 from typing import TYPE_CHECKING, Any
 
 _EXPORTS = {
@@ -69,7 +70,6 @@ def __getattr__(name: str) -> Any:
     module_name = _EXPORTS.get(name)
     if module_name is None:
         raise AttributeError(f"module 'routedriver.route' has no attribute {name!r}")
-    import importlib
 
     value = getattr(importlib.import_module(module_name), name)
     globals()[name] = value

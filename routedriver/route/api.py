@@ -1,7 +1,9 @@
 """The operations behind the ``route.stone.*`` commands. They return results; the CLI renders them.
 
-``get`` runs every robot turn, so this module imports only what ``get`` needs; the other operations import
-their machinery (yaml, git, subprocesses, threads) when called.
+``get`` runs every robot turn, so this module imports only what ``get`` needs: ``set`` imports the guard's
+machinery (``route.guard``: subprocesses, threads, the shell lexer) and ``judge`` git when called (together
+with ``cli/_plain.py`` and the lazy git imports in ``state``/``inputs``/``hashing``, issue 23 measured them
+saving more than 20% of ``route.stone.get`` on a small route).
 """
 
 from __future__ import annotations
@@ -14,9 +16,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 from routedriver.errors import Malfunction, Refused
+from routedriver.route import inputs, judges, store
+from routedriver.route.artifacts import find_artifacts
+from routedriver.route.guardfile import load_guard
+from routedriver.route.hashing import relative_posix
+from routedriver.route.judges import first_word
 from routedriver.route.load import load_route, resolve_route
 from routedriver.route.model import Guard, Route, Stone, Verdict
 from routedriver.route.select import Selection, has_glob, match_names, select
+from routedriver.route.state import Survey
 
 if TYPE_CHECKING:
     from routedriver.route.approve import ApproveResult
@@ -36,8 +44,6 @@ class SetResult(NamedTuple):
     base: Path  # the git top-level (the cwd outside git): set names files relative to it, as verify does
 
     def show(self, path: Path) -> str:
-        from routedriver.route.hashing import relative_posix
-
         return relative_posix(path, self.base)
 
 
@@ -90,7 +96,6 @@ def set_passed(route_option: str | None, stone: str, *, rerun: bool = False) -> 
     """Evaluate the stone's guard under its lock and record the outcome (see ``guard.evaluate``); refuses
     while a stone of a lower tier is not passed (incomplete, stale, or waiting for a human): a route is
     walked one tier at a time. ``rerun`` runs every review again."""
-    from routedriver.route import inputs, store
     from routedriver.route.guard import evaluate
 
     route = open_route(route_option)
@@ -112,8 +117,6 @@ def set_passed(route_option: str | None, stone: str, *, rerun: bool = False) -> 
 def refuse_out_of_order(context: StoneContext) -> None:
     """Refuse to pass a stone while a stone of a lower tier is not passed, as ``state.Survey`` decides it
     (what route.verify will say), naming the first such stone and what to do about it."""
-    from routedriver.route.state import Survey
-
     route, mine = context.route, context.stone
     earlier = [stone for stone in route.stones if stone.prefix < mine.prefix]
     if not earlier:
@@ -148,8 +151,6 @@ def judge(
     allow_nitpicks: int | None = None,
 ) -> Verdict:
     """A built-in judge as a command: ``reviewed?`` or ``approved?`` on the stone as it is now."""
-    from routedriver.route import inputs, judges
-
     if mechanism not in judges.BUILTINS:
         raise Refused(f"unknown judge mechanism {mechanism!r}", f"built-ins: {', '.join(judges.BUILTINS)}")
     if mechanism != "reviewed?" and (allow_blockers is not None or allow_nitpicks is not None):
@@ -186,7 +187,6 @@ def delete(route_option: str | None, pattern: str) -> DelResult:
     """Remove the ``.stone`` and ``.guard`` of matched stones that have nothing to lose (see docs/route.md):
     no artifact, no human gate (an ``approved?`` judge), no ``.passed`` or ``.approved`` marker."""
     from routedriver.gitops import find_repo
-    from routedriver.route.guardfile import load_guard
 
     route = open_route(route_option)
     matched = match_names(route, pattern)
@@ -213,10 +213,6 @@ def _keep(route: Route, stone: Stone, guard: Guard | None, base: Path) -> Kept |
     """Why deleting ``stone`` would lose something (None: nothing would be lost). Its artifacts are its
     work; an ``approved?`` judge makes it a human's gate, which a robot must not remove; a ``.passed`` or
     ``.approved`` marker is its history (the approval is the record of a human's decision)."""
-    from routedriver.route import store
-    from routedriver.route.artifacts import find_artifacts
-    from routedriver.route.judges import first_word
-
     artifacts = find_artifacts(route, stone, guard, base)
     if artifacts:
         return Kept(stone.name, "artifact", _show(route, base, artifacts[0]))

@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import os
 import shlex
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from routedriver import gitops
 from routedriver.errors import Refused
 from routedriver.route import frontmatter as fm
+from routedriver.route import store
 from routedriver.route.model import STATE_DIR, Route
 
 NOT_BOUND = "no route bound to this branch"
@@ -36,15 +37,13 @@ UNIGNORE_FLAGS = "!.bind.*.flag"  # in .route/.gitignore: a user's '*.flag' rule
 PR_BRANCH_VARIABLE = "GITHUB_HEAD_REF"  # a pull request's source branch, set by GitHub Actions
 
 
-@dataclass(frozen=True)
-class Binding:
+class Binding(NamedTuple):
     route_dir: Path  # absolute
     flag: Path
     branch: str
 
 
-@dataclass(frozen=True)
-class BindResult:
+class BindResult(NamedTuple):
     action: str  # bound | unbound | shown | already-bound | nothing-bound
     branch: str
     routes: tuple[Path, ...]  # the route(s) concerned, absolute
@@ -159,8 +158,6 @@ def check_bindable(where: Path, display: str) -> tuple[gitops.Repo, str]:
 
 def bind_set(route: Route) -> BindResult:
     """Bind ``route`` to the current branch (replacing any other route bound to it)."""
-    from routedriver.route import store
-
     if not route.stones:  # a directory without stones is not a route: write nothing anywhere
         raise Refused(
             f"route not found: {route.display} (no <name>.stone files in it)",
@@ -192,8 +189,6 @@ def bind_set(route: Route) -> BindResult:
 def _unignore_flags(route: Route) -> None:
     """Bindings are found through git, which skips ignored files: the route's own ``.gitignore`` (the
     driver's file, and the closest to the flag, so it wins over a user's ``*.flag``) un-ignores them."""
-    from routedriver.route import store
-
     ignore = route.state_dir / ".gitignore"
     try:
         text = ignore.read_text(encoding="utf-8")

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from routedriver.errors import Refused
+from routedriver.fsutil import atomic_write
 
 SETTINGS = Path(".claude") / "settings.json"
 
@@ -97,8 +98,6 @@ def _widen(groups: list[Any], hook: Hook) -> bool:
 
 
 def write_settings(plan: SettingsPlan) -> None:
-    from routedriver.fsutil import atomic_write
-
     if plan.text is None:
         return
     try:

@@ -476,7 +476,7 @@ def _work_tree_changes(repo: Repo, route_dir: Path, committed: dict[str, TreeEnt
     staged = snapshot.staged if snapshot is not None else {}
     hashable = [path for path in on_disk if _plain(top / path)]
     try:
-        ids = gitops.stored_ids(repo, hashable)
+        ids = gitops.hash_files(repo, hashable, filters="git")
     except gitops.GitError:
         ids = {}
     found: list[Restore] = []

@@ -7,6 +7,7 @@ or mangled file is None) so callers can treat anything odd as a cache miss.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 
 FENCE = "---"
@@ -25,7 +26,6 @@ def _render_value(value: Value) -> str:
     plain = value and value == value.strip() and value != "null" and value[0] != '"' and value.isprintable()
     if plain:
         return value
-    import json
 
     return json.dumps(value, ensure_ascii=False)
 
@@ -69,8 +69,6 @@ def add_line(fields: Fields, line: str) -> bool:
         return False
     value = value.strip()
     if value.startswith('"'):
-        import json
-
         try:
             value = json.loads(value)
         except ValueError:

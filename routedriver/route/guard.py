@@ -10,9 +10,8 @@ import os
 import shutil
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from routedriver import proc
 from routedriver.errors import Malfunction, Refused
@@ -21,6 +20,7 @@ from routedriver.route.inputs import StoneContext
 from routedriver.route.model import JudgeRecord, ReviewRecord, Verdict
 from routedriver.route.outcome import CommandOutcome
 from routedriver.route.subst import environment, substitute
+from routedriver.threads import run_all
 
 # Bytes of stdout kept per command: the beginning and the last 64 KiB (where a review's counts are); the
 # middle beyond it is counted (stdout_dropped_bytes) and marked in the recorded output.
@@ -28,14 +28,12 @@ MAX_OUTPUT = 16 << 20
 MAX_PARALLEL_REVIEWS = 32
 
 
-@dataclass(frozen=True)
-class ReviewResult:
+class ReviewResult(NamedTuple):
     record: ReviewRecord
     reused: bool
 
 
-@dataclass(frozen=True)
-class JudgeResult:
+class JudgeResult(NamedTuple):
     record: JudgeRecord
     reused: bool
 
@@ -43,8 +41,7 @@ class JudgeResult:
 Outcome = Literal["passed", "rejected", "waiting", "malfunction"]
 
 
-@dataclass(frozen=True)
-class Evaluation:
+class Evaluation(NamedTuple):
     """What ``route.stone.set --as passed`` decided, with every file it used."""
 
     stone: str
@@ -142,7 +139,6 @@ def run_reviews(
 
     if len(positions) == 1:
         return {positions[0]: one(positions[0])}
-    from routedriver.threads import run_all
 
     # The one helper for threads: Ctrl-C exits at once (no pool to join), proc stops the commands, and a
     # review that raised lets the others finish writing their records before it is raised here.

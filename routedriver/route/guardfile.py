@@ -68,15 +68,11 @@ def _first(check: GuardCheck) -> Guard | None:
 def _validate(text: str, path: Path, shown: str, stone_name: str, problems: list[Refused]) -> Guard | None:
     """The ONE set of guard rules, shared by every command and ``route.lint``: the guard, or None after
     appending each of its problems to ``problems``."""
-    from routedriver.route import guardyaml
-
-    data = guardyaml.load(text)  # the common shapes without PyYAML; None → PyYAML reads (and judges) it
-    if data is None:
-        try:
-            data = userfile.parse_yaml(text, shown=shown, hint=_yaml_hint)
-        except Refused as exc:
-            problems.append(exc)
-            return None
+    try:
+        data = userfile.parse_yaml(text, shown=shown, hint=_yaml_hint)
+    except Refused as exc:
+        problems.append(exc)
+        return None
     return _guard_from(data, text, path, shown, stone_name, problems)
 
 

@@ -216,7 +216,7 @@ def _hash_from_disk(
     found: dict[str, str] = {}
     if inside:
         try:
-            found.update(gitops.stored_ids(repo, inside))  # type: ignore[arg-type]
+            found.update(gitops.hash_files(repo, inside, filters="git"))  # type: ignore[arg-type]
         except OSError as exc:
             raise Refused(
                 f"cannot read artifact {exc.filename}: {exc.strerror}", "check that it is a readable file"
@@ -240,12 +240,21 @@ def refuse_escaping_links(toplevel: Path, relative: Iterable[str]) -> None:
     work tree: git stores only the link, so what a review read and a human approved would not be in the
     repository CI checks out."""
     top = os.fspath(toplevel)
+    real_top = os.path.realpath(top)
+    real_dirs: dict[str, str] = {}  # directory → its real path: resolved once, not once per file in it
     for path in relative:
         absolute = os.path.join(top, path)
-        real = os.path.realpath(absolute)
+        if os.path.islink(absolute):
+            real = os.path.realpath(absolute)
+        else:  # only the directories on the way can lead elsewhere
+            directory, _, name = absolute.rpartition(os.sep)
+            real_dir = real_dirs.get(directory)
+            if real_dir is None:
+                real_dir = real_dirs[directory] = os.path.realpath(directory)
+            real = os.path.join(real_dir, name)
         if real == absolute or real.startswith(top + os.sep):
             continue
-        if os.path.realpath(top) != top and real.startswith(os.path.realpath(top) + os.sep):
+        if real_top != top and real.startswith(real_top + os.sep):
             continue  # the top-level itself is reached through a link; the file stays inside
         raise Refused(
             f"artifact {path} is a symlink to {real}, outside the repository (git would store only the link)",

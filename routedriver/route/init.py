@@ -23,6 +23,10 @@ from pathlib import Path
 from typing import NamedTuple
 
 from routedriver.errors import Refused
+from routedriver.fsutil import atomic_write
+from routedriver.gitops import find_repo
+from routedriver.route.bind import check_bindable
+from routedriver.route.hashing import refuse_undecodable
 from routedriver.route.load import GUARD_SUFFIX, STONE_SUFFIX
 
 DEFAULT_TEMPLATE = "feature"
@@ -75,8 +79,6 @@ def _template_dir(name: str) -> Traversable:
 def plan_route(directory: str, template: str, *, force: bool) -> RoutePlan:
     """Everything ``route.init DIR`` will write; refuses (nothing written) when it would replace a file
     without ``force``, or write into a directory that already holds another route."""
-    from routedriver.route.hashing import refuse_undecodable
-
     refuse_undecodable("route", [directory])
     source = _template_dir(template)
     root = Path(os.path.abspath(directory))
@@ -106,8 +108,6 @@ def plan_route(directory: str, template: str, *, force: bool) -> RoutePlan:
 def _route_argument(root: Path) -> str:
     """The route as commands name it: relative to the git top level (where guards and robots run), or to
     the current directory outside git."""
-    from routedriver.gitops import find_repo
-
     repo = find_repo(_existing_parent(root))
     base = repo.toplevel if repo is not None else Path.cwd()
     return Path(os.path.relpath(root, base)).as_posix()
@@ -160,16 +160,12 @@ def _refuse_other_route(root: Path, template_names: set[str], directory: str) ->
 def check_bind(plan: RoutePlan) -> str:
     """The branch ``--bind`` will bind the new route to; refuses, before anything is written, as
     ``route.bind --set`` would (outside git, detached HEAD, main/master)."""
-    from routedriver.route.bind import check_bindable
-
     return check_bindable(_existing_parent(plan.directory), _shown(plan.directory))[1]
 
 
 def write_route(plan: RoutePlan) -> tuple[Path, ...]:
     """Write the planned files (each atomically). If one cannot be written, the files this call created are
     removed again, so a failed run leaves the directory as it found it (files it replaced stay replaced)."""
-    from routedriver.fsutil import atomic_write
-
     created: list[Path] = []
     made_directory = not plan.directory.exists()
     try:

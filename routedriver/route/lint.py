@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING
 
 from routedriver import userfile
 from routedriver.errors import Refused
+from routedriver.gitops import find_repo
 from routedriver.route.guard import search_path
 from routedriver.route.guardfile import DEFAULT_ARTIFACTS, check_guard_file
 from routedriver.route.hashing import relative_posix
@@ -36,6 +37,7 @@ from routedriver.route.judges import parse_builtin
 from routedriver.route.load import GUARD_SUFFIX, STONE_SUFFIX, numeric_prefix
 from routedriver.route.model import Guard, Route, Stone
 from routedriver.route.subst import VARIABLE
+from routedriver.shellsyntax import words
 
 if TYPE_CHECKING:
     from routedriver.shellsyntax.words import SimpleCommand
@@ -241,7 +243,6 @@ def _bare_pytest(command: str) -> bool:
 def _missing_program(command: str, route: Route, stone: Stone) -> str:
     if parse_builtin(command) is not None:
         return ""
-    from routedriver.gitops import find_repo
 
     repo = find_repo(route.path)
     base = repo.toplevel if repo is not None else Path.cwd()  # where commands run
@@ -283,8 +284,6 @@ def _first_program(command: str, route: str, stone: Stone) -> tuple[str, str]:
     """The program the command's first simple command runs ("" if none, or if it is computed at run time):
     its first word after any ``VAR=value`` prefixes, with ``$route``/``$stone`` as their values; and the
     first problem the bash reader found in the command ("" if none)."""
-    from routedriver.shellsyntax import words
-
     values = {"route": route, "stone": stone.name, "hash": "0" * 64}
     text = VARIABLE.sub(lambda match: shlex.quote(values[match[1] or match[2]]), command)
     first = _FirstCommand()

@@ -9,6 +9,7 @@ import os
 from pathlib import Path
 
 from routedriver.errors import Refused
+from routedriver.route.hashing import refuse_undecodable
 from routedriver.route.model import Route, Stone
 
 STONE_SUFFIX = ".stone"
@@ -51,8 +52,6 @@ def _refuse_undecodable_route(display: str, root: Path) -> None:
     try:
         os.fspath(root).encode("utf-8")
     except UnicodeEncodeError:
-        from routedriver.route.hashing import refuse_undecodable  # only on this rare path
-
         refuse_undecodable("route", [display, os.fspath(root)])  # as the user named it, if that is where
 
 

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 
-@dataclass(frozen=True)
-class CommandOutcome:
+class CommandOutcome(NamedTuple):
     status: str  # reviews: ok | failed | timeout; judges: passed | failed | malfunction
     exit_code: int
     duration_s: float

@@ -12,16 +12,19 @@ record is not what the driver wrote) or **incomplete** (never passed).
 ``route.verify`` asks this first and then checks the evidence behind a pass (review and judge files,
 built-in judges, who committed the approval). Content ids come from git's index for committed, unmodified
 files (one index read per route; ``gitops`` makes git compare files strictly) and from the files for the
-rest; ``route.stone.set`` hashes everything it binds from disk instead (``gather(..., from_disk=True)``).
+rest, which git hashes for all the stones a command checks at once (``Survey.prepare``); ``route.stone.set``
+hashes everything it binds from disk instead (``gather(..., from_disk=True)``).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, NamedTuple
 
+from routedriver import userfile
 from routedriver.errors import Refused
 from routedriver.route import hashing, manifest, store
 from routedriver.route.artifacts import Listings, artifact_paths, default_glob_files
@@ -140,6 +143,10 @@ class Survey:
         self._guards: dict[str, tuple[Guard | None, bool]] = {}  # _artifact_guard, by stone
         self._abs = os.fspath(route.path) + os.sep
         self._rel_known: str | None = None
+        # Content ids of files git's index does not vouch for, hashed together for every stone ``prepare``
+        # was given (None until the first stone needs one): one git process, not one per stone.
+        self._batch: dict[str, Stone] = {}
+        self._hashed: dict[str, str] | None = None
 
     def _locate(self) -> None:
         if not self._located:
@@ -214,8 +221,6 @@ class Survey:
     def _read_artifact_guard(self, stone: Stone) -> Guard | None:
         """The parsed guard when its text mentions ``artifacts``, else None; refuses a guard that cannot be
         read (through ``userfile``: a FIFO or a link to /dev/zero must not hang or fill memory)."""
-        from routedriver import userfile
-
         assert stone.guard_path is not None
         text = userfile.read_bytes(stone.guard_path, what="guard", shown=self.route.show(stone.guard_path))
         return self.context(stone).guard if b"artifacts" in text else None
@@ -251,7 +256,11 @@ class Survey:
     def prepare(self, stones: Iterable[Stone]) -> None:
         """Read git's index once before ``stones`` are checked: the route's own files (stones, guards, the
         default artifacts, approval markers) and, when guards name artifacts elsewhere, those directories.
-        Stones that cannot be looked at are left to ``check``, which reports them."""
+        Stones that cannot be looked at are left to ``check``, which reports them.
+
+        The files of ``stones`` that git does not vouch for (a robot's uncommitted work) are hashed
+        together, by one git process, when the first of them is needed."""
+        self._batch = {stone.name: stone for stone in stones}
         if self._snapshot_read:
             return
         self._snapshot_read = True
@@ -262,7 +271,7 @@ class Survey:
         approvals = sorted(name for name in self.names if name.endswith(".approved"))
         self._snapshot = gitops.route_snapshot(self.repo, self._rel.rstrip("/") or ".", approvals)
         elsewhere: set[str] = set()
-        for stone in stones:
+        for stone in self._batch.values():
             try:
                 found = self.artifacts(stone)
             except Refused:
@@ -287,32 +296,64 @@ class Survey:
         found = self.files.get(name)
         return (found is not None and bool(found.passes)) or store.legacy_passed_name(name) in self.names
 
+    def _wanted(self, stone: Stone) -> dict[str, str | Path]:
+        """``{relative: absolute}`` of every file the stone's pass covers: its artifacts, its stone file, its
+        guard and its approval marker (those it has)."""
+        name = stone.name
+        wanted: dict[str, str | Path] = dict(self.artifacts(stone))
+        wanted[f"{self._rel}{name}.stone"] = f"{self._abs}{name}.stone"
+        if stone.has_guard:
+            wanted[f"{self._rel}{name}.guard"] = f"{self._abs}{name}.guard"
+        if f"{name}.approved" in self.names:
+            wanted[f"{self._rel}{STATE_DIR}/{name}.approved"] = (
+                f"{self._abs}{STATE_DIR}{os.sep}{name}.approved"
+            )
+        return wanted
+
+    def _unvouched(self, wanted: Mapping[str, str | Path], ids: dict[str, str]) -> dict[str, str | Path]:
+        """Those of ``wanted`` git's index does not vouch for; the ids of the others go into ``ids``."""
+        snapshot = self._snapshot
+        if snapshot is None:
+            return dict(wanted)
+        missing: dict[str, str | Path] = {}
+        modified, staged = snapshot.modified, snapshot.staged
+        for relative, path in wanted.items():  # once per artifact: 100,000 in a large route
+            known = None if relative in modified else staged.get(relative)
+            if known is None:
+                missing[relative] = path
+            else:
+                ids[relative] = known
+        return missing
+
+    def _hash_batch(self) -> dict[str, str]:
+        """Content ids of the files of every stone ``prepare`` was given that git does not vouch for, hashed
+        in one go. Empty when one of them cannot be hashed: each stone then hashes its own files, so only
+        the stone that file belongs to is reported broken, saying why."""
+        if self._hashed is None:
+            self._hashed = {}
+            missing: dict[str, str | Path] = {}
+            for stone in self._batch.values():
+                try:
+                    missing.update(self._unvouched(self._wanted(stone), {}))
+                except Refused:
+                    continue  # check reports it
+            if missing:
+                with contextlib.suppress(Refused):
+                    self._hashed = hashing.content_ids_of(missing, self.repo, None, from_disk=True).ids
+        return self._hashed
+
     def inputs(self, stone: Stone) -> StoneInputs:
         """The stone's inputs now, from git's index where it vouches for the files (else from disk)."""
         name = stone.name
         stone_rel = f"{self._rel}{name}.stone"
         guard_rel = f"{self._rel}{name}.guard" if stone.has_guard else None
         approval_rel = f"{self._rel}{STATE_DIR}/{name}.approved"
-        wanted: dict[str, str | Path] = dict(self.artifacts(stone))
-        wanted[stone_rel] = f"{self._abs}{name}.stone"
-        if guard_rel is not None:
-            wanted[guard_rel] = f"{self._abs}{name}.guard"
         has_approval = f"{name}.approved" in self.names
-        if has_approval:
-            wanted[approval_rel] = f"{self._abs}{STATE_DIR}{os.sep}{name}.approved"
+        wanted = self._wanted(stone)
         ids: dict[str, str] = {}
-        missing: dict[str, str | Path] = {}
-        snapshot = self._snapshot
-        if snapshot is None:
-            missing = wanted
-        else:  # what _known_id says, inline: this runs once per artifact (100,000 in a large route)
-            modified, staged = snapshot.modified, snapshot.staged
-            for relative, path in wanted.items():
-                known = None if relative in modified else staged.get(relative)
-                if known is None:
-                    missing[relative] = path
-                else:
-                    ids[relative] = known
+        missing = self._unvouched(wanted, ids)
+        if missing and name in self._batch:
+            missing = _take(self._hash_batch(), missing, ids)
         if missing:
             ids.update(hashing.content_ids_of(missing, self.repo, None, from_disk=True).ids)
         artifact_ids = {
@@ -436,6 +477,20 @@ class Survey:
         record = max(found, key=lambda record: _likeness(record, inputs))
         why, file = _what_changed(context, record, inputs)
         return Done("stale", why, record, inputs, file, len(passes))
+
+
+def _take(
+    known: Mapping[str, str], wanted: Mapping[str, str | Path], ids: dict[str, str]
+) -> dict[str, str | Path]:
+    """Put the ids ``known`` holds for ``wanted`` into ``ids``; return the rest of ``wanted``."""
+    rest: dict[str, str | Path] = {}
+    for relative, path in wanted.items():
+        found = known.get(relative)
+        if found is None:
+            rest[relative] = path
+        else:
+            ids[relative] = found
+    return rest
 
 
 def _not_written(route: Route, path: Path) -> str:

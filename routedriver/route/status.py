@@ -9,13 +9,18 @@ review, who approved it and when.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Literal, NamedTuple
 
+from routedriver import gitops
+from routedriver.errors import Refused
 from routedriver.route import drive, judges, records, store
+from routedriver.route.api import open_route
 from routedriver.route.model import Route, Stone
 from routedriver.route.select import NEXT_ALL, select, survey_of
 from routedriver.route.state import Survey
+from routedriver.route.verify import route_paths
 from routedriver.route.words import count
 
 BoardState = Literal[
@@ -106,8 +111,6 @@ def board(route: Route) -> RouteBoard:
 
 
 def _current_input(survey: Survey, stone: Stone) -> str | None:
-    from routedriver.errors import Refused
-
     try:
         return survey.inputs(stone).review_input_hash if survey.artifacts(stone) else None
     except Refused:
@@ -115,8 +118,6 @@ def _current_input(survey: Survey, stone: Stone) -> str | None:
 
 
 def _drive_state(survey: Survey, stone: Stone, done: object) -> tuple[BoardState, str]:
-    from routedriver.errors import Refused
-
     try:
         guided = drive.state_of(survey, stone, done)  # type: ignore[arg-type]
     except Refused as exc:
@@ -162,15 +163,8 @@ def _approval(route: Route, stone: Stone, review_input_hash: str | None) -> Appr
 def routes_of(route_options: tuple[str, ...], all_routes: bool) -> list[Route]:
     """The routes ``--route``/``--all`` (or the bound route) name, as ``route.verify`` and ``route.lint``
     read the same options; ``--all`` names them relative to where you are."""
-    import os
-
-    from routedriver.route.api import open_route
-    from routedriver.route.verify import route_paths
-
     repo = None
     if all_routes:
-        from routedriver import gitops
-
         repo = gitops.find_repo(Path.cwd())
     paths = route_paths(route_options, all_routes, repo)
     if all_routes:

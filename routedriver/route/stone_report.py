@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from routedriver import userfile
 from routedriver.errors import ExitCode, UserError
 from routedriver.report import Report, as_json, one_line
 from routedriver.route.words import count
@@ -30,8 +31,6 @@ def refusal(facts: dict[str, Any], exc: UserError) -> str:
 
 def _content(path: Path) -> str:
     """A stone's text (through ``userfile``: a stone that is a FIFO must not hang a robot's turn)."""
-    from routedriver import userfile
-
     return userfile.read_bytes(path, what="stone").decode("utf-8", errors="replace")
 
 

@@ -15,13 +15,12 @@ import time
 from collections.abc import Iterable, Mapping, Sequence
 from itertools import filterfalse
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple
 
+from routedriver.fsutil import FileLock, LockTimeout, atomic_write
 from routedriver.route import frontmatter as fm
+from routedriver.route.hashing import pass_key
 from routedriver.route.model import Marker, PassRecord, Route
-
-if TYPE_CHECKING:
-    from routedriver.fsutil import FileLock
 
 SHORT = 16  # hex chars of a hash used in file names; the full hash is recorded inside the file
 GITIGNORE = (
@@ -246,8 +245,6 @@ def _head_fields(text: str) -> fm.Fields | None:
 def read_pass(path: Path, stone: str) -> PassRecord | None:
     """A pass record, or None when it is absent, does not parse, or its name is not the hash of what it
     says it covers (renamed, or edited since the driver wrote it)."""
-    from routedriver.route.hashing import pass_key
-
     text = read_text(path)
     fields = _head_fields(text) if text is not None else None
     if text is None or fields is None or fm.one(fields, "stone") != stone:
@@ -309,8 +306,6 @@ def utc_now(*, milliseconds: bool = False) -> str:
 
 def write_text(path: Path, text: str) -> None:
     """Write atomically (fsutil is imported only by the commands that write)."""
-    from routedriver.fsutil import atomic_write
-
     atomic_write(path, text)
 
 
@@ -336,8 +331,6 @@ def write_pass(
     """Record that the stone passed for exactly these inputs, on these review and judge files: a file named by
     the pass key, holding nothing that depends on the run (no time), so the same pass writes the same bytes
     wherever it is made. Rewritten only when a rerun passed the same inputs on other reviews."""
-    from routedriver.route.hashing import pass_key
-
     key = pass_key(review_input_hash, stone_id=stone_id, guard_id=guard_id, approval_id=approval_id)
     fields: list[tuple[str, fm.Value]] = [
         ("stone", stone),
@@ -390,15 +383,11 @@ def remove_pass(route: Route, stone: str, key: str) -> bool:
 
 def stone_lock(route: Route, stone: str) -> FileLock:
     """The per-stone lock held for a whole evaluation (a context manager)."""
-    from routedriver.fsutil import FileLock
-
     return FileLock(lock_path(route, stone))
 
 
 def acquire_stone_lock(route: Route, stone: str) -> tuple[FileLock, bool]:
     """Take the stone's lock; also says whether another run held it (then what it saw may have changed)."""
-    from routedriver.fsutil import FileLock, LockTimeout
-
     try:
         lock = FileLock(lock_path(route, stone), timeout=0)
         lock.acquire()

@@ -22,10 +22,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection, Mapping
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from routedriver.shellsyntax.lexer import Context, Token
+from routedriver.shellsyntax.lexer import Context, Token, lex
 
 NAMES = ("route", "stone", "hash")
 ENV = {"route": "ROUTE", "stone": "STONE", "hash": "HASH"}  # the variables the command must have exported
@@ -48,7 +46,6 @@ def substitute(command: str, names: Collection[str] = NAMES) -> str:
     wanted = frozenset(name for name in names if name in ENV)
     if not wanted or "$" not in command:
         return command
-    from routedriver.shellsyntax.lexer import lex  # only commands that mention a variable pay for it
 
     edits: list[Edit] = []
     for token in lex(command):

@@ -15,10 +15,10 @@ Git is asked a fixed number of times for the whole run, however many stones: one
 one ``git diff-files`` (content ids of committed, unchanged files), one ``git log`` over all approval markers,
 and, with ``--all``, one ``git ls-files`` to find the routes. The repository is the one holding the routes:
 the current directory's (already asked) when they are inside its work tree, else one ``git rev-parse`` per
-route to find theirs. The console script starts all but the log before it even imports the driver
-(``gitops.prefetch_verify``); the log runs while every stone's claims are checked, and the approvals, which
-need it, are looked at last. Each stone's artifacts come from one listing of their directory, with content
-ids (and "is a file") from git's index wherever git vouches for them.
+route to find theirs. The index is read while the routes and guards load, and the log while every stone's
+claims are checked; the approvals, which need it, are looked at last. Each stone's artifacts come from one
+listing of their directory, with content ids (and "is a file") from git's index wherever git vouches for
+them.
 
 A route is checked where git has it: a route path that is or passes through a symlink, that lies in a
 repository of its own, whose ``.route/`` is a symlink, and a ``*.stone`` that is not a regular file are
@@ -38,7 +38,7 @@ from routedriver.later import Later
 from routedriver.route import inputs, judges, records, store
 from routedriver.route.hashing import relative_posix
 from routedriver.route.inputs import ApprovalState, StoneContext
-from routedriver.route.load import load_route
+from routedriver.route.load import load_route, resolve_route
 from routedriver.route.model import Guard, JudgeRecord, ReviewRecord, Route, Stone
 from routedriver.route.provenance import Approvers, Provenance, marker_paths
 from routedriver.route.state import Done, Survey
@@ -362,6 +362,7 @@ def _check_claims(run: _Run, routes: Mapping[Route, frozenset[str]]) -> list[_Cl
             snapshot=run.snapshot,
             approvers=run.provenance.approvers(route),
         )
+        survey.prepare(stone for stone in route.stones if survey.needs_checking(stone))  # one hashing run
         for stone in route.stones:
             claims.append(_check_claim(run, survey, route_rel, stone))
     return claims
@@ -425,7 +426,6 @@ def route_paths(
         for option in route_options:
             unique.setdefault(os.path.realpath(option), Path(option))
         return list(unique.values())
-    from routedriver.route.load import resolve_route
 
     try:
         return [resolve_route(None)]

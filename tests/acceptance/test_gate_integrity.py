@@ -281,6 +281,25 @@ def test_a_symlink_artifact_leaving_the_repository_is_refused_and_reported(
     assert line.startswith("broken: artifact route/1.doc.md is a symlink to "), line
 
 
+def test_an_unhashable_artifact_among_uncommitted_passes_breaks_only_its_own_stone(
+    git_repo: Path, tmp_path: Path
+) -> None:
+    """Uncommitted artifacts of many stones are hashed together; one that cannot be hashed must not take
+    the others down with it, nor pass its own stone."""
+    route = make_route(git_repo, {"1.a": "a\n", "2.b": "b\n", "3.c": "c\n"})
+    commit_all(git_repo, "route")
+    for stone in ("1.a", "2.b", "3.c"):
+        write(route / f"{stone}.md", f"{stone}, not committed\n")
+        assert route_set(git_repo, route, stone).code == 0
+    outside = write(tmp_path / "elsewhere" / "b.md", "outside the repository\n")
+    (route / "2.b.md").unlink()
+    os.symlink(outside, route / "2.b.md")
+    lines = lines_of(verify(git_repo, "--route", "route"))
+    assert lines["route/1.a"].startswith("passed") and lines["route/3.c"].startswith("passed"), lines
+    assert lines["route/2.b"].startswith("broken: artifact route/2.b.md is a symlink to "), lines
+    assert stone_get(git_repo, route, "--stone", "@next-one").out == "2.b\n"
+
+
 def test_a_symlink_inside_the_repository_is_hashed_as_git_stores_it(git_repo: Path, tmp_path: Path) -> None:
     route = make_route(git_repo, {"1.doc": "Write the doc.\n"})
     write(git_repo / "docs" / "real.md", "the doc\n")

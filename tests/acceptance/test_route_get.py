@@ -6,8 +6,17 @@ import json
 import sys
 from pathlib import Path
 
-from tests.conftest import run_cli
-from tests.route.routes import definition_digest, make_route, run_route, stone_get, stone_set, write
+from tests.conftest import git, run_cli
+from tests.route.routes import (
+    definition_digest,
+    make_route,
+    record_pass,
+    route_cmd,
+    run_route,
+    stone_get,
+    stone_set,
+    write,
+)
 
 TIERED = {
     "1.vision": "Write the vision.\n",
@@ -127,7 +136,7 @@ def test_get_stays_lean_no_click_yaml_git_or_subprocess_imports(git_repo: Path) 
     probe = (
         "import atexit, sys\n"
         "heavy = ('click', 'yaml', 'jinja2', 'git', 'subprocess', 'concurrent.futures', 'anthropic',"
-        " 'openai', 'routedriver.proc')\n"
+        " 'openai', 'routedriver.proc', 'dataclasses', 'pydantic', 'rich')\n"
         "atexit.register(lambda: print('heavy:', [m for m in heavy if m in sys.modules], file=sys.stderr))\n"
         f"sys.argv = ['route.stone.get', '--route', {str(route)!r}, '--say']\n"
         "from routedriver.cli.route_stone import get_main\n"
@@ -137,3 +146,30 @@ def test_get_stays_lean_no_click_yaml_git_or_subprocess_imports(git_repo: Path) 
     assert done.code == 0 and "heavy: []" in done.err, done.err
     assert definition_digest(route) == before
     assert not (route / ".route").exists()  # get never writes
+
+
+def hash_object_runs(trace: Path) -> int:
+    """How many ``git hash-object`` processes wrote to the GIT_TRACE file ``trace``."""
+    lines = trace.read_text().splitlines() if trace.exists() else []
+    return sum("built-in: git hash-object" in line for line in lines)
+
+
+def test_uncommitted_passes_are_hashed_by_one_git_process(git_repo: Path, tmp_path: Path) -> None:
+    """A robot's artifacts are uncommitted for most of a route: their content ids come from the files, all
+    of them asked of git at once (one process per stone made 2,000 stones take 5 s)."""
+    names = [f"{index}.part-{index}" for index in range(1, 13)]
+    route = make_route(git_repo, {name: f"Part {name}.\n" for name in names})
+    git(git_repo, "add", "-A")
+    git(git_repo, "commit", "-q", "-m", "route")
+    for name in names[:10]:
+        record_pass(route, name)  # writes <name>.md, left uncommitted
+    untracked = git(git_repo, "ls-files", "--others", "--exclude-standard", "route").split()
+    assert sorted(path for path in untracked if path.endswith(".md")) == sorted(
+        f"route/{name}.md" for name in names[:10]
+    )
+    trace = tmp_path / "trace"
+    done = run_route(route_cmd("get", route, "--stone", "@next-one"), git_repo, env={"GIT_TRACE": str(trace)})
+    assert (done.code, done.out) == (0, "11.part-11\n"), done.err
+    assert hash_object_runs(trace) == 1
+    write(route / "4.part-4.md", "changed after its pass\n")
+    assert stone_get(git_repo, route, "--stone", "4.part-4").out == "4.part-4\tstale\n"

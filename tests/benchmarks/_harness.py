@@ -60,9 +60,11 @@ def command(
     env: Mapping[str, str] | None = None,
     stdin: str | None = None,
     check: bool = True,
+    bin_dir: Path | None = None,
 ) -> Callable[[], None]:
-    """A callable that runs ``argv`` once (output discarded), for ``median_wall``."""
-    first = commands_dir()
+    """A callable that runs ``argv`` once (output discarded), for ``median_wall``; ``bin_dir`` (default:
+    ``commands_dir()``) is put first on PATH, so what the command starts comes from the same install."""
+    first = bin_dir or commands_dir()
     full_env = {**os.environ, "PATH": f"{first}{os.pathsep}{os.environ.get('PATH', '')}", **(env or {})}
     # Start-up is what we measure: let Python cache bytecode as it does on a normal install (some sandboxes
     # set PYTHONDONTWRITEBYTECODE, which makes every start recompile the package from source).
@@ -128,33 +130,33 @@ def commands_dir() -> Path:
     return _COMMANDS[0]
 
 
-def _source_stamp() -> str:
+def _source_stamp(root: Path = ROOT) -> str:
     """sha256 over the package's files and pyproject.toml: the installed copy is rebuilt when it changes."""
     digest = hashlib.sha256()
     files = sorted(
         path
-        for path in (ROOT / "routedriver").rglob("*")
+        for path in (root / "routedriver").rglob("*")
         if path.is_file() and "__pycache__" not in path.parts
     )
-    for path in [*files, ROOT / "pyproject.toml"]:
-        digest.update(path.relative_to(ROOT).as_posix().encode() + b"\0" + path.read_bytes())
+    for path in [*files, root / "pyproject.toml"]:
+        digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()
 
 
-def installed() -> tuple[Path | None, str]:
-    """The bin directory of a non-editable install of this checkout, built once into ``INSTALLED``; or
-    (None, why it could not be built). Its dependencies come from .venv's site-packages through a plain
-    path entry (what pip would have put next to it, without a second download)."""
-    bin_dir = INSTALLED / "bin"
-    stamp_file = INSTALLED / ".source-stamp"
-    stamp = _source_stamp()
+def installed(source: Path = ROOT, target: Path = INSTALLED) -> tuple[Path | None, str]:
+    """The bin directory of a non-editable install of the checkout at ``source``, built once into
+    ``target``; or (None, why it could not be built). Its dependencies come from .venv's site-packages
+    through a plain path entry (what pip would have put next to it, without a second download)."""
+    bin_dir = target / "bin"
+    stamp_file = target / ".source-stamp"
+    stamp = _source_stamp(source)
     if (bin_dir / "route.verify").exists() and stamp_file.exists() and stamp_file.read_text() == stamp:
         return bin_dir, ""
-    print("info   building the non-editable install in .venv/bench-installed ...", flush=True)
+    print(f"info   building the non-editable install in {target} ...", flush=True)
     with tempfile.TemporaryDirectory(prefix="bench-wheel-") as wheels:
         steps = [
-            [sys.executable, "-m", "venv", "--clear", str(INSTALLED)],
-            [str(BIN_DIR / "pip"), "wheel", "-q", "--no-deps", "-w", wheels, str(ROOT)],
+            [sys.executable, "-m", "venv", "--clear", str(target)],
+            [str(BIN_DIR / "pip"), "wheel", "-q", "--no-deps", "-w", wheels, str(source)],
         ]
         for step in steps:
             done = subprocess.run(step, capture_output=True, text=True, check=False, timeout=600)

@@ -63,23 +63,32 @@ def commit_all(repo: Path) -> None:
     git(repo, "-c", "user.name=bench", "-c", "user.email=bench@example.com", "commit", "-q", "-m", "work")
 
 
-def passed_route(parent: Path, stones: int) -> Path:
+def passed_route(parent: Path, stones: int, uncommitted: int = 0) -> Path:
     """A committed route of ``stones`` stones, each with its artifact, every third with a guard (``reviews:
     []``), all but the last passed: the worst case for ``@next-one``, whose every stone before the last must
-    be checked. The passes are recorded with the driver's own functions (a Survey's inputs from git's index,
-    then ``store.write_pass``), as ``route.stone.set`` would record them, and committed."""
+    be checked. The passes are recorded with the driver's own functions (a Survey's inputs, then
+    ``store.write_pass``), as ``route.stone.set`` would record them, and committed.
+
+    ``uncommitted``: that many of the passed stones (spread over the route) have an artifact git does not
+    have (written after the commit, untracked, as a robot's work is for most of a route), so their content
+    ids must come from the files, not from git's index."""
     from routedriver.route.state import Survey
 
-    repo = new_repo(parent, f"get-{stones}")
+    repo = new_repo(parent, f"get-{stones}-{uncommitted}")
     route_dir = repo / "route"
     route_dir.mkdir()
+    step = (stones - 1) // uncommitted if uncommitted else 0
+    late = {step * number for number in range(1, uncommitted + 1)}
+    assert len(late) == uncommitted, (len(late), uncommitted)
     for index in range(1, stones + 1):
         (route_dir / f"{index}.stone-{index}.stone").write_text(f"Stone {index}.\n" * 30)
         if index % 3 == 0:
             (route_dir / f"{index}.stone-{index}.guard").write_text("reviews: []\n")
-        if index < stones:
+        if index < stones and index not in late:
             (route_dir / f"{index}.stone-{index}.md").write_text(f"Artifact {index}.\n")
     commit_all(repo)
+    for index in late:
+        (route_dir / f"{index}.stone-{index}.md").write_text(f"Artifact {index}, not committed yet.\n")
     route = load_route(route_dir)
     found = find_repo(repo)
     assert found is not None
@@ -99,22 +108,36 @@ def passed_route(parent: Path, stones: int) -> Path:
             files=[],
             manifest=now.artifacts,
         )
-    commit_all(repo)
+    git(repo, "add", "route/.route")
+    git(repo, "-c", "user.name=bench", "-c", "user.email=bench@example.com", "commit", "-q", "-m", "passes")
+    untracked = subprocess.run(
+        ["git", "ls-files", "--others", "--exclude-standard"], cwd=repo, capture_output=True, text=True
+    ).stdout.split()
+    assert len(untracked) == uncommitted, untracked[:5]
     return repo
+
+
+def get_argv(bin_dir: Path) -> list[str]:
+    return [str(bin_dir / "route.stone.get"), "--route", "route", "--stone", "@next-one", "--say"]
+
+
+def check_get(repo: Path, stones: int, bin_dir: Path) -> None:
+    """The benchmark's get answers what it must: every stone but the last is passed."""
+    out = subprocess.run(get_argv(bin_dir), cwd=repo, capture_output=True, text=True, check=True).stdout
+    assert out.startswith(f"==> route/{stones}.stone-{stones}.stone (incomplete) <=="), out[:200]
 
 
 def bench_get(workdir: Path) -> None:
     """route.stone.get --stone @next-one --say and route.status on 1,000 and 10,000 stones, all passed but the
     last: every earlier stone is checked for freshness (one view of done), from names and git's index."""
     bin_dir = harness.commands_dir()
-    get = [str(bin_dir / "route.stone.get"), "--route", "route", "--stone", "@next-one", "--say"]
+    get = get_argv(bin_dir)
     status = [str(bin_dir / "route.status"), "--route", "route"]
     python = str(bin_dir / "python")
     walls: dict[str, float] = {}
     repos = {stones: passed_route(workdir, stones) for stones in (1000, 10000)}
     for stones, repo in repos.items():
-        out = subprocess.run(get, cwd=repo, capture_output=True, text=True, check=True).stdout
-        assert out.startswith(f"==> route/{stones}.stone-{stones}.stone (incomplete) <=="), out[:200]
+        check_get(repo, stones, bin_dir)
         floor = subprocess.run([python, str(HERE / "get_floor.py")], cwd=repo, capture_output=True, text=True)
         assert floor.stdout.strip() == str(stones - 1), floor.stdout + floor.stderr
     runs = {
@@ -122,6 +145,13 @@ def bench_get(workdir: Path) -> None:
         for stones, repo in repos.items()
         for kind, argv in (("get", get), ("status", status), ("floor", [python, str(HERE / "get_floor.py")]))
     }
+    # A robot's turn on a small route (the feature starter route, nothing passed yet), and the same two
+    # command lines ending in "--", which cli/_plain.py hands to click: what starting without click saves.
+    fresh = new_repo(workdir, "fresh")
+    shutil.copytree(HERE.parent.parent / "templates" / "routes" / "feature", fresh / "route")
+    runs["get-fresh"] = harness.command(get, cwd=fresh)
+    runs["get-fresh-click"] = harness.command([*get, "--"], cwd=fresh)
+    runs["get-1000-click"] = harness.command([*get, "--"], cwd=repos[1000])
     walls = harness.interleaved({**runs, "bare": harness.bare_python()}, rounds=13)
     print(f"info   bare python: {walls['bare'] * 1000:.1f} ms", flush=True)
     harness.report(
@@ -139,6 +169,15 @@ def bench_get(workdir: Path) -> None:
     harness.report(
         "route.status, 1,000 stones vs route.stone.get", walls["status-1000"], walls["get-1000"], max_ratio=2
     )
+    for what, plain, click in (
+        ("a fresh 5-stone route", walls["get-fresh"], walls["get-fresh-click"]),
+        ("1,000 stones", walls["get-1000"], walls["get-1000-click"]),
+    ):
+        print(
+            f"info   route.stone.get on {what}: {plain * 1000:.1f} ms; through click: {click * 1000:.1f} ms "
+            f"(cli/_plain.py saves {(click - plain) / click:.0%}; kept while it saves 20% or more)",
+            flush=True,
+        )
     print(
         f"info   floor (get_floor.py: only the listings, git questions and hashes any Python answer needs): "
         f"{walls['floor-1000'] * 1000:.1f} ms at 1,000, {walls['floor-10000'] * 1000:.1f} ms at 10,000 = "
@@ -148,7 +187,36 @@ def bench_get(workdir: Path) -> None:
     )
 
 
-def bench_set_unchanged(workdir: Path) -> None:
+def bench_uncommitted(workdir: Path) -> None:
+    """route.stone.get @next-one --say where the robot's artifacts are not committed (issue 23): their content
+    ids come from the files, which git hashes in ONE process for all of them, not one per stone. 2,000 such
+    stones ≤ 2× the time of 200; 1,000 stones of which 20 passed uncommitted ≤ 6× bare python."""
+    bin_dir = harness.commands_dir()
+    repos = {
+        "200": (passed_route(workdir, 200, uncommitted=199), 200),
+        "2000": (passed_route(workdir, 2000, uncommitted=1999), 2000),
+        "1000-20": (passed_route(workdir, 1000, uncommitted=20), 1000),
+    }
+    for repo, stones in repos.values():
+        check_get(repo, stones, bin_dir)
+    runs = {name: harness.command(get_argv(bin_dir), cwd=repo) for name, (repo, _stones) in repos.items()}
+    walls = harness.interleaved({**runs, "bare": harness.bare_python()}, rounds=11)
+    harness.report(
+        "route.stone.get @next-one --say, 2,000 passed stones with uncommitted artifacts vs 200",
+        walls["2000"],
+        walls["200"],
+        max_ratio=2,
+    )
+    harness.report(
+        "route.stone.get @next-one --say, 1,000 stones, 20 passed with uncommitted artifacts",
+        walls["1000-20"],
+        walls["bare"],
+        max_ratio=6,
+    )
+
+
+def set_repo(workdir: Path) -> Path:
+    """A passed, guarded stone with 200 committed artifacts (its review and judge count their runs)."""
     repo = new_repo(workdir, "set")
     route_dir = repo / "route"
     (route_dir / "docs").mkdir(parents=True)
@@ -160,17 +228,19 @@ def bench_set_unchanged(workdir: Path) -> None:
     )
     for index in range(200):
         (route_dir / "docs" / f"{index:03}.md").write_text(f"# Doc {index}\n" + "text line\n" * 200)
-    argv = [
-        str(harness.commands_dir() / "route.stone.set"),
-        "--route",
-        "route",
-        "--stone",
-        "1.big",
-        "--as",
-        "passed",
-    ]
-    subprocess.run(argv, cwd=repo, check=True, capture_output=True)
+    subprocess.run(set_argv(harness.commands_dir()), cwd=repo, check=True, capture_output=True)
     commit_all(repo)
+    return repo
+
+
+def set_argv(bin_dir: Path) -> list[str]:
+    return [str(bin_dir / "route.stone.set"), "--route", "route", "--stone", "1.big", "--as", "passed"]
+
+
+def bench_set_unchanged(workdir: Path) -> None:
+    repo = set_repo(workdir)
+    route_dir = repo / "route"
+    argv = set_argv(harness.commands_dir())
     counts = (repo / ".counts").read_text()
     walls = harness.interleaved({"set": harness.command(argv, cwd=repo), "bare": harness.bare_python()})
     assert (repo / ".counts").read_text() == counts == "run\njudge\n", "a review or judge ran again"
@@ -320,20 +390,33 @@ def bench_parallel_reviews(workdir: Path) -> None:
     harness.report_absolute("8 reviews sleeping 1 s each, route.stone.set wall", wall, max_value=2.0)
 
 
-def main() -> int:
+PARTS: dict[str, Callable[[Path], None]] = {
+    "get": bench_get,
+    "uncommitted": bench_uncommitted,
+    "set": bench_set_unchanged,
+    "reviews": bench_parallel_reviews,
+    "hashing": bench_hashing,
+}
+
+
+def main(argv: list[str]) -> int:
+    """Every part, or those named (``bench_route.py get uncommitted``)."""
+    unknown = set(argv) - PARTS.keys()
+    if unknown:
+        print(f"error: no part {', '.join(sorted(unknown))}; parts: {', '.join(PARTS)}", file=sys.stderr)
+        return 2
     workdir = Path(tempfile.mkdtemp(prefix="bench-route-", dir=os.environ.get("BENCH_TMPDIR", "/var/tmp")))
     # An installed package has bytecode; an editable checkout may not (PYTHONDONTWRITEBYTECODE): compile it so
     # start-up is measured, not the compiler.
     compileall.compile_dir(str(HERE.parent.parent / "routedriver"), quiet=1)
     try:
-        bench_get(workdir)
-        bench_set_unchanged(workdir)
-        bench_parallel_reviews(workdir)
-        bench_hashing(workdir)
+        for name, part in PARTS.items():
+            if not argv or name in argv:
+                part(workdir)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     return int(harness.exit_code())
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))

@@ -1,20 +1,25 @@
-"""A lower bound for ``route.verify`` on bench_verify's repository: the unavoidable work, and nothing else.
+"""A lower bound for ``route.verify --all`` on bench_verify's repository: the unavoidable work and no more.
 
 Not a checker. It is what any Python implementation of the gate must at least do on this machine, written
 as bare as Python allows, so that the benchmark can say how much of the target's budget is gone before a
 single check is made:
 
 - start Python (the same interpreter and site as the installed command);
-- ask git what the gate asks: the index (``git ls-files -v -s``), what differs from it (``git diff-files``:
-  the gate's question, cheaper than ``git status``) and, since this repository holds approvals, the history
-  of the approval markers, all three at once, and read the answers;
+- ask git every question the gate cannot do without, the independent ones at once, and read the answers:
+  where the repository is and its hash (``git rev-parse``: the gate cannot assume it runs at the top level
+  of a sha1 repository), whether its history is cut (a shallow clone's cut-off commit must not vouch for an
+  approval: asked in the same ``rev-parse``), the routes (``--all``: every ``*.stone`` git tracks or would
+  track), the index (``git ls-files -v -s``), what differs from it (``git diff-files``: the gate's question,
+  cheaper than ``git status``) and, since this repository holds approvals, the history of the approval
+  markers; then, once that history names them, what else the approval commits changed (an approval commit
+  must change nothing but approvals);
 - per stone: read its guard, list its artifact directory, look the artifacts' content ids up in the index,
   hash the (path, id) list, find its pass record by name in the ``.route/`` listing and read it and every
   record file it names.
 
 It parses nothing it does not need, validates nothing, reports nothing but a count, and knows the layout of
-bench_verify's repository (one ``$route/art/NN/*.md`` glob per guard, one route at ``route/``). Run from the
-repository's top level; prints how many stones' artifact hashes match their markers.
+bench_verify's repository (one ``$route/art/NN/*.md`` glob per guard, every route's stones in ``route/``).
+Run from the repository's top level; prints how many stones' artifact hashes match their markers.
 """
 
 import os
@@ -49,11 +54,18 @@ def blob_id(path):
 
 
 def main():
+    where_query = start_git("rev-parse", "--show-toplevel", "--show-object-format", "--is-shallow-repository")
+    routes_query = start_git(
+        "ls-files", "-z", "--cached", "--others", "--exclude-standard", ":(glob)**/*.stone"
+    )
     index_query = start_git("ls-files", "-v", "-s", "-z")
     modified_query = start_git("diff-files", "--name-only", "-z")
     markers = "--", ":(glob)**/.route/*.approved"
-    history_query = start_git("log", "-z", "--raw", "--no-abbrev", "--format=%H%x00%ae", *markers)
+    history_query = start_git("log", "-z", "--raw", "--no-abbrev", "--format=%x01%H%x00%ae", *markers)
     import hashlib
+
+    answer(where_query)
+    assert {name.rpartition("/")[0] for name in answer(routes_query).split("\0") if name} == {"route"}
 
     index = {}
     for entry in answer(index_query).split("\0"):
@@ -85,7 +97,10 @@ def main():
             with open(f"{state}/{stone}.approved", "rb") as file:
                 hashlib.sha256(file.read())
         matching += f"review_input_hash: {review_input_hash}" in marker
-    answer(history_query)
+    approvals = {chunk.split("\0", 1)[0] for chunk in answer(history_query).split("\x01")[1:]}
+    answer(
+        start_git("log", "--no-walk=unsorted", "-z", "-m", "--name-only", "--format=%x01%H", *approvals, "--")
+    )
     print(matching)
 
 

@@ -84,7 +84,7 @@ def digest(directory: Path) -> dict[str, str]:
     return {
         str(path.relative_to(directory)): hashlib.sha256(path.read_bytes()).hexdigest()
         for path in sorted(directory.rglob("*"))
-        if path.is_file() and path.name != ".drive.state"
+        if path.is_file() and path.name not in (".drive.state", ".session.state")  # the hooks' own state
     }
 
 

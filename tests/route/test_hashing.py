@@ -202,3 +202,23 @@ def test_public_hashes_are_the_same_in_a_clone_elsewhere(git_repo: Path, tmp_pat
     (route / "1.vision.v2.md").write_text("# changed\n")
     assert compute_stone_review_input_hash(route, "1.vision") != here
     shutil.rmtree(clone)
+
+
+def test_a_file_reached_through_a_link_leading_out_of_the_work_tree_is_refused(
+    git_repo: Path, tmp_path: Path
+) -> None:
+    outside = tmp_path / "outside"
+    write(outside / "doc.md", "outside\n")
+    write(git_repo / "docs" / "real.md", "inside\n")
+    os.symlink(outside, git_repo / "away")  # a directory link leading out
+    os.symlink(git_repo / "docs", git_repo / "here")  # one that stays in
+    os.symlink(outside / "doc.md", git_repo / "docs" / "out.md")
+    hashing.refuse_escaping_links(git_repo, ["docs/real.md", "here/real.md", "README.md"])
+    for path in ("away/doc.md", "docs/out.md"):
+        with pytest.raises(Refused, match=f"artifact {path} is a symlink to {outside}/doc.md, outside"):
+            hashing.refuse_escaping_links(git_repo, ["docs/real.md", path])
+    # The work tree itself reached through a link: its files are still inside.
+    os.symlink(git_repo, tmp_path / "checkout")
+    hashing.refuse_escaping_links(tmp_path / "checkout", ["docs/real.md", "here/real.md"])
+    with pytest.raises(Refused, match="artifact away/doc.md is a symlink"):
+        hashing.refuse_escaping_links(tmp_path / "checkout", ["away/doc.md"])

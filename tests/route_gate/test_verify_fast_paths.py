@@ -314,39 +314,6 @@ def test_a_marker_with_a_conflict_among_its_artifact_lines_does_not_parse(tmp_pa
         assert store.read_marker(path, "1.s") is None, bad
 
 
-# ---------------------------------------------------------------- git queries started early
-
-
-def test_early_git_answers_are_taken_once_by_the_same_question(git_repo: Path) -> None:
-    write(git_repo / "r" / "1.a.stone", "Do it.\n")
-    write(git_repo / "r" / "a.md", "one\n")
-    git(git_repo, "add", "-A")
-    git(git_repo, "commit", "-q", "-m", "route")
-    gitops.prefetch_verify(git_repo, discover=True).get()
-    assert len(gitops._EARLY) == 4  # rev-parse, then diff-files, ls-files --stage and the route listing
-    repo = gitops.find_repo(git_repo)
-    assert repo is not None
-    snapshot = gitops.index_snapshot(repo)
-    stones = gitops.list_files(repo, [gitops.ROUTE_STONES])
-    assert gitops._EARLY == {}  # each answer was taken by the question it was started for
-    assert snapshot == gitops.index_snapshot(repo)
-    assert stones == ["r/1.a.stone"] == gitops.list_files(repo, [gitops.ROUTE_STONES])
-    # Taken once: the next question is asked anew and sees the work tree as it is now.
-    write(git_repo / "r" / "a.md", "two\n")
-    again = gitops.index_snapshot(repo)
-    assert again is not None and again.modified == frozenset({"r/a.md"})
-    # A question asked elsewhere (another directory) never gets an answer started for this one.
-    gitops.prefetch_verify(git_repo, discover=False).get()
-    assert gitops.find_repo(git_repo / "r") == repo
-    assert len(gitops._EARLY) == 3
-    gitops._EARLY.clear()
-    # Started below the top-level, the index queries wait for rev-parse to name it, then are asked there.
-    gitops.prefetch_verify(git_repo / "r", discover=False).get()
-    assert gitops.find_repo(git_repo / "r") == repo
-    assert len(gitops._EARLY) == 2
-    assert gitops.index_snapshot(repo) == again and gitops._EARLY == {}
-
-
 # ---------------------------------------------------------------- relative paths
 
 

@@ -9,6 +9,8 @@ from collections.abc import Callable, Mapping
 from routedriver.behaviorci.errors import ProviderConfigError
 from routedriver.behaviorci.models import PROVIDERS, BundleConfig, ProviderConfig
 from routedriver.behaviorci.providers.base import Provider, RetryNotice
+from routedriver.behaviorci.providers.chat import ChatProvider
+from routedriver.behaviorci.providers.mock import MockProvider
 
 
 def make_provider(
@@ -32,8 +34,6 @@ def make_provider(
     same = chosen == bundle_provider.name
     effective_model = model or (bundle_provider.model if same else None)
     if chosen == "mock":
-        from routedriver.behaviorci.providers.mock import MockProvider
-
         mock_config = bundle_provider if same else ProviderConfig(name="mock")
         return MockProvider(
             mock_config,
@@ -43,7 +43,6 @@ def make_provider(
             on_retry=on_retry,
             sleep=sleep,
         )
-    from routedriver.behaviorci.providers.chat import ChatProvider
 
     return ChatProvider(
         chosen,

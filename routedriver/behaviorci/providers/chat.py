@@ -8,6 +8,7 @@ the key, the base URL and the model, turns a prompt into one user message, and m
 
 from __future__ import annotations
 
+import importlib
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -17,6 +18,12 @@ from routedriver.behaviorci.dataset import Case
 from routedriver.behaviorci.errors import ProviderConfigError
 from routedriver.behaviorci.providers.base import Generation, ProviderCallError, RetryNotice
 from routedriver.behaviorci.text import without_surrogates
+from routedriver.llm.anthropic_chat import AnthropicChat
+from routedriver.llm.env import first_env
+from routedriver.llm.errors import LLMAuthError, LLMError, retry_note
+from routedriver.llm.openai_chat import OpenAIChat
+from routedriver.llm.retry import RetryPolicy
+from routedriver.llm.types import Message
 
 # name → (default model, key variable, base URL variable, default max_tokens)
 SETTINGS: dict[str, tuple[str, str, str, int]] = {
@@ -43,10 +50,6 @@ class ChatProvider:
         on_retry: RetryNotice | None = None,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
-        from routedriver.llm.env import first_env
-        from routedriver.llm.errors import LLMError
-        from routedriver.llm.retry import RetryPolicy
-
         default_model, key_var, url_var, default_max_tokens = SETTINGS[name]
         key_var = api_key_env or key_var
         found = first_env([key_var], environ)
@@ -63,11 +66,7 @@ class ChatProvider:
         self.base_url = base_url or (url[1] if url else None)
         self.on_retry = on_retry
         self._local = threading.local()
-        adapter: Any
-        if name == "openai":
-            from routedriver.llm.openai_chat import OpenAIChat as adapter
-        else:
-            from routedriver.llm.anthropic_chat import AnthropicChat as adapter
+        adapter: Any = OpenAIChat if name == "openai" else AnthropicChat
         try:
             self.chat = adapter(
                 model=self.model,
@@ -94,11 +93,6 @@ class ChatProvider:
         }
 
     def generate(self, prompt: str, case: Case, repeat_index: int) -> Generation:
-        import importlib
-
-        from routedriver.llm.errors import LLMAuthError, LLMError
-        from routedriver.llm.types import Message
-
         # The SDK import (0.6-1.4 s, once) happens here, outside the timing, not inside the first calls'
         # latency; concurrent first calls wait on the import lock for it.
         importlib.import_module(self.name)
@@ -123,8 +117,6 @@ class ChatProvider:
         )
 
     def _announce(self, attempt: int, delay_s: float, exc: BaseException) -> None:
-        from routedriver.llm.errors import retry_note
-
         # The adapter calls this in the thread that made the call, so the thread-local names its case.
         self._local.retries = getattr(self._local, "retries", 0) + 1
         if self.on_retry is not None:

@@ -30,6 +30,7 @@ from routedriver.behaviorci.dataset import Case
 from routedriver.behaviorci.models import ProviderConfig
 from routedriver.behaviorci.providers.base import Generation, ProviderCallError, RetryNotice
 from routedriver.behaviorci.text import without_surrogates
+from routedriver.llm.retry import RetryPolicy, call_with_retries, retryable_status
 from routedriver.llm.types import Usage, estimate_tokens
 
 DEFAULT_MODEL = "mock-v1"
@@ -43,8 +44,6 @@ class MockFailure(Exception):
 
     @property
     def retryable(self) -> bool:
-        from routedriver.llm.retry import retryable_status
-
         return self.status == "timeout" or (isinstance(self.status, int) and retryable_status(self.status))
 
 
@@ -76,8 +75,6 @@ class MockProvider:
         return {"provider": self.name, "model": self.model}
 
     def generate(self, prompt: str, case: Case, repeat_index: int) -> Generation:
-        from routedriver.llm.retry import RetryPolicy, call_with_retries
-
         started = time.perf_counter()
         attempts = 0
 

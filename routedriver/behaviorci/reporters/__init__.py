@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from routedriver.behaviorci.reporters import console, json_report, junit, markdown
 from routedriver.behaviorci.results import RunResult
 
 FORMATS = ("console", "json", "markdown", "junit")
@@ -18,21 +19,13 @@ def render(
     width: int = 100,
 ) -> str:
     if fmt == "console":
-        from routedriver.behaviorci.reporters import console
-
         if rich:
             return console.render_rich(result, verbose=verbose, quiet=quiet, width=width)
         return console.render_plain(result, verbose=verbose, quiet=quiet)
     if fmt == "json":
-        from routedriver.behaviorci.reporters import json_report
-
         return json_report.render(result, verbose=verbose)
     if fmt == "markdown":
-        from routedriver.behaviorci.reporters import markdown
-
         return markdown.render(result, verbose=verbose)
     if fmt == "junit":
-        from routedriver.behaviorci.reporters import junit
-
         return junit.render(result, verbose=verbose)
     raise ValueError(f"unknown format {fmt!r}")

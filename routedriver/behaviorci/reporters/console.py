@@ -6,6 +6,8 @@ guard's judge reads a failed threshold as "failed" rather than as exit code 1 ("
 
 from __future__ import annotations
 
+import io
+
 from routedriver.behaviorci.results import CaseResult, RunResult, ThresholdResult, format_number
 
 SHOWN_FAILURES = 10
@@ -39,7 +41,6 @@ def render_plain(result: RunResult, *, verbose: bool = False, quiet: bool = Fals
 def render_rich(result: RunResult, *, verbose: bool = False, quiet: bool = False, width: int = 100) -> str:
     if quiet:
         return verdict_lines(result)
-    import io
 
     from rich.console import Console
     from rich.markup import escape

@@ -9,6 +9,8 @@ from typing import Any
 
 from routedriver.brain.atoms import AtomOptions, adapter_options
 from routedriver.errors import Refused
+from routedriver.llm.anthropic_chat import AnthropicChat
+from routedriver.llm.env import first_env
 
 DEFAULT_MODEL = "claude-sonnet-5-5"  # the newest Sonnet the installed anthropic SDK lists
 DEFAULT_CONTEXT_WINDOW = 200_000
@@ -17,9 +19,6 @@ BASE_URL_VARS = ("ANTHROPIC_BASE_URL",)
 
 
 def create(options: AtomOptions) -> Any:
-    from routedriver.llm.anthropic_chat import AnthropicChat
-    from routedriver.llm.env import first_env
-
     key = first_env(KEY_VARS, options.environ)
     if key is None:
         raise Refused(

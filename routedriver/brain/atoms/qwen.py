@@ -12,6 +12,8 @@ from typing import Any
 
 from routedriver.brain.atoms import AtomOptions, adapter_options
 from routedriver.errors import Refused
+from routedriver.llm.env import first_env
+from routedriver.llm.openai_chat import OpenAIChat
 
 DEFAULT_MODEL = "qwen-plus"
 DASHSCOPE_URL = "https://dashscope-intl.aliyuncs.com/compatible-mode/v1"
@@ -38,9 +40,6 @@ def context_window_for(model: str) -> int:
 
 
 def create(options: AtomOptions) -> Any:
-    from routedriver.llm.env import first_env
-    from routedriver.llm.openai_chat import OpenAIChat
-
     key = first_env(KEY_VARS, options.environ)
     if key is None:
         raise Refused(

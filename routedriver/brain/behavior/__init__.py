@@ -11,9 +11,12 @@ See docs/behavior.md.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from routedriver.brain.behavior.engine import BehaviorEngine
 
 if TYPE_CHECKING:
     from routedriver.brain.behavior.hook import BehaviorHook
@@ -29,10 +32,7 @@ def load_behavior_hook(
     the hook for one bhrain session. ``agent_model`` classifies turns unless ``brain`` names another model
     or ``use_agent_brain`` is false. ``workdir`` (default: the current directory) is where relative file
     paths in tool calls are resolved, as the loop's tools do."""
-    import logging
-
     from routedriver.brain.behavior.brains import build_brain
-    from routedriver.brain.behavior.engine import BehaviorEngine
     from routedriver.brain.behavior.hook import BehaviorHook
     from routedriver.brain.behavior.resolve import resolve_behavior
 

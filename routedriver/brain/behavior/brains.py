@@ -15,7 +15,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from routedriver.brain.behavior.errors import BehaviorConfigError
+from routedriver.llm.anthropic_chat import AnthropicChat
 from routedriver.llm.env import first_env
+from routedriver.llm.openai_chat import OpenAIChat
+from routedriver.llm.retry import RetryPolicy
 from routedriver.llm.types import ChatModel
 
 _SECRET = re.compile(r"\{\{\s*secret\.([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
@@ -89,7 +92,6 @@ def build_brain(
             f"{where}: provider {provider!r} needs config.base_url",
             "give the OpenAI-compatible endpoint's URL",
         )
-    from routedriver.llm.retry import RetryPolicy
 
     options: dict[str, Any] = {
         "model": brain["model"],
@@ -106,9 +108,6 @@ def build_brain(
     if config.get("context_window") is not None:
         options["context_window"] = int(config["context_window"])
     if backend == "anthropic":
-        from routedriver.llm.anthropic_chat import AnthropicChat
-
         return AnthropicChat(**options)
-    from routedriver.llm.openai_chat import OpenAIChat
 
     return OpenAIChat(**options)

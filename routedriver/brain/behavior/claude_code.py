@@ -26,6 +26,7 @@ stops every tool call of the user's session.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import os
@@ -111,8 +112,6 @@ def session_file_stem(session_id: str) -> str:
     """A file-name-safe, collision-free stem for a session id (path separators and dots can't escape)."""
     safe = _UNSAFE.sub("_", session_id)[:100].strip(".") or "default"
     if safe != session_id:
-        import hashlib
-
         safe += "-" + hashlib.sha256(session_id.encode("utf-8")).hexdigest()[:10]
     return safe
 

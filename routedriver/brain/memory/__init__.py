@@ -6,6 +6,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from routedriver.brain.memory.base import MemoryManagerLike
+from routedriver.brain.memory.summarize import SummarizeOnLimit
+from routedriver.brain.memory.truncate import TruncateMemory
 from routedriver.brain.plugins import is_import_path, load_object
 from routedriver.errors import Refused
 
@@ -22,12 +24,8 @@ def create_memory(spec: str | Mapping[str, Any] | None) -> MemoryManagerLike | N
     if name == "none":
         return None
     if name == "truncate":
-        from routedriver.brain.memory.truncate import TruncateMemory
-
         factory: Any = TruncateMemory
     elif name == "summarize-on-limit":
-        from routedriver.brain.memory.summarize import SummarizeOnLimit
-
         factory = SummarizeOnLimit
     elif is_import_path(name):
         obj = load_object(name, what="memory manager")

@@ -45,6 +45,7 @@ from typing import Any, Literal
 
 from routedriver import userfile
 from routedriver.brain.hooks import ToolEvent
+from routedriver.brain.permissions.shell import split_command
 from routedriver.errors import Refused
 
 log = logging.getLogger("bhrain")
@@ -210,8 +211,6 @@ class RulesPolicy:
         return readable
 
     def _bash(self, event: ToolEvent, relevant: list[Rule]) -> Decision:
-        from routedriver.brain.permissions.shell import split_command
-
         command = str(event.params.get("command", ""))
         parsed = split_command(command)
         parts = [" ".join(argv) for argv in parsed.commands] or [command.strip()]

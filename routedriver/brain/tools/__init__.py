@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from routedriver.brain.tools.base import Tool, ToolSettings
+from routedriver.brain.tools.bash import bash_tool
+from routedriver.brain.tools.files import files_tools
 from routedriver.errors import Refused
 
 TOOL_SETS = ("files", "bash", "websearch")
@@ -27,8 +29,6 @@ def parse_tool_sets(spec: str | Iterable[str]) -> list[str]:
 
 def builtin_tools(sets: Iterable[str], settings: ToolSettings, *, read_only: bool = False) -> list[Tool]:
     """The tools of the given sets; ``read_only`` keeps only read/glob/grep of ``files`` (ask, review)."""
-    from routedriver.brain.tools.bash import bash_tool
-    from routedriver.brain.tools.files import files_tools
     from routedriver.brain.tools.websearch import websearch_tool
 
     tools: list[Tool] = []
