@@ -1,8 +1,12 @@
-"""The one family of user-facing errors, and the exit codes every command shares.
+"""The errors a person or a robot reads and acts on, and the exit codes every command shares.
 
-Every command reports a failure as one line on stderr, ``error: <what is wrong>; <what to do>``, and exits
-with the code its class carries. The CLI maps these to exits in one place (``routedriver.cli._command``);
-library code raises, it never prints or exits.
+A command that fails says one line on stderr, ``error: <what is wrong>; <what to do>``, and exits with the
+code its error carries: ``Refused`` 2 (the caller can fix it: bad flags or files, a guard said no),
+``Malfunction`` 1 (something broke that the caller did not cause). ``Stopped`` is a signal unwinding the
+command: ``Interrupted`` (SIGINT) 130, ``Terminated`` (SIGTERM) 143.
+
+Library code raises these, or returns a ``report.Report``; it never prints or exits. ``cli._exits.run`` is
+the one place an outcome becomes lines and an exit code.
 """
 
 from __future__ import annotations

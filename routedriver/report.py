@@ -17,7 +17,8 @@ from routedriver.errors import ExitCode
 class Report(NamedTuple):
     stdout: str = ""  # the result (text, or one JSON document)
     stderr: tuple[str, ...] = ()  # warnings and notices, then at most one ``error:`` line, which stays last
-    exit_code: ExitCode = ExitCode.OK
+    # An ExitCode; or 130/143 for a run a signal stopped that still reports what it did (bhrain run).
+    exit_code: int = ExitCode.OK
 
 
 def as_json(document: object) -> str:

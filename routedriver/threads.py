@@ -1,4 +1,6 @@
-"""Run work concurrently, and stop on Ctrl-C without waiting for it: the one way routedriver uses threads.
+"""Run work concurrently, and stop on Ctrl-C without waiting for it: the one way routedriver makes threads
+(``tests/test_doors.py`` holds the code to it and names the exceptions: a child's pipe readers in ``proc``,
+the MCP SDK's anyio threads).
 
 ``Batch(work, jobs, workers=N)`` calls ``work(job)`` for every job in at most ``N`` daemon threads, starting
 at once. Then either:
@@ -9,23 +11,29 @@ at once. Then either:
 - ``for done in batch``: each ``Finished`` job (its value, or the exception it raised) as it finishes, for
   a caller that reports progress or stops early (every iterator sees every job: two loops over one batch
   do not share its jobs out between them); or
-- ``later.Later(fn)``: one job started now, its value (or exception) collected by ``get()`` when needed.
+- ``batch.wait(timeout)``: whether every job started has finished within ``timeout`` seconds (the jobs go
+  on if not); or
+- ``later.Later(fn)``: one job started now, its value (or exception) collected by ``get()`` when needed, or
+  waited for with a deadline (``wait``).
 
 Stopping: a job that raises stops the batch, and so does ``batch.stop()`` (also called on leaving ``with
 Batch(...) as batch:``, however the block ends): no job starts after it; the jobs running go on, and
-nobody waits for them unless they ask (``results()``, iterating). The threads are daemon threads and no pool
-joins them at exit (a ``ThreadPoolExecutor``'s are joined), so a Ctrl-C (the signal handler raising in the
-waiting thread: every wait here can be interrupted) exits at once, while ``proc.kill_running`` takes down
-the commands they were running. Workers run in a copy of the caller's ``contextvars`` context.
+nobody waits for them unless they ask (``results()``, iterating, ``wait``). The threads are daemon threads
+and no pool joins them at exit (a ``ThreadPoolExecutor``'s are joined), so a Ctrl-C (the signal handler
+raising in the waiting thread: every wait here is in short steps, and can be interrupted) exits at once,
+while ``proc.kill_running`` takes down the commands they were running. Workers run in a copy of the
+caller's ``contextvars`` context.
 
-Any number of threads may wait on one batch at once (``results()``, ``Later.get()``, iterating): the workers
-compute, the waiters all see the same outcome. Nothing a waiter does changes what another one sees.
+Any number of threads may wait on one batch at once (``results()``, ``wait``, ``Later.get()``, iterating):
+the workers compute, the waiters all see the same outcome. Nothing a waiter does changes what another one
+sees.
 """
 
 from __future__ import annotations
 
 import contextvars
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Generic, TypeVar, cast
 
@@ -112,6 +120,24 @@ class Batch(Generic[J, R]):
                 done = self._finished[taken]
             taken += 1
             yield done
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Wait until every job started has finished and no other will start: True then; False when
+        ``timeout`` seconds pass first (the jobs go on). The outcome itself is ``results()``'s."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        with self._changed:
+            while not self._over():
+                left = _SIGNAL_CHECK_S
+                if deadline is not None:
+                    left = min(left, deadline - time.monotonic())
+                    if left <= 0:
+                        return False
+                self._changed.wait(left)  # in short steps, for a Ctrl-C handed to a worker (see __iter__)
+        return True
+
+    def _over(self) -> bool:
+        """No job will start and every one started has finished (called holding ``_changed``)."""
+        return (self._stopped or self._next == len(self._jobs)) and len(self._finished) == self._next
 
     def results(self) -> list[R]:
         """Every job's value, in job order; or the first failure (in the order the jobs finished), raised

@@ -10,7 +10,10 @@ Such a file may be anything a pull request can commit, so every reader goes thro
   that expand to more than ``MAX_ALIAS_VALUES`` values (a "billion laughs" bomb) or refer to themselves,
   nesting deeper than ``MAX_DEPTH`` and integers longer than ``MAX_INT_DIGITS`` digits;
 - ``parse_json`` refuses the same (JSON has no aliases);
-- ``load_yaml`` / ``load_json`` read and parse.
+- ``load_yaml`` / ``load_json`` read and parse;
+- ``read_record`` reads a file the driver wrote itself but anybody with the repository or a shell may have
+  replaced (a record under ``.route/``, a hook's state, a cache entry) for a caller that takes an unreadable
+  one as absent: the same checks, as an ``OSError`` instead of a refusal.
 
 Every refusal is one ``error`` (a ``Refused`` by default; callers pass their own subclass) whose line names
 the file (``shown``, default ``"<what> <path>"``), the line and the key path where there is one, and how to
@@ -20,6 +23,7 @@ PyYAML refuses), imported only when a YAML file is parsed.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import stat
@@ -82,6 +86,31 @@ def read_bytes(
     return b"".join(chunks)
 
 
+def read_record(path: str | os.PathLike[str], *, limit: int = MAX_BYTES) -> bytes:
+    """The bytes of the regular file ``path`` (symlinks followed), for a reader to whom an unreadable file is
+    no file: ``FileNotFoundError`` when there is none, and an ``OSError`` for what ``read_bytes`` refuses (not
+    a regular file: never opened, or if it became one since, never waited on; more than ``limit`` bytes)."""
+    if not stat.S_ISREG(os.stat(path).st_mode):  # never open a device: opening one may act
+        raise OSError(errno.EINVAL, "not a regular file", os.fspath(path))
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", os.fspath(path))
+        if info.st_size > limit:
+            raise OSError(errno.EFBIG, f"more than {limit:,} bytes", os.fspath(path))
+        chunks: list[bytes] = []
+        size = 0
+        while chunk := os.read(fd, min(1 << 20, limit + 1 - size)):
+            chunks.append(chunk)
+            size += len(chunk)
+            if size > limit:
+                raise OSError(errno.EFBIG, f"more than {limit:,} bytes", os.fspath(path))
+    finally:
+        os.close(fd)
+    return b"".join(chunks)
+
+
 def _regular(path: Path, info: os.stat_result, name: str, what: str, error: type[Refused]) -> None:
     if not stat.S_ISREG(info.st_mode):
         kind = next((label for test, label in _KINDS if test(info.st_mode)), "not a file")
@@ -91,7 +120,8 @@ def _regular(path: Path, info: os.stat_result, name: str, what: str, error: type
 
 def _too_big(name: str, limit: int, what: str, *, found: int | None = None) -> tuple[str, str]:
     size = f" ({found:,})" if found is not None else ""
-    return f"{name}: more than {limit:,} bytes{size}", f"a {what} may have at most {limit:,} bytes"
+    article = "an" if what[:1] in "aeiou" else "a"
+    return f"{name}: more than {limit:,} bytes{size}", f"{article} {what} may have at most {limit:,} bytes"
 
 
 def read_text(

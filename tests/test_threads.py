@@ -112,6 +112,21 @@ def test_later_runs_at_once_and_answers_the_same_every_time() -> None:
             failing.get()
 
 
+def test_waiting_with_a_deadline_says_whether_the_work_finished_and_leaves_it_running() -> None:
+    go = threading.Event()
+    later = Later(lambda: go.wait(10) and 7)
+    began = time.monotonic()
+    assert later.wait(0.2) is False  # not yet: the deadline passed, the job goes on
+    assert 0.2 <= time.monotonic() - began < 2
+    go.set()
+    assert later.wait(5) is True and later.get() == 7
+    batch = threads.Batch(lambda job: time.sleep(0.05 * job), [1, 2], workers=2)
+    assert batch.wait() is True and batch.results() == [None, None]
+    stopped = threads.Batch(lambda job: time.sleep(0.1), [1, 2, 3], workers=1)
+    stopped.stop()
+    assert stopped.wait(5) is True  # what started finished and nothing else will start
+
+
 def _four_waiters_on_one_later(attempt: int) -> tuple[list[object], list[int]]:
     calls: list[int] = []
     go = threading.Event()

@@ -410,3 +410,27 @@ def test_a_device_is_refused_without_being_opened(tmp_path: Path, monkeypatch: p
     with pytest.raises(Refused, match="a symlink to /dev/null, a character device, not a regular file"):
         userfile.read_bytes(link, what="guard")
     assert opened == []
+
+
+def test_a_record_is_read_or_is_an_oserror_never_a_hang_or_a_flood(tmp_path: Path) -> None:
+    # The driver's own files (records under .route/, a hook's state, a cache entry) are read tolerantly:
+    # what read_bytes refuses is an OSError there, which their readers take as "no such record".
+    record = tmp_path / "record"
+    record.write_bytes(b"kind: pass\n")
+    assert userfile.read_record(record) == b"kind: pass\n"
+    with pytest.raises(FileNotFoundError):
+        userfile.read_record(tmp_path / "missing")
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    began = time.monotonic()
+    with pytest.raises(OSError, match="not a regular file"):
+        userfile.read_record(fifo)
+    assert time.monotonic() - began < 5
+    zero = tmp_path / "zero"
+    zero.symlink_to("/dev/zero")
+    with pytest.raises(OSError, match="not a regular file"):
+        userfile.read_record(zero)
+    with pytest.raises(OSError, match="more than 4 bytes"):
+        userfile.read_record(record, limit=4)
+    with pytest.raises(OSError, match="more than 15 bytes"):  # /proc says 0 bytes: counted while reading
+        userfile.read_record("/proc/self/environ", limit=15)

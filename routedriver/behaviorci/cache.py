@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from routedriver import userfile
 from routedriver.fsutil import atomic_write, cache_dir
 
 FORMAT_VERSION = 1
@@ -53,7 +54,7 @@ class ResponseCache:
 
     def get(self, key: str) -> CachedAnswer | None:
         try:
-            data = json.loads(self._path(key).read_text(encoding="utf-8"))
+            data = json.loads(userfile.read_record(self._path(key)))  # a FIFO there: a miss, not a hang
             if data.get("key") != key or data.get("v") != FORMAT_VERSION:
                 return None
             return CachedAnswer(

@@ -10,7 +10,8 @@ iteration the memory manager may replace the context and ``on_iteration`` observ
 Once a budget is spent no model call is made at all: memory is not consulted (the run stops before the next
 call), the model memory managers get checks the budgets before each call (``BudgetedModel``), and a follow-up
 message stops before its hooks (a classifier) run.
-The loop stops by raising a ``Stop`` (see ``records``); it never prints.
+The loop stops by raising a ``Stop`` (see ``records``); it never prints. One iteration is ``_step``:
+``_query`` (the model call), ``_check_stop`` (an answer that ends the run), ``_dispatch`` (its tool calls).
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ from routedriver.brain.records import (
 from routedriver.brain.redact import NO_REDACTION, Redactor
 from routedriver.brain.toolbox import ToolRegistry
 from routedriver.errors import ExitCode
-from routedriver.llm.types import ChatModel, Message, ToolCall, ToolSpec, Usage, estimate_tokens
+from routedriver.llm.types import ChatModel, Completion, Message, ToolCall, ToolSpec, Usage, estimate_tokens
 
 __all__ = ["CallRecord", "IterationRecord", "Limits", "Loop", "LoopResult"]
 log = logging.getLogger("bhrain")
@@ -184,14 +185,28 @@ class Loop:
 
     # -- one iteration ---------------------------------------------------------------------------------------
     def _step(self) -> None:
+        """One iteration, in mini-swe-agent's shape: ``_query`` the model, ``_check_stop`` (its answer may
+        end the run), ``_dispatch`` the tool calls it made."""
+        self._check_limits()
+        self.iteration += 1
+        started = time.monotonic()
+        record, completion = self._query()
+        calls = tuple(completion.tool_calls)
+        notes = self._check_stop(record, completion, calls, started)
+        if calls:
+            self._dispatch(record, calls, notes, started)
+
+    def _check_limits(self) -> None:
+        """Before a model call: the iteration limit, then the token and cost budgets (``Stop`` when spent)."""
         if self.iteration >= self.limits.max_iterations:
             raise LimitsExceeded(
                 self.last_text,
                 self._limit_explanation(f"{self.iteration} iterations (the limit)", "--max-iterations"),
             )
         self._check_budgets()
-        self.iteration += 1
-        started = time.monotonic()
+
+    def _query(self) -> tuple[IterationRecord, Completion]:
+        """One model call with the current tools, system prompt and context; its usage is recorded."""
         self._refresh_tools()
         record = IterationRecord(self.iteration, self.context_tokens, Usage(), "")
         log.info("iteration %d: about %s context tokens", self.iteration, f"{record.context_tokens:,}")
@@ -205,7 +220,16 @@ class Loop:
         self.record_usage(completion.usage)
         record.usage = completion.usage
         record.text = completion.text or ""
-        calls = tuple(completion.tool_calls)
+        return record, completion
+
+    def _check_stop(
+        self, record: IterationRecord, completion: Completion, calls: tuple[ToolCall, ...], started: float
+    ) -> list[str]:
+        """Whether the answer ends the run. A refusal or an answer cut at the token limit ends it, none of
+        its tool calls run (``Refusal``, ``Truncated``). Otherwise the answer joins the context, and the
+        ``on_text`` hooks read its text; without tool calls it is the end (``Done``, or ``Denied`` when the
+        last batch had a call denied), unless a hook's note nudges the model on (once in a row: a rule
+        cannot keep the loop alive). Returns those notes: they ride on the last tool result."""
         if completion.stop_reason in REFUSAL_STOPS:
             # The tool calls of a refused or filtered response are not run (the context stays valid).
             self.context.append(Message("assistant", record.text))
@@ -224,21 +248,28 @@ class Loop:
             log.debug("model: %s", self.redactor.text(record.text))
             notes = [n for h in self.hooks for n in call_hook(h, "on_text", (), record.text)]
         self.context.append(Message("assistant", record.text, calls))
-        if not calls:
-            if notes and not self._nudged:  # one nudge in a row at most: a rule cannot keep the loop alive
-                self._nudged = True
-                self.context.append(Message("user", "\n\n".join(notes)))
-                self._end_iteration(record, started)
-                return
-            self._end_iteration(record, started, final=True)
-            if self._last_batch_blocked:
-                names = ", ".join(sorted({r.name for r in self._last_batch_blocked}))
-                raise Denied(
-                    record.text,
-                    f"the task ended after a tool call was denied ({names}); allow it or change the task",
-                )
-            raise Done(record.text)
-        self._nudged = False
+        if calls:
+            self._nudged = False
+            return notes
+        if notes and not self._nudged:
+            self._nudged = True
+            self.context.append(Message("user", "\n\n".join(notes)))
+            self._end_iteration(record, started)
+            return notes
+        self._end_iteration(record, started, final=True)
+        if self._last_batch_blocked:
+            names = ", ".join(sorted({r.name for r in self._last_batch_blocked}))
+            raise Denied(
+                record.text,
+                f"the task ended after a tool call was denied ({names}); allow it or change the task",
+            )
+        raise Done(record.text)
+
+    def _dispatch(
+        self, record: IterationRecord, calls: tuple[ToolCall, ...], notes: list[str], started: float
+    ) -> None:
+        """Run the tool calls (``Dispatcher``: the guard first, concurrently, results in call order) and
+        append their results, ``notes`` on the last; too many malformed batches in a row end the run."""
         try:
             results, record.calls = self.dispatcher.run(calls, record.text, self.iteration)
         except BaseException:  # a stop signal while the tools ran: the trace still shows what this batch did
@@ -246,7 +277,7 @@ class Loop:
             self.records.extend(record.calls)
             self._end_iteration(record, started, final=True)
             raise
-        if notes:  # on_text notes ride on the last result of the same response
+        if notes:
             last = results[-1]
             results[-1] = Message(
                 "tool", f"{last.text}\n\n" + "\n\n".join(notes), (), last.tool_call_id, last.is_error

@@ -67,9 +67,10 @@ def parse_price(value: Any, where: str) -> Price:
 
 
 def builtin_prices() -> dict[str, Price]:
-    import yaml
+    from routedriver import userfile
 
-    data = yaml.safe_load(TABLE.read_text(encoding="utf-8"))
+    # The package's own table, parsed as every YAML file is (a key given twice is an error, not the last).
+    data = userfile.parse_yaml(TABLE.read_text(encoding="utf-8"), shown=str(TABLE))
     return {str(model): parse_price(entry, f"{TABLE.name}: {model}") for model, entry in data.items()}
 
 

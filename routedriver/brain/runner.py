@@ -28,6 +28,7 @@ from routedriver.brain.skills import (
 )
 from routedriver.errors import ExitCode, Interrupted, Malfunction, Refused, Stopped, Terminated, UserError
 from routedriver.llm.types import Usage
+from routedriver.report import Report
 
 log = logging.getLogger("bhrain")
 
@@ -289,14 +290,45 @@ def _trace_failed(outcome: RunOutcome, trace: Any) -> None:
         log.warning("%s", problem)
 
 
+def report(outcome: RunOutcome, redactor: Redactor, *, as_json: bool) -> Report:
+    """What ``bhrain run`` says, every text redacted: the answer (or the whole run as JSON) on stdout, its
+    error or why it stopped on stderr, and its exit code (130/143 when a signal stopped it)."""
+    import json
+
+    stdout = ""
+    if as_json:
+        stdout = json.dumps(redactor.value(outcome.to_json()), ensure_ascii=False) + "\n"
+    elif outcome.text and outcome.stop_reason not in SIGNAL_STOPS:  # a stopped run has no answer to print
+        stdout = redactor.text(outcome.text) + "\n"
+    stderr: tuple[str, ...] = ()
+    if outcome.error is not None:
+        stderr = (redactor.text(outcome.error.line()),)
+    elif outcome.exit_code and outcome.explanation and outcome.stop_reason not in EARLY_STOPS:
+        stderr = (f"bhrain: stopped: {redactor.text(outcome.explanation)}",)
+    return Report(stdout, stderr, outcome.exit_code)
+
+
 # -- assembling ----------------------------------------------------------------------------------------------
 def _read_input_file(name: str) -> tuple[str, str]:
+    """The text of one ``--input-file`` (``-``: stdin), at most ``userfile.MAX_BYTES`` of it, read through
+    ``userfile`` (a FIFO or a device is refused, never waited on); bytes that are not UTF-8 show as U+FFFD
+    (an artifact under review may hold some)."""
+    from routedriver import userfile
+
+    limit = userfile.MAX_BYTES
     if name == "-":
-        return "stdin", sys.stdin.read()
+        binary = getattr(sys.stdin, "buffer", None)  # a text stream without one: an embedding caller's
+        data = binary.read(limit + 1) if binary is not None else sys.stdin.read(limit + 1).encode("utf-8")
+        if len(data) > limit:
+            raise Refused(
+                f"--input-file -: stdin holds more than {limit:,} bytes", "give bhrain a smaller input"
+            )
+        return "stdin", data.decode("utf-8", errors="replace")
     path = Path(name).expanduser()
-    if not path.is_file():
+    if not os.path.lexists(path):
         raise Refused(f"input file {name} not found", "check the path given to --input-file")
-    return name, path.read_text(encoding="utf-8", errors="replace")
+    data = userfile.read_bytes(path, what="input file", shown=f"input file {name}", limit=limit)
+    return name, data.decode("utf-8", errors="replace")
 
 
 def _task(skill: Skill, settings: RunSettings) -> str:

@@ -1,12 +1,14 @@
-"""Click commands that turn every failure into one line on stderr and one exit code.
+"""Click commands on top of ``_exits``: every outcome, click's own included, is one exit code and at most one
+line on stderr.
 
-Every console script is a ``Command`` or ``Group`` from this module, or (``route.stone.*``,
-``route.verify``) a ``cli._plain.PlainCommand`` that hands anything but a plain command line to one.
-Callbacks return an ``int`` exit code (or ``None`` for 0) and raise ``routedriver.errors.UserError``
-subclasses for anything the user should read. ``routedriver.cli._exits.run`` is the one place errors
-become exits; this module adds click's own outcomes to it:
+Every console script is a ``Command`` or ``Group`` from this module (``route.stone.*`` and ``route.verify``
+build theirs from ``_plain``'s option tables, and start without click when they can). A callback returns a
+``report.Report`` (what it prints and how it exits) and raises ``routedriver.errors.UserError`` subclasses
+for anything the user should read; ``routedriver.cli._exits.run`` writes the one and says the other, and is
+the one place errors become exits. This module adds click's own outcomes:
 
-- click usage errors     → ``error: <message>; see <prog> --help``, exit 2
+- asking for nothing (``no_args_is_help``) → the help on stderr, exit 2
+- click usage errors     → ``error: <message>; see <command> --help`` (the mistyped subcommand's), exit 2
 - other click exceptions → ``error: <message>``, their exit code; ``click.Abort`` → ``error: aborted``, 130
 
 Every console script (the command that runs at the top, not its subcommands) also has ``--version``: one
@@ -15,6 +17,9 @@ shared option, ``<prog>, version <v> (routedriver)``, plus a note a command may 
 Ctrl-C never reaches click as a KeyboardInterrupt (which click answers with a blank line and ``Abort``):
 ``_exits`` turns SIGINT into its own exception, so it ends as ``error: interrupted``, 130, like SIGTERM's
 ``error: terminated``.
+
+``HookCommand`` is for the commands Claude Code runs as hooks (``route.drive``, ``route.bounce``, ``bhrain
+behave``): exit 2 blocks there, so a mistake in the hook's own command line exits 1 instead.
 
 It behaves the same under a console script and under ``click.testing.CliRunner``.
 """

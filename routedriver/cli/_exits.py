@@ -1,17 +1,22 @@
-"""How every command turns an outcome into one exit code and at most one line on stderr. No click here.
+"""The one place a command's outcome becomes output and an exit code. No click here.
 
-``run(prog, body)`` runs ``body`` (a command's work, returning a ``report.Report`` that it writes and turns
-into the exit code, or an exit code, or None for 0) and maps:
+``run(prog, body)`` runs ``body``, a command's work, with SIGINT and SIGTERM handled (on the main thread),
+and returns the exit code:
 
+- a ``report.Report``    → its stdout written, then its stderr lines; its exit code (every command returns
+                           one; an int, or None for 0, is still taken, for click's own outcomes)
 - ``UserError``          → ``error: <what>; <fix>``, its exit code (2 refused, 1 malfunction)
-- SIGINT / SIGTERM       → children stopped (none started after), ``error: interrupted`` 130 /
-                           ``error: terminated`` 143
+- SIGINT / SIGTERM       → the commands it started stopped first (``proc.kill_running``: none starts
+                           after), then ``error: interrupted`` 130 / ``error: terminated`` 143
 - a reader that went away (``| head``) → exit 1, nothing said
-- anything unexpected    → ``error: internal error …; details in <crash log>``, exit 1, the traceback
-                           only in the crash log (or on stderr with ``ROUTEDRIVER_DEBUG=1``)
+- the current directory gone → ``error: the current directory no longer exists …``, exit 1
+- anything unexpected    → ``error: internal error …; details in <crash log>`` (``crashlog``), exit 1; the
+                           traceback only in the crash log (and on stderr with ``ROUTEDRIVER_DEBUG=1``)
 
-Click commands reach it through ``routedriver.cli._command`` (which adds click's own usage errors); the
-commands that start without click (``cli/_plain.py``: ``route.stone.*``, ``route.verify``) call it directly.
+``say`` writes one line on stderr; ``internal_error`` is the line for an unexpected exception, for a hook
+that fails closed and must say why in its own answer. Click commands reach ``run`` through
+``routedriver.cli._command`` (which adds click's usage errors); ``_plain.PlainCommand`` (route.stone.*,
+route.verify) calls it directly, without importing click.
 """
 
 from __future__ import annotations
@@ -21,35 +26,10 @@ import os
 import signal
 import sys
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from routedriver.errors import ExitCode, Interrupted, Terminated, UserError
 from routedriver.report import Report
-
-
-def crash_log_path() -> Path:
-    from routedriver.fsutil import cache_dir  # only when something went wrong
-
-    return cache_dir() / "crash.log"
-
-
-def _write_crash_log(prog: str, exc: BaseException) -> Path | None:
-    """Append the traceback to the crash log; never raises (it runs while handling a failure already)."""
-    import datetime
-    import traceback
-
-    try:
-        path = crash_log_path()
-        path.parent.mkdir(parents=True, exist_ok=True)
-        # backslashreplace: argv and messages may hold undecodable bytes (surrogate escapes) of a path.
-        with path.open("a", encoding="utf-8", errors="backslashreplace") as handle:
-            stamp = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
-            handle.write(f"--- {stamp} {prog} {' '.join(sys.argv[1:])}\n")
-            handle.write("".join(traceback.format_exception(exc)))
-        return path
-    except Exception:  # noqa: BLE001 - a crash log we cannot write must not become a second crash
-        return None
 
 
 def say(line: str) -> None:
@@ -132,12 +112,12 @@ def _write(report: Report) -> int:
 
 
 def internal_error(prog: str, exc: Exception) -> str:
-    """``internal error: <type>: <message>; details in <crash log>``, after writing the crash log (and the
-    traceback on stderr with ``ROUTEDRIVER_DEBUG=1``). A hook that fails closed puts it in its reason."""
+    """``internal error: <type>: <message>; details in <crash log>`` (``crashlog``), and the traceback on
+    stderr too with ``ROUTEDRIVER_DEBUG=1``. A hook that fails closed puts the line in its reason."""
     if os.environ.get("ROUTEDRIVER_DEBUG"):
         import traceback
 
         traceback.print_exception(exc, file=sys.stderr)
-    where = _write_crash_log(prog, exc)
-    detail = f"; details in {where}" if where else ""
-    return f"internal error: {type(exc).__name__}: {' '.join(str(exc).split())}{detail}"
+    from routedriver import crashlog
+
+    return crashlog.internal_error(prog, exc)

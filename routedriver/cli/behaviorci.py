@@ -8,7 +8,6 @@ ends with ``passed: true|false`` and ``reason: …``, which the route driver rea
 from __future__ import annotations
 
 import gc
-import json
 import os
 import shutil
 import sys
@@ -18,7 +17,8 @@ from pathlib import Path
 import click
 
 from routedriver.cli._command import Group
-from routedriver.errors import Malfunction, UserError
+from routedriver.errors import ExitCode, Malfunction, UserError
+from routedriver.report import Report
 
 # Copies of reporters.FORMATS and models.PROVIDERS (a test keeps them equal): importing those modules here
 # would load pydantic and the report code before a flag is even parsed.
@@ -34,18 +34,14 @@ def behaviorci_group() -> None:
 @behaviorci_group.command("init", short_help="Create an example bundle that passes under the mock provider.")
 @click.argument("path", default="bundles/example", type=click.Path(file_okay=False))
 @click.option("--force", "-f", is_flag=True, help="Overwrite the bundle's files if they exist.")
-def init_command(path: str, force: bool) -> int:
+def init_command(path: str, force: bool) -> Report:
     """Create an example bundle at PATH (default bundles/example) that passes under the mock provider."""
     from routedriver.behaviorci.scaffold import scaffold
 
     written = scaffold(Path(path), force=force)
-    for target in written:
-        click.echo(str(target))
     bundle = os.path.join(path, "bundle.yaml")
-    click.echo(
-        f"created a bundle in {path}; next: behaviorci validate {bundle} && behaviorci run {bundle}", err=True
-    )
-    return 0
+    next_steps = f"created a bundle in {path}; next: behaviorci validate {bundle} && behaviorci run {bundle}"
+    return Report("".join(f"{target}\n" for target in written), (next_steps,))
 
 
 @behaviorci_group.command("validate", short_help="Check a bundle without calling any model.")
@@ -53,28 +49,22 @@ def init_command(path: str, force: bool) -> int:
 @click.option(
     "--json", "as_json", is_flag=True, help="Print one JSON object (also for an invalid bundle: valid false)."
 )
-def validate_command(bundle_path: str, as_json: bool) -> int:
+def validate_command(bundle_path: str, as_json: bool) -> Report:
     """Check BUNDLE (a bundle.yaml or its directory) without calling any model."""
     from routedriver.behaviorci.bundle import load_bundle
     from routedriver.behaviorci.describe import describe, summary
+    from routedriver.report import as_json as json_text
 
     try:
         bundle = load_bundle(bundle_path)
     except UserError as exc:
-        if as_json:  # the verdict on stdout for a program; the one-line error on stderr as always
-            _echo_json({"valid": False, "bundle": bundle_path, "error": exc.line().removeprefix("error: ")})
-        raise
-    for warning in bundle.warnings:
-        click.echo(f"behaviorci: warning: {warning}", err=True)
-    if as_json:
-        _echo_json(summary(bundle))
-    else:
-        click.echo(describe(bundle), nl=False)
-    return 0
-
-
-def _echo_json(payload: object) -> None:
-    click.echo(json.dumps(payload, ensure_ascii=False, indent=2))
+        if not as_json:
+            raise
+        # The verdict on stdout for a program; the one-line error on stderr as always.
+        verdict = {"valid": False, "bundle": bundle_path, "error": exc.line().removeprefix("error: ")}
+        return Report(json_text(verdict), (exc.line(),), exc.exit_code)
+    warnings = tuple(f"behaviorci: warning: {warning}" for warning in bundle.warnings)
+    return Report(json_text(summary(bundle)) if as_json else describe(bundle), warnings)
 
 
 @behaviorci_group.command("run", short_help="Run a bundle against a model and apply its thresholds.")
@@ -119,7 +109,7 @@ def run_command(
     cache_dir: str | None,
     concurrency: int | None,
     repeat: int | None,
-) -> int:
+) -> Report:
     """Run BUNDLE, check every answer against its contract and apply the thresholds."""
     from routedriver.behaviorci import app
     from routedriver.behaviorci.reporters import github, render
@@ -146,9 +136,10 @@ def run_command(
                 app.check_output_path(output)  # before the run, not after paying for it
             result = app.execute(request, status)
         except UserError as exc:
-            if in_actions:
-                click.echo(github.error_annotation(exc.line().removeprefix("error: ")), err=True)
-            raise
+            if not in_actions:
+                raise
+            annotation = github.error_annotation(exc.line().removeprefix("error: "))
+            return Report("", (annotation, exc.line()), exc.exit_code)
 
     rich = fmt == "console" and output is None and _colour_ok()  # a report file is always plain
     width = _terminal_width() if rich else 100
@@ -156,20 +147,19 @@ def run_command(
     if output is not None:
         app.write_report(output, report)
         status.say(f"behaviorci: report written to {output}")
+    annotations: list[str] = []
     if in_actions:
-        for line in github.annotation_lines(result):
-            click.echo(line, err=True)
+        annotations += github.annotation_lines(result)
         github.append_step_summary(result)
-    if output is None:
-        # Also when every case errored: `-f junit > report.xml` must hold the report exactly when CI needs it.
-        click.echo(report, nl=False)
+    # Also when every case errored: `-f junit > report.xml` must hold the report exactly when CI needs it.
+    stdout = report if output is None else ""
     if result.all_errored:
         error = app.all_errored_error(result)
         if in_actions:
-            click.echo(github.error_annotation(error.what), err=True)
-        raise error
+            annotations.append(github.error_annotation(error.what))
+        return Report(stdout, (*annotations, error.line()), error.exit_code)
     _skip_shutdown_collection()
-    return 0 if result.passed else 1
+    return Report(stdout, tuple(annotations), ExitCode.OK if result.passed else ExitCode.MALFUNCTION)
 
 
 def _as_script() -> bool:

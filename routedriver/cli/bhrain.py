@@ -7,7 +7,6 @@ This module only parses flags and renders; ``routedriver.brain.runner`` does the
 from __future__ import annotations
 
 import importlib
-import json
 import logging
 import sys
 from pathlib import Path
@@ -16,6 +15,7 @@ from typing import Any, Literal
 import click
 
 from routedriver.cli._command import Command, Group
+from routedriver.report import Report
 
 
 class LazyGroup(Group):
@@ -181,11 +181,11 @@ def run_command(
     verbose: int,
     repo: str | None,
     role: str | None,
-) -> int:
+) -> Report:
     """Run the brain on one task and print the result."""
     from routedriver.brain.config import RunSettings, load_config
     from routedriver.brain.redact import Redactor
-    from routedriver.brain.runner import EARLY_STOPS, SIGNAL_STOPS, run_session
+    from routedriver.brain.runner import report, run_session
 
     flags = RunSettings(
         arch=arch,
@@ -231,15 +231,7 @@ def run_command(
             logger.removeHandler(handler)
             logger.setLevel(old_level)
             logger.propagate = old_propagate
-    if as_json:
-        click.echo(json.dumps(redactor.value(outcome.to_json()), ensure_ascii=False))
-    elif outcome.text and outcome.stop_reason not in SIGNAL_STOPS:  # a stopped run has no answer to print
-        click.echo(redactor.text(outcome.text))
-    if outcome.error is not None:
-        click.echo(redactor.text(outcome.error.line()), err=True)
-    elif outcome.exit_code and outcome.explanation and outcome.stop_reason not in EARLY_STOPS:
-        click.echo(f"bhrain: stopped: {redactor.text(outcome.explanation)}", err=True)
-    return outcome.exit_code
+    return report(outcome, redactor, as_json=as_json)
 
 
 def _mcp_servers(path: Path | None) -> Any:

@@ -21,11 +21,10 @@ from pathlib import Path
 
 import click
 
-from routedriver.brain.behavior.claude_code import HookAnswer, JudgingFailed, answer_event, default_state_dir
 from routedriver.cli._command import HookCommand
 from routedriver.cli._exits import internal_error
 from routedriver.errors import Malfunction, UserError
-from routedriver.hookevent import read_stdin
+from routedriver.report import Report
 
 HOOK_CHOICES = ("pre_tool", "post_tool", "user_prompt", "session_end")  # claude_code.HOOKS, not imported yet
 
@@ -55,7 +54,7 @@ HOOK_CHOICES = ("pre_tool", "post_tool", "user_prompt", "session_end")  # claude
 @click.option("-v", "--verbose", is_flag=True, help="Log the engine's decisions on stderr.")
 def behave_command(
     config_path: str | None, hook: str | None, state_dir: str | None, ttl_days: float, verbose: bool
-) -> int:
+) -> Report:
     """Judge one Claude Code hook event against the behavior rules (reads the event JSON on stdin)."""
     # Flag mistakes exit 1 through HookCommand: exit 2 would BLOCK the tool call in Claude Code.
     if not config_path:
@@ -63,8 +62,16 @@ def behave_command(
     ttl_s = ttl_days * 86400
     _log_to_stderr(verbose)
 
+    from routedriver.brain.behavior.claude_code import (
+        JudgingFailed,
+        answer_event,
+        default_state_dir,
+        judging_failed,
+    )
+    from routedriver.hookevent import read_stdin
+
     try:
-        answer = answer_event(
+        return answer_event(
             read_stdin,
             config_path=Path(config_path),
             hook=hook,
@@ -73,15 +80,9 @@ def behave_command(
         )
     except JudgingFailed as exc:
         assert isinstance(exc.__cause__, Exception)
-        why = internal_error("bhrain behave", exc.__cause__)
-        answer = HookAnswer(2, stderr=f"[BEHAVIOR BLOCKED] checking this call failed ({why})\n")
+        return judging_failed(internal_error("bhrain behave", exc.__cause__))
     except UserError as exc:
         raise Malfunction(exc.what, exc.fix) from None  # even a config error must not block the session
-    if answer.stdout:
-        click.echo(answer.stdout, nl=False)
-    if answer.stderr:
-        click.echo(answer.stderr, err=True, nl=False)
-    return answer.exit_code
 
 
 def _log_to_stderr(verbose: bool) -> None:

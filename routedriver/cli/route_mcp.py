@@ -8,7 +8,6 @@ from types import ModuleType
 import click
 
 from routedriver.cli._command import Command
-from routedriver.route.api import open_route
 
 
 @click.command("route.mcp", cls=Command)
@@ -23,6 +22,9 @@ def mcp_command(route_option: str | None) -> int:
 
     Tools: route_next, route_status, route_drive, route_set_passed, route_judge. No tool approves."""
     if route_option is not None:
+        # Here, not at the top: the handshake is answered before anything of the driver is imported.
+        from routedriver.route.api import open_route
+
         open_route(route_option)  # a wrong --route is refused now, in one line, not at every call
     if sys.stdin is not None and sys.stdin.isatty():
         click.echo(

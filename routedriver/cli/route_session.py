@@ -1,4 +1,6 @@
-"""``route.bind``, ``route.drive`` and ``route.bounce``: a robot's session on a route. No logic here.
+"""``route.bind``, ``route.drive`` and ``route.bounce``: a robot's session on a route. Each
+command reads its flags and returns the Report a core function makes (``bind.answer``, ``drive.report``,
+``session.answer``, ``bounce.hook``).
 
 ``route.drive --when …`` and ``route.bounce`` are Claude Code hooks. For them exit 2 means "block" (a
 Stop hook: keep going; a PreToolUse hook: do not run the tool), so a mistake in the hook's own command
@@ -7,36 +9,13 @@ line must NOT exit 2: their flag errors exit 1, which Claude Code reports withou
 
 from __future__ import annotations
 
-from typing import Any
-
 import click
 
 from routedriver.cli._command import Command, HookCommand
-from routedriver.errors import Malfunction, Refused
+from routedriver.errors import Malfunction
+from routedriver.report import Report
 
 ROUTE_HELP = "The route directory (default: the route bound to this branch)."
-
-
-def _event() -> tuple[dict[str, Any] | None, str]:
-    """route.drive's hook event: (the event, "") or, when there is none (a terminal, empty stdin) or it
-    cannot be read, (None, why; "" when there simply is none)."""
-    from routedriver import hookevent
-
-    try:
-        data = hookevent.read_stdin()
-        if data is None or not data.strip():
-            return None, ""
-        return hookevent.parse_event(data), ""
-    except hookevent.UnreadableEvent as exc:
-        return None, exc.what
-
-
-def _emit(answer: Any) -> int:
-    if answer.stdout:
-        click.echo(answer.stdout, nl=False)
-    if answer.stderr:
-        click.echo(answer.stderr, nl=False, err=True)
-    return int(answer.exit_code)
 
 
 # ---------------------------------------------------------------- route.bind
@@ -46,46 +25,11 @@ def _emit(answer: Any) -> int:
 @click.option("--set", "set_route", metavar="DIR", help="Bind this route to the current branch.")
 @click.option("--get", "get_", is_flag=True, help="Print the route bound to the current branch.")
 @click.option("--del", "del_", is_flag=True, help="Unbind the current branch.")
-def bind_command(set_route: str | None, get_: bool, del_: bool) -> int:
+def bind_command(set_route: str | None, get_: bool, del_: bool) -> Report:
     """Bind a route to the current git branch, so route.* commands can leave out --route."""
-    import os
-    from pathlib import Path
-
     from routedriver.route import bind
 
-    if sum((set_route is not None, get_, del_)) != 1:
-        raise Refused("give exactly one of --set DIR, --get, --del", "see route.bind --help")
-    cwd = Path.cwd()
-    if set_route is not None:
-        from routedriver.route.load import load_route
-
-        result = bind.bind_set(load_route(set_route))
-        shown = os.path.relpath(result.routes[0], cwd)
-        if result.action == "already-bound":
-            click.echo(f"{shown} is already bound to branch {result.branch}")
-        else:
-            click.echo(f"bound {shown} to branch {result.branch}")
-        for replaced in result.replaced:
-            click.echo(f"notice: unbound {os.path.relpath(replaced, cwd)} from {result.branch}", err=True)
-        return 0
-    if get_:
-        result = bind.bind_get(cwd)
-        if not result.routes:
-            raise Refused(f"{bind.NOT_BOUND} ({result.branch})", "bind one with route.bind --set DIR")
-        if len(result.routes) > 1:
-            names = " and ".join(os.path.relpath(path, cwd) for path in result.routes)
-            raise Refused(
-                f"{len(result.routes)} routes are bound to branch {result.branch}: {names}",
-                "keep one: route.bind --set DIR replaces the others",
-            )
-        click.echo(os.path.relpath(result.routes[0], cwd))
-        return 0
-    result = bind.bind_del(cwd)
-    for path in result.routes:
-        click.echo(f"unbound {os.path.relpath(path, cwd)} from branch {result.branch}")
-    if not result.routes:
-        click.echo(f"notice: no route was bound to branch {result.branch}", err=True)
-    return 0
+    return bind.answer(set_route=set_route, get=get_, delete=del_)
 
 
 # ---------------------------------------------------------------- route.drive
@@ -111,32 +55,19 @@ def bind_command(set_route: str | None, get_: bool, del_: bool) -> int:
     is_flag=True,
     help="Print one JSON document: route, passed, total, complete, and each next stone's state and commands.",
 )
-def drive_command(route_option: str | None, when: str | None, max_blocks: int, json_output: bool) -> int:
+def drive_command(route_option: str | None, when: str | None, max_blocks: int, json_output: bool) -> Report:
     """Where the robot is on its route: the next stone(s), their instructions and the exact commands."""
-    from routedriver.route import session
-
     if when is None:
-        import json
+        from routedriver.route import drive
 
-        from routedriver.route.drive import guidance, render, to_json
-
-        guide = guidance(route_option)
-        if json_output:
-            click.echo(json.dumps(to_json(guide), ensure_ascii=False, indent=2))
-        else:
-            click.echo(render(guide), nl=False)
-        return 0
+        return drive.report(route_option, as_json=json_output)
     if json_output:
         raise Malfunction(
             "--json is for route.drive without --when", "a hook answers as Claude Code expects; drop --json"
         )
-    payload, unread = _event()
-    if unread:
-        # Not a reason to fail: what the hook says comes from the route's files, not from the event.
-        click.echo(f"warning: {unread}; route.drive answers from the route alone", err=True)
-    if when == session.ON_BOOT:
-        return _emit(session.on_boot(route_option, payload))
-    return _emit(session.on_stop(route_option, payload, max_blocks))
+    from routedriver.route import session
+
+    return session.answer(when, route_option, max_blocks)
 
 
 # ---------------------------------------------------------------- route.bounce
@@ -144,45 +75,19 @@ def drive_command(route_option: str | None, when: str | None, max_blocks: int, j
 
 @click.command("route.bounce", cls=HookCommand)
 @click.option("--route", "route_option", metavar="DIR", help=ROUTE_HELP)
-def bounce_command(route_option: str | None) -> int:
+def bounce_command(route_option: str | None) -> Report:
     """A Claude Code PreToolUse hook: blocks robot writes (Write, Edit, MultiEdit, NotebookEdit, and what a
     Bash command writes) to route templates, driver files and protected paths. Reads the event JSON on
     stdin; a block is Claude Code's JSON deny on stdout (exit 0: the model reads the reason); an event it
     cannot read is blocked with exit 2, the reason on stderr."""
-    from routedriver import hookevent
-    from routedriver.route.bounce import Bounce, blocked_unread, decide
+    from routedriver.route.bounce import hook
 
-    try:
-        data = hookevent.read_stdin()
-        if data is None:
-            raise hookevent.UnreadableEvent("there is no hook event (stdin is a terminal)", hookevent.FIX)
-        payload = hookevent.parse_event(data)
-    except hookevent.UnreadableEvent as exc:
-        decision = blocked_unread(exc.what)  # a PreToolUse gate that cannot read its event fails closed
-    else:
-        try:
-            decision = decide(payload, route_option)
-        except Exception as exc:  # noqa: BLE001 - a gate that cannot judge a file edit blocks it
-            decision = Bounce(
-                True, f"route.bounce: blocked this tool call: checking it failed ({_why(exc)}).", unread=True
-            )
-    for warning in decision.warnings:
-        click.echo(f"warning: {warning}", err=True)
-    if decision.blocked and decision.unread:
-        click.echo(decision.reason, err=True)  # what it cannot read, it blocks the blunt way: exit 2
-        return 2
-    if decision.blocked:
-        click.echo(hookevent.deny_tool(decision.reason), nl=False)
-        return 0
-    if decision.problem:
-        # Exit 1, not 2: Claude Code shows it to the user without blocking the edit (a hook that cannot
-        # tell what to protect must not stop all work either).
-        click.echo(f"error: {decision.problem}", err=True)
-        return 1
-    return 0
+    return hook(route_option, failed=_why)
 
 
 def _why(exc: Exception) -> str:
+    """A failure while judging a call, in one line (an unexpected one goes to the crash log, and with
+    ROUTEDRIVER_DEBUG=1 its traceback to stderr, as every command's does)."""
     from routedriver.cli._exits import internal_error
     from routedriver.errors import UserError
 

@@ -1,16 +1,11 @@
-"""``route.status``: the board of one route, several, or every route in the repository. No logic here."""
+"""``route.status``: the board of one route, several, or every route in the repository (a Report)."""
 
 from __future__ import annotations
-
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 import click
 
 from routedriver.cli._command import Command
-
-if TYPE_CHECKING:
-    from routedriver.route.status import RouteBoard
+from routedriver.report import Report
 
 
 @click.command("route.status", cls=Command)
@@ -24,8 +19,9 @@ if TYPE_CHECKING:
 @click.option("--all", "all_routes", is_flag=True, help="Every route in the repository.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document (keys: docs/route.md).")
 @click.option("--markdown", is_flag=True, help="Print Markdown: a table and a Mermaid flowchart per route.")
-def status_command(routes: tuple[str, ...], all_routes: bool, as_json: bool, markdown: bool) -> int:
+def status_command(routes: tuple[str, ...], all_routes: bool, as_json: bool, markdown: bool) -> Report:
     """Show every stone by tier: its state and why, its latest review's counts, who approved it."""
+    import shutil
     import sys
 
     from routedriver.errors import Refused
@@ -33,35 +29,8 @@ def status_command(routes: tuple[str, ...], all_routes: bool, as_json: bool, mar
 
     if as_json and markdown:
         raise Refused("--json and --markdown exclude each other", "give one of them")
+    form: status_report.Form = "json" if as_json else "markdown" if markdown else "plain"
+    if form == "plain" and sys.stdout is not None and sys.stdout.isatty():
+        form = "coloured"
     boards = [status.board(route) for route in status.routes_of(routes, all_routes)]
-    if as_json:
-        from routedriver.route import shown
-
-        click.echo(shown.json_text(status_report.to_json(boards)), nl=False)
-    elif markdown:
-        click.echo(status_report.markdown(boards), nl=False)
-    elif sys.stdout.isatty():
-        _coloured(boards)
-    else:
-        click.echo(status_report.plain(boards), nl=False)
-    return 0
-
-
-def _coloured(boards: Sequence[RouteBoard]) -> None:
-    """The same table on a terminal, coloured by state (rich; NO_COLOR turns colour off). Cells are Text,
-    never markup: a stone named ``[red]x`` is shown as it is."""
-    from rich.console import Console
-    from rich.table import Table
-    from rich.text import Text
-
-    from routedriver.route import status_report
-
-    console = Console()
-    for board in boards:
-        table = Table(*status_report.COLUMNS, show_edge=False, header_style="bold")
-        for row in board.rows:
-            cells = [Text(cell) for cell in status_report.cells(row)]
-            cells[2].stylize(status_report.STYLES[row.state][2])
-            table.add_row(*cells)
-        console.print(table)
-        console.print(status_report.progress(board), markup=False, highlight=False)
+    return status_report.report(boards, form, width=shutil.get_terminal_size().columns)

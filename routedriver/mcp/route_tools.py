@@ -245,9 +245,9 @@ def call(name: str, arguments: Mapping[str, Any] | None, default_route: str | No
     except UserError as exc:
         return failed(exc)
     except Exception as exc:  # noqa: BLE001 - a tool call never takes the server down
-        from routedriver.cli._exits import _write_crash_log
+        from routedriver import crashlog
 
-        where = _write_crash_log("route.mcp", exc)
+        where = crashlog.write("route.mcp", exc)
         detail = f"details in {where}" if where else "run it again with route.* commands to see more"
         return failed(
             Malfunction(f"internal error: {type(exc).__name__}: {' '.join(str(exc).split())}", detail)

@@ -233,9 +233,10 @@ def stone_files(default_route: str | None) -> dict[str, tuple[str, Path]]:
 
 
 def _read_stone(path: Path) -> str:
+    """The stone's text, or the one line saying why it cannot be read (not a regular file, too large)."""
+    from routedriver.route.load import stone_text
+
     try:
-        return path.read_text(encoding="utf-8", errors="replace")
-    except OSError as exc:
-        raise MCPError(
-            types.INTERNAL_ERROR, f"error: cannot read {path}: {exc.strerror}; check the file's permissions"
-        ) from None
+        return stone_text(path)
+    except Refused as exc:
+        raise MCPError(types.INVALID_PARAMS, exc.line()) from None

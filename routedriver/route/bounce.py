@@ -21,13 +21,15 @@ from __future__ import annotations
 
 import os
 import shlex
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from routedriver import globs, userfile
-from routedriver.errors import Refused
+from routedriver.errors import ExitCode, Refused
 from routedriver.hookevent import MISSING, path_problem, text_problem, wrong
+from routedriver.report import Report
 from routedriver.route import store
 from routedriver.route.model import STATE_DIR, Route, Stone
 
@@ -67,6 +69,39 @@ def blocked_unread(why: str) -> Bounce:
         "blocks what it cannot read (if this repeats, a human checks the route.bounce hook).",
         unread=True,
     )
+
+
+def hook(route_option: str | None, *, failed: Callable[[Exception], str]) -> Report:
+    """``route.bounce``: the PreToolUse event read from stdin and judged (``decide``), as Claude Code reads
+    the answer. A block is its JSON deny on stdout, exit 0 (the model reads the reason); an event it cannot
+    read, or a call whose judging raised (``failed`` says why in one line), is blocked with exit 2 and the
+    reason on stderr; a misconfiguration that disables protection exits 1 (shown, never blocking)."""
+    from routedriver import hookevent
+
+    try:
+        data = hookevent.read_stdin()
+        if data is None:
+            raise hookevent.UnreadableEvent("there is no hook event (stdin is a terminal)", hookevent.FIX)
+        payload = hookevent.parse_event(data)
+    except hookevent.UnreadableEvent as exc:
+        decision = blocked_unread(exc.what)  # a PreToolUse gate that cannot read its event fails closed
+    else:
+        try:
+            decision = decide(payload, route_option)
+        except Exception as exc:  # noqa: BLE001 - a gate that cannot judge a file edit blocks it
+            reason = f"route.bounce: blocked this tool call: checking it failed ({failed(exc)})."
+            decision = Bounce(True, reason, unread=True)
+    warnings = tuple(f"warning: {warning}" for warning in decision.warnings)
+    if decision.blocked and decision.unread:
+        # What it cannot read, it blocks the blunt way: exit 2.
+        return Report("", (*warnings, decision.reason), ExitCode.REFUSED)
+    if decision.blocked:
+        return Report(hookevent.deny_tool(decision.reason), warnings)
+    if decision.problem:
+        # Exit 1, not 2: Claude Code shows it to the user without blocking the edit (a hook that cannot
+        # tell what to protect must not stop all work either).
+        return Report("", (*warnings, f"error: {decision.problem}"), ExitCode.MALFUNCTION)
+    return Report("", warnings)
 
 
 def targets_of(payload: dict[str, Any]) -> tuple[Path, ...]:

@@ -105,6 +105,7 @@ class _Judge:
     def __init__(self, protection: Protection, places: list[Path], cwd: Path) -> None:
         self.protection, self.places, self.cwd = protection, places, cwd
         self._routes: dict[Path, list[Path]] = {}  # a repository's top level: its route directories
+        self._first_stone: dict[Path, Path] = {}  # a route directory: its first stone, to name in a reason
 
     def shown(self, path: Path) -> str:
         relative = os.path.relpath(path, self.cwd)
@@ -136,7 +137,7 @@ class _Judge:
         for top, routes in self.repositories(directory):
             for route in routes:
                 if route == directory or directory in route.parents:
-                    stone = next(iter(sorted(route.glob("*.stone"))), route)
+                    stone = self._first_stone.get(route, route)
                     return stone, driver_file(stone) or "it holds a route's stones"
             approvers = top / ".route-approvers"
             if (directory == top or directory in top.parents) and approvers.exists():
@@ -165,7 +166,10 @@ class _Judge:
                     stones = gitops.list_files(repo, [gitops.ROUTE_STONES])
                 except gitops.GitError:
                     stones = []
-                self._routes[repo.toplevel] = sorted({(repo.toplevel / path).parent for path in stones})
+                paths = sorted(repo.toplevel / path for path in stones)
+                self._routes[repo.toplevel] = sorted({path.parent for path in paths})
+                for path in paths:
+                    self._first_stone.setdefault(path.parent, path)
             found.append((repo.toplevel, self._routes[repo.toplevel]))
         return found
 

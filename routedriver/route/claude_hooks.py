@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import os
-import shlex
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -109,55 +108,28 @@ def write_settings(plan: SettingsPlan) -> None:
 
 
 def _read(path: Path, shown: str) -> dict[str, Any]:
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
+    """The settings as a JSON object ({} when there are none), read through ``userfile``: a file that is not
+    a regular file, too large, not UTF-8, not JSON or names a key twice (rewriting it would silently drop
+    the first one) is refused in one line and left as it is."""
+    from routedriver import userfile
+
+    if not os.path.lexists(path):
         return {}
-    except OSError as exc:
-        raise Refused(f"cannot read {shown}: {exc.strerror}", "make it a readable file") from None
     try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        raise Refused(f"{shown} is not UTF-8 text", "fix it by hand (it was left as it is)") from None
-    if not text.strip():
-        return {}  # an empty file: nothing to keep
-    try:
-        data = json.loads(text, object_pairs_hook=_no_duplicates)
-    except json.JSONDecodeError as exc:
-        raise Refused(
-            f"{shown} is not valid JSON (line {exc.lineno} column {exc.colno}: {exc.msg})",
-            "fix it by hand (it was left as it is), then run route.init --claude-code again",
-        ) from None
-    except _Duplicate as exc:
-        raise Refused(
-            f"{shown} has the key {exc.key!r} twice",
-            "keep one (Claude Code would read only the last), then run route.init --claude-code again",
-        ) from None
+        text = userfile.read_text(path, what="settings file", shown=shown)
+        data = userfile.parse_json(text, shown=shown) if text.strip() else {}  # empty: nothing to keep
+    except Refused as exc:
+        raise Refused(exc.what, _FIX) from None
     if not isinstance(data, dict):
         raise _shape(shown, "it is not a JSON object")
     return data
 
 
-class _Duplicate(Exception):
-    def __init__(self, key: str) -> None:
-        super().__init__(key)
-        self.key = key
-
-
-def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    result: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in result:
-            raise _Duplicate(key)  # rewriting the file would silently drop the first one
-        result[key] = value
-    return result
+_FIX = "fix it by hand (it was left as it is), then run route.init --claude-code again"
 
 
 def _shape(shown: str, what: str) -> Refused:
-    return Refused(
-        f"cannot add hooks to {shown}: {what}",
-        "fix it by hand (it was left as it is), then run route.init --claude-code again",
-    )
+    return Refused(f"cannot add hooks to {shown}: {what}", _FIX)
 
 
 def _commands(groups: list[Any]) -> list[str]:
@@ -172,11 +144,14 @@ def _commands(groups: list[Any]) -> list[str]:
 
 
 def _runs(command: str, hook: Hook) -> bool:
-    """Whether ``command`` already runs ``hook``'s program (by any path) for the same ``--when``."""
-    try:
-        words = shlex.split(command)
-    except ValueError:
-        words = command.split()
-    if not any(os.path.basename(word) == hook.program for word in words):
-        return False
-    return hook.when is None or hook.when in words or f"--when={hook.when}" in words
+    """Whether ``command`` already runs ``hook``'s program (by any path) for the same ``--when``: one of the
+    simple commands bash would run (read with ``shellsyntax``) is that program with that argument."""
+    from routedriver.shellsyntax.words import commands
+
+    for simple in commands(command)[0]:
+        words = [word.text for word in simple.words]
+        if not any(os.path.basename(word) == hook.program for word in words):
+            continue
+        if hook.when is None or hook.when in words or f"--when={hook.when}" in words:
+            return True
+    return False

@@ -18,14 +18,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
-from routedriver import userfile
+from routedriver.report import Report
+from routedriver.report import as_json as json_text
 from routedriver.route import inputs, judges, records, store
 from routedriver.route.api import open_route
 from routedriver.route.artifacts import artifact_globs
 from routedriver.route.guardfile import load_guard
 from routedriver.route.hashing import relative_posix
 from routedriver.route.inputs import StoneContext, unlisted_approver
-from routedriver.route.load import GUARD_SUFFIX, STONE_SUFFIX
+from routedriver.route.load import GUARD_SUFFIX, STONE_SUFFIX, stone_text
 from routedriver.route.model import STATE_DIR, Guard, JudgeRecord, ReviewRecord, Route, Stone
 from routedriver.route.select import NEXT_ALL, select, survey_of
 from routedriver.route.state import Done, Survey
@@ -295,7 +296,7 @@ def render(guide: Guidance, instructions: bool = True) -> str:
         guard = load_guard(route, stone)
         lines += ["", f"## {stone.name} ({state.state})"]
         if instructions:
-            text = _read(stone.path).rstrip("\n")
+            text = stone_text(stone.path).rstrip("\n")
             lines += [
                 f"instructions ({route.show(stone.path)}):",
                 *(f"  {line}" for line in text.splitlines()),
@@ -344,9 +345,10 @@ def fix_malfunction(route: Route, stone: Stone) -> str:
     return f"A human fixes the guard{where} or the tool it runs, then runs:"
 
 
-def _read(path: Path) -> str:
-    # Through userfile: a stone that is a FIFO would hang every robot turn, a link to /dev/zero fill memory.
-    return userfile.read_bytes(path, what="stone").decode("utf-8", errors="replace")
+def report(route_option: str | None, *, as_json: bool) -> Report:
+    """What ``route.drive`` (not as a hook) prints: the guidance as text, or as one JSON document."""
+    guide = guidance(route_option)
+    return Report(json_text(to_json(guide)) if as_json else render(guide))
 
 
 def to_json(guide: Guidance) -> dict[str, object]:
@@ -549,9 +551,10 @@ def _session_changes(
 
 def session_start(route_dir: Path) -> str | None:
     """The commit the current robot session began at (``record_session_start``), or None."""
+    text = store.read_text(route_dir / STATE_DIR / SESSION_FILE)
     try:
-        state = json.loads((route_dir / STATE_DIR / SESSION_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        state = json.loads(text) if text is not None else None
+    except ValueError:
         return None
     head = state.get("head") if isinstance(state, dict) else None
     if isinstance(head, str) and len(head) in (40, 64) and set(head) <= _HEX_ID:
@@ -567,9 +570,10 @@ def record_session_start(route: Route, session_id: str | None) -> None:
 
     path = route.state_dir / SESSION_FILE
     if session_id:
+        text = store.read_text(path)
         try:
-            known = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            known = json.loads(text) if text is not None else None
+        except ValueError:
             known = None
         if isinstance(known, dict) and known.get("session_id") == session_id and session_start(route.path):
             return

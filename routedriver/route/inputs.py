@@ -12,6 +12,7 @@ from collections.abc import Container, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
+from routedriver import userfile
 from routedriver.errors import Refused
 from routedriver.route import guardfile, hashing, judges, records, store
 from routedriver.route.artifacts import find_artifacts
@@ -186,7 +187,7 @@ def approval_state(
         return ApprovalState(None, False, None)
     path = store.approved_path(loaded, name)
     try:
-        raw = path.read_bytes()
+        raw = userfile.read_record(path)  # a FIFO or a link to /dev/zero put there: unreadable, not a hang
     except FileNotFoundError:
         return ApprovalState(None, False, None)
     except OSError:

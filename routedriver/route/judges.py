@@ -10,7 +10,6 @@ The built-ins produce exactly what ``route.stone.judge`` prints, and that output
 from __future__ import annotations
 
 import re
-import shlex
 from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
 from pathlib import Path
@@ -48,6 +47,10 @@ class BuiltinJudge(NamedTuple):
 
 
 def first_word(command: str) -> str:
+    """A judge line's first word: the built-in judge it names (``reviewed?``, ``approved?``), or, for a shell
+    judge, what messages show it by. A built-in judge line is the driver's own syntax, not shell (its name,
+    then its flags, separated by blanks; no quoting), so it is split at blanks here; a shell judge's text is
+    only ever run, or read with ``shellsyntax``."""
     parts = command.split(None, 1)
     return parts[0] if parts else ""
 
@@ -63,10 +66,7 @@ def parse_builtin(command: str) -> BuiltinJudge | None:
         return None
     if mechanism not in BUILTINS:
         raise JudgeSpecError(f"unknown judge mechanism {mechanism!r}; built-ins: {', '.join(BUILTINS)}")
-    try:
-        words = shlex.split(command)[1:]
-    except ValueError as exc:
-        raise JudgeSpecError(f"{mechanism}: {exc}; fix the quoting") from None
+    words = command.split()[1:]  # the driver's syntax: flags separated by blanks (see first_word)
     limits: dict[str, int] = {}
     allowed = ("--allow-blockers", "--allow-nitpicks") if mechanism == "reviewed?" else ()
     while words:

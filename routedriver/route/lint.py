@@ -17,30 +17,27 @@ It also lists each stone's guard programs (``route.programs``): the repository f
 
 from __future__ import annotations
 
+import json
 import os
 import re
-import shlex
 import shutil
 import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from routedriver import userfile
-from routedriver.errors import Refused
+from routedriver.errors import ExitCode, Refused
 from routedriver.gitops import find_repo
+from routedriver.report import Report
 from routedriver.route.guard import search_path
 from routedriver.route.guardfile import DEFAULT_ARTIFACTS, check_guard_file
 from routedriver.route.hashing import relative_posix
 from routedriver.route.judges import parse_builtin
 from routedriver.route.load import GUARD_SUFFIX, STONE_SUFFIX, numeric_prefix
 from routedriver.route.model import Guard, Route, Stone
-from routedriver.route.subst import VARIABLE
-from routedriver.shellsyntax import words
-
-if TYPE_CHECKING:
-    from routedriver.shellsyntax.words import SimpleCommand
+from routedriver.route.subst import ENV, substitute
+from routedriver.route.words import count
 
 # Words that are not programs: shell keywords and builtins a command may start with.
 _SHELL_WORDS_TEXT = (
@@ -147,6 +144,60 @@ def lint(route_path: Path) -> LintReport:
     return LintReport(display, tuple(problems), _programs(route, guards))
 
 
+def lint_routes(route_options: tuple[str, ...], all_routes: bool) -> list[LintReport]:
+    """Lint the routes ``--route``/``--all`` (or the bound route) name, as ``route.verify`` reads the same
+    options; ``--all`` names them relative to where you are."""
+    from routedriver.route.verify import route_paths
+
+    repo = None
+    if all_routes:
+        from routedriver.gitops import find_repo
+
+        repo = find_repo(Path.cwd())
+    paths = route_paths(route_options, all_routes, repo)
+    if all_routes:
+        paths = [Path(os.path.relpath(path)) for path in paths]
+    return [lint(path) for path in paths]
+
+
+def report(reports: list[LintReport], *, as_json: bool) -> Report:
+    """What ``route.lint`` says: every problem and guard program, file by file (or one JSON object), then
+    ``ok`` (with the count of warnings); with errors, exit 2 and one line naming the routes that have them."""
+    errors = sum(len(each.errors) for each in reports)
+    warnings = sum(len(each.warnings) for each in reports)
+    if as_json:
+        payload = {
+            "ok": errors == 0,
+            "routes": [
+                {
+                    "route": each.route,
+                    "problems": [
+                        {"file": p.file, "level": p.level, "message": p.message} for p in each.problems
+                    ],
+                    "programs": [
+                        {"stone": p.stone, "file": p.file, "program": p.program} for p in each.programs
+                    ],
+                }
+                for each in reports
+            ],
+        }
+        stdout = json.dumps(payload, ensure_ascii=False, indent=2) + "\n"
+    else:
+        lines = []
+        for each in reports:
+            lines += [f"{problem.file}: {problem.level}: {problem.message}" for problem in each.problems]
+            # what route.verify --base compares with the base, too
+            lines += [f"{program.file}: program: {program.program}" for program in each.programs]
+        if not errors:
+            lines.append("ok" if not warnings else f"ok ({count(warnings, 'warning')})")
+        stdout = "".join(line + "\n" for line in lines)
+    if not errors:
+        return Report(stdout)
+    where = ", ".join(each.route for each in reports if each.errors)
+    line = f"error: {count(errors, 'problem')} in {where}; fix each file named above"
+    return Report(stdout, (line,), ExitCode.REFUSED)
+
+
 def _programs(route: Route, guards: dict[str, Guard | None]) -> tuple[Program, ...]:
     """Each stone's guard programs (the tracked files its commands run; none outside git)."""
     from routedriver.gitops import find_repo
@@ -225,19 +276,41 @@ def _guard(route: Route, stone: Stone, add: Add) -> Guard | None:
     return guard
 
 
-# pytest where a command starts (also after ; && || | or '(', VAR=value prefixes, a path, `python -m`, or a
-# runner such as `uv run`): the judge a newcomer writes first.
-_PYTEST = re.compile(
-    r"(?:^|[;&|(\n])\s*(?:\w+=\S*\s+)*"
-    r"(?:(?:\S*/)?python[\d.]*\s+-m\s+|(?:uv|poetry|pipenv|hatch|pdm|rye)\s+run\s+)?"
-    r"(?:\S*/)?(?:pytest|py\.test)(?=\s|$|[;&|)])"
-)
+# The runners that run a program given after "run" (uv run pytest), and what names pytest.
+_RUNNERS = frozenset({"uv", "poetry", "pipenv", "hatch", "pdm", "rye"})
+_PYTHON = re.compile(r"python[\d.]*")
+_PYTESTS = frozenset({"pytest", "py.test"})
+
+
+def _runs_pytest(words: list[str]) -> bool:
+    """Whether a simple command's words run pytest: after ``VAR=value`` prefixes, as a program (by any
+    path), as ``python -m pytest`` or through a runner (``uv run pytest``)."""
+    from routedriver.shellsyntax.words import ASSIGNMENT
+
+    rest = list(words)
+    while rest and ASSIGNMENT.match(rest[0]):
+        rest.pop(0)
+    program = os.path.basename(rest[0]) if rest else ""
+    if _PYTHON.fullmatch(program) and rest[1:2] == ["-m"]:
+        program = rest[2] if len(rest) > 2 else ""
+    elif program in _RUNNERS and rest[1:2] == ["run"]:
+        program = os.path.basename(rest[2]) if len(rest) > 2 else ""
+    return program in _PYTESTS
 
 
 def _bare_pytest(command: str) -> bool:
     """A judge that runs pytest and leaves its exit code as it is: failing tests exit 1, a malfunction to
-    the driver. Mapping it (``|| exit 2``) or printing a verdict (``passed: false``) is the fix."""
-    return bool(_PYTEST.search(command)) and not re.search(r"\bexit\s+2\b|passed:", command)
+    the driver. Mapping it (``|| exit 2``) or printing a verdict (``passed: false``) is the fix. Read with
+    ``shellsyntax``: every simple command, those in ``( … )`` and ``$( … )`` too."""
+    from routedriver.shellsyntax.words import commands
+
+    found, _ = commands(command)
+    said = [[word.text for word in simple.words] for simple in found]
+    if not any(_runs_pytest(words) for words in said):
+        return False
+    maps = any(words[:2] == ["exit", "2"] for words in said)
+    verdict = any("passed:" in word for words in said for word in words)
+    return not (maps or verdict)
 
 
 def _missing_program(command: str, route: Route, stone: Stone) -> str:
@@ -262,37 +335,28 @@ def _missing_program(command: str, route: Route, stone: Stone) -> str:
     return ""
 
 
-class _FirstCommand:
-    """What ``route.lint`` wants of the bash word reader: the first simple command and the first problem."""
-
-    def __init__(self) -> None:
-        self.command: SimpleCommand | None = None
-        self.problem = ""
-
-    def nested(self, script: str) -> None:
-        pass  # substitutions run programs too, but a missing one there is not the command's program
-
-    def unsure(self, reason: str) -> None:
-        self.problem = self.problem or reason
-
-    def line(self, commands: list[SimpleCommand]) -> None:
-        if self.command is None:
-            self.command = commands[0]
-
-
 def _first_program(command: str, route: str, stone: Stone) -> tuple[str, str]:
     """The program the command's first simple command runs ("" if none, or if it is computed at run time):
     its first word after any ``VAR=value`` prefixes, with ``$route``/``$stone`` as their values; and the
     first problem the bash reader found in the command ("" if none)."""
+    from routedriver.shellsyntax import words
+
+    # $route and $stone become references to the variables a guard's command runs with (as it runs), read
+    # as words, and given their values here; substitutions run programs too, but a missing one there is
+    # not the command's program (only the top level is read).
+    found, problems = words.commands(substitute(command), depth=0)
+    problem = problems[0] if problems else ""
+    first = found[0].words if found else []
+    program = next((word for word in first if not words.is_assignment(word)), None)
+    if program is None:
+        return "", problem
     values = {"route": route, "stone": stone.name, "hash": "0" * 64}
-    text = VARIABLE.sub(lambda match: shlex.quote(values[match[1] or match[2]]), command)
-    first = _FirstCommand()
-    words.read(text, first)
-    found = first.command.words if first.command is not None else []
-    program = next((word for word in found if not words.is_assignment(word)), None)
-    if program is None or program.expanded:
-        return "", first.problem
-    return program.text, first.problem
+    text = program.text
+    for name, variable in ENV.items():
+        text = text.replace("${" + variable + "}", values[name])
+    if "$" in text or "`" in text or any(bare and char in "*?[" for char, bare in program.chars):
+        return "", problem  # known only when it runs
+    return text, problem
 
 
 def _overlapping_defaults(route: Route, guards: dict[str, Guard | None], add: Add) -> None:

@@ -77,6 +77,14 @@ def _refuse_control_route(display: str, root: Path) -> None:
             )
 
 
+def stone_text(path: Path) -> str:
+    """A stone's instructions, read through ``userfile`` (a stone replaced by a FIFO must not hang a robot's
+    turn or route.mcp, nor a huge one fill memory); bytes that are not UTF-8 show as U+FFFD."""
+    from routedriver import userfile
+
+    return userfile.read_bytes(path, what="stone").decode("utf-8", errors="replace")
+
+
 def load_route(path: str | os.PathLike[str], irregular: list[str] | None = None) -> Route:
     """Read a route directory: every top-level ``*.stone`` file, in driving order. Pure: writes nothing.
 

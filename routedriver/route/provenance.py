@@ -374,7 +374,7 @@ def mixed_changes(changed: frozenset[str] | None, marker: str) -> str:
 def _conflicted(path: Path) -> bool:
     """Does the file hold git's merge conflict markers (``<<<<<<< ours`` … ``>>>>>>> theirs``)?"""
     try:
-        text = path.read_text(encoding="utf-8", errors="replace")
+        text = userfile.read_record(path).decode("utf-8", errors="replace")
     except OSError:
         return False
     return len(re.findall(r"^(?:<{7}|>{7})(?: |$)", text, re.M)) >= 2

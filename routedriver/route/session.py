@@ -26,12 +26,12 @@ import contextlib
 import hashlib
 import json
 import os
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from routedriver.errors import UserError
 from routedriver.hookevent import block_stop
+from routedriver.report import Report
 from routedriver.route import store
 from routedriver.route.model import Route
 from routedriver.route.words import stones_passed
@@ -44,11 +44,31 @@ STATE_FILE = ".drive.state"  # under .route/, ignored by .route/.gitignore (".*.
 DEFAULT_MAX_BLOCKS = 3
 
 
-@dataclass(frozen=True)
-class HookAnswer:
-    exit_code: int
-    stdout: str = ""
-    stderr: str = ""
+def answer(when: str, route_option: str | None, max_blocks: int = DEFAULT_MAX_BLOCKS) -> Report:
+    """``route.drive --when hook.onBoot|hook.onStop``: the event read from stdin, then ``on_boot`` or
+    ``on_stop``. An event that cannot be read is a warning, not a failure: the answer comes from the route's
+    files (and a Stop hook takes it as a repeat, see ``stop_hook_active``)."""
+    payload, unread = read_event()
+    said = on_boot(route_option, payload) if when == ON_BOOT else on_stop(route_option, payload, max_blocks)
+    if unread:
+        return said._replace(
+            stderr=(f"warning: {unread}; route.drive answers from the route alone", *said.stderr)
+        )
+    return said
+
+
+def read_event() -> tuple[dict[str, Any] | None, str]:
+    """The hook event on stdin: (the event, "") or, when there is none (a terminal, empty stdin) or it
+    cannot be read, (None, why; "" when there simply is none)."""
+    from routedriver import hookevent
+
+    try:
+        data = hookevent.read_stdin()
+        if data is None or not data.strip():
+            return None, ""
+        return hookevent.parse_event(data), ""
+    except hookevent.UnreadableEvent as exc:
+        return None, exc.what
 
 
 def stop_hook_active(payload: dict[str, Any] | None) -> bool:
@@ -63,7 +83,7 @@ def _system_message(text: str) -> str:
     return json.dumps({"systemMessage": text}, ensure_ascii=False) + "\n"
 
 
-def on_boot(route_option: str | None, payload: dict[str, Any] | None = None) -> HookAnswer:
+def on_boot(route_option: str | None, payload: dict[str, Any] | None = None) -> Report:
     """SessionStart: the guidance on stdout (added to the robot's context), always exit 0; and the commit
     the session begins at is remembered (``drive.record_session_start``)."""
     from routedriver.route.bind import NotBound
@@ -72,19 +92,19 @@ def on_boot(route_option: str | None, payload: dict[str, Any] | None = None) -> 
     try:
         guide = guidance(route_option)
     except NotBound:
-        return HookAnswer(0)  # no route on this branch: nothing to say
+        return Report()  # no route on this branch: nothing to say
     except UserError as exc:
-        return HookAnswer(0, f"route.drive: cannot read the route ({exc.line()}); a human must fix it.\n")
+        return Report(f"route.drive: cannot read the route ({exc.line()}); a human must fix it.\n")
     session_id = payload.get("session_id") if payload is not None else None
     # A read-only checkout: the session's own commits just cannot be told apart later.
     with contextlib.suppress(OSError):
         record_session_start(guide.route, session_id if isinstance(session_id, str) else None)
-    return HookAnswer(0, "route.drive: " + render(guide))
+    return Report("route.drive: " + render(guide))
 
 
 def on_stop(
     route_option: str | None, payload: dict[str, Any] | None, max_blocks: int = DEFAULT_MAX_BLOCKS
-) -> HookAnswer:
+) -> Report:
     """Stop: ``decision: block`` with guidance while the robot can act; a ``systemMessage`` saying why it may
     stop otherwise; always exit 0. ``payload`` is None when the event could not be read: the answer comes
     from the route alone."""
@@ -94,13 +114,12 @@ def on_stop(
     try:
         guide = guidance(route_option)
     except NotBound:
-        return HookAnswer(0)
+        return Report()
     except UserError as exc:
         put_back = _put_back(None, route_option, payload, max_blocks, broken=True)
         if put_back is not None:
             return put_back
-        return HookAnswer(
-            0,
+        return Report(
             _system_message(
                 f"route.drive: cannot drive the route ({exc.line()}); "
                 "a human must fix it, so the robot may stop."
@@ -113,12 +132,12 @@ def on_stop(
             return put_back
     if guide.complete:
         _forget(guide.route)
-        return HookAnswer(
-            0, _system_message(f"route {guide.route.display}: {stones_passed(guide.total, guide.total)}.")
+        return Report(
+            _system_message(f"route {guide.route.display}: {stones_passed(guide.total, guide.total)}.")
         )
     if not guide.robot_can_act:
         _forget(guide.route)
-        return HookAnswer(0, _system_message(_needs_human(guide)))
+        return Report(_system_message(_needs_human(guide)))
     what = ", ".join(f"{state.stone.name} ({state.state})" for state in guide.stones)
     text = "The route is not finished; keep going.\n" + render(guide)
     return _send_back(guide.route, guide.fingerprint(), payload, max_blocks, text, what)
@@ -126,20 +145,19 @@ def on_stop(
 
 def _send_back(
     route: Route, fingerprint: str, payload: dict[str, Any] | None, max_blocks: int, text: str, what: str
-) -> HookAnswer:
+) -> Report:
     """Block the stop with ``text``, unless the robot was sent back ``max_blocks`` times with nothing
     changed (same ``fingerprint``): then let it stop, saying ``what`` is next."""
     blocks = _blocks_so_far(route, fingerprint) if stop_hook_active(payload) else 0
     if blocks >= max_blocks:
-        return HookAnswer(
-            0,
+        return Report(
             _system_message(
                 f"route.drive: letting the robot stop: it was sent back {blocks} times and nothing changed "
                 f"(same next stone, same artifacts). Next on route {route.display}: {what}"
             ),
         )
     _remember(route, fingerprint, blocks + 1)
-    return HookAnswer(0, block_stop(text))
+    return Report(block_stop(text))
 
 
 def _put_back(
@@ -149,7 +167,7 @@ def _put_back(
     max_blocks: int,
     *,
     broken: bool,
-) -> HookAnswer | None:
+) -> Report | None:
     """Send the robot back to put the route's definitions back as git has them (``drive.to_restore``),
     or None when there is nothing to put back (or no route to look at)."""
     from routedriver.route.drive import render_restore, to_restore
@@ -195,9 +213,10 @@ def _state_path(route: Route) -> Path:
 
 
 def _blocks_so_far(route: Route, fingerprint: str) -> int:
+    text = store.read_text(_state_path(route))
     try:
-        state = json.loads(_state_path(route).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        state = json.loads(text) if text is not None else None
+    except ValueError:
         return 0
     if not isinstance(state, dict) or state.get("fingerprint") != fingerprint:
         return 0
@@ -219,9 +238,8 @@ def _forget(route: Route) -> None:
 def _ignore_state(route: Route) -> None:
     """Routes made before the hook state existed have a .gitignore without '.*.state': add it once."""
     ignore = route.state_dir / ".gitignore"
-    try:
-        text = ignore.read_text(encoding="utf-8")
-    except OSError:
+    text = store.read_text(ignore)
+    if text is None:
         return
     if ".*.state" not in text.splitlines():
         store.write_text(ignore, text + ("" if text.endswith("\n") or not text else "\n") + ".*.state\n")

@@ -1,6 +1,7 @@
 """How the board is shown: rows of cells (the plain table and the coloured one share them), one JSON document
 with stable keys, and Markdown (a table and a Mermaid flowchart of the tiers) for a pull request comment or
-``$GITHUB_STEP_SUMMARY``. Pure functions of ``status.RouteBoard``; nothing here reads a file.
+``$GITHUB_STEP_SUMMARY``; on a terminal, the table coloured by state (rich). Pure functions of
+``status.RouteBoard``; nothing here reads a file. ``report`` is what ``route.status`` says, as a Report.
 
 Names, paths, details and approvers are the repository's text: every format shows them through ``shown``
 (one line each, no workflow command; Markdown and Mermaid read them as plain characters)."""
@@ -8,7 +9,9 @@ Names, paths, details and approvers are the repository's text: every format show
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Literal
 
+from routedriver.report import Report
 from routedriver.route import shown
 from routedriver.route.status import RouteBoard, Row
 from routedriver.route.words import count, stones_passed
@@ -170,3 +173,39 @@ def markdown(boards: Sequence[RouteBoard]) -> str:
             out.append("| " + " | ".join(shown.markdown(cell) for cell in _raw_cells(row)) + " |")
         out += ["", "```mermaid", mermaid(board).rstrip("\n"), "```", ""]
     return "\n".join(out)
+
+
+def coloured(boards: Sequence[RouteBoard], width: int) -> str:
+    """The table for a terminal ``width`` columns wide, coloured by state (rich; ``NO_COLOR`` turns colour
+    off). Cells are Text, never markup: a stone named ``[red]x`` is shown as it is."""
+    import io
+
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    out = io.StringIO()
+    console = Console(file=out, force_terminal=True, width=width)
+    for board in boards:
+        table = Table(*COLUMNS, show_edge=False, header_style="bold")
+        for row in board.rows:
+            row_cells = [Text(cell) for cell in cells(row)]
+            row_cells[2].stylize(STYLES[row.state][2])
+            table.add_row(*row_cells)
+        console.print(table)
+        console.print(progress(board), markup=False, highlight=False)
+    return out.getvalue()
+
+
+Form = Literal["plain", "coloured", "json", "markdown"]
+
+
+def report(boards: Sequence[RouteBoard], form: Form, *, width: int = 80) -> Report:
+    """What ``route.status`` prints: the boards as ``form`` (``width``: the terminal's, for ``coloured``)."""
+    if form == "json":
+        return Report(shown.json_text(to_json(boards)))
+    if form == "markdown":
+        return Report(markdown(boards))
+    if form == "coloured":
+        return Report(coloured(boards, width))
+    return Report(plain(boards))

@@ -6,12 +6,12 @@ route.mcp answers with the same text and documents.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from routedriver import userfile
 from routedriver.errors import ExitCode, UserError
 from routedriver.report import Report, as_json, one_line
+from routedriver.route.judges import first_word
+from routedriver.route.load import stone_text
 from routedriver.route.words import count
 
 if TYPE_CHECKING:
@@ -29,11 +29,6 @@ def refusal(facts: dict[str, Any], exc: UserError) -> str:
 # ---------------------------------------------------------------- route.stone.get
 
 
-def _content(path: Path) -> str:
-    """A stone's text (through ``userfile``: a stone that is a FIFO must not hang a robot's turn)."""
-    return userfile.read_bytes(path, what="stone").decode("utf-8", errors="replace")
-
-
 def get_payload(result: GetResult, say: bool) -> dict[str, Any]:
     """What ``route.stone.get --json`` prints (also route.mcp's ``route_next``)."""
     stones = []
@@ -45,7 +40,7 @@ def get_payload(result: GetResult, say: bool) -> dict[str, Any]:
             "prefix": ".".join(map(str, item.stone.prefix)),
         }
         if say:
-            entry["content"] = _content(item.stone.path)
+            entry["content"] = stone_text(item.stone.path)
         stones.append(entry)
     return {"route": result.route.display, "stones": stones, "all_passed": result.selection.all_passed}
 
@@ -65,7 +60,7 @@ def get_text(result: GetResult, say: bool) -> str:
             out.append("\n")
         # One header per stone, like `head` does for several files, so a robot can split the output.
         out.append(f"==> {result.route.show(item.stone.path)} ({item.status}) <==\n")
-        text = _content(item.stone.path)
+        text = stone_text(item.stone.path)
         out.append(text if text.endswith("\n") or not text else text + "\n")
     return "".join(out)
 
@@ -130,7 +125,7 @@ def _feedback(output: str) -> list[str]:
 
 def _said_no(result: SetResult) -> list[Any]:
     """The failing judges that are not a human gate waiting (those said no; approved? waits)."""
-    return [judge for judge in result.evaluation.failing if judge.record.command.split()[0] != "approved?"]
+    return [judge for judge in result.evaluation.failing if first_word(judge.record.command) != "approved?"]
 
 
 def _judges(result: SetResult) -> str:
@@ -187,7 +182,7 @@ def set_error_line(result: SetResult) -> str | None:
     if evaluation.outcome == "rejected":
         said_no = _said_no(result)
         reasons = "; ".join(
-            f"j{judge.record.position} {judge.record.command.split()[0]}: {judge.record.reason[:160]}"
+            f"j{judge.record.position} {first_word(judge.record.command)}: {judge.record.reason[:160]}"
             for judge in said_no
         )
         return one_line(

@@ -17,6 +17,7 @@ from itertools import filterfalse
 from pathlib import Path
 from typing import NamedTuple
 
+from routedriver import userfile
 from routedriver.fsutil import FileLock, LockTimeout, atomic_write
 from routedriver.route import frontmatter as fm
 from routedriver.route.hashing import pass_key
@@ -183,9 +184,11 @@ def _is_temp(name: str) -> bool:
 
 
 def read_text(path: Path) -> str | None:
+    """A file of the driver's own under ``.route/`` (a record, a marker, its ``.gitignore``, a hook's state),
+    or None when it cannot be read as UTF-8 text: absent, not a regular file (a FIFO a robot made there is
+    never waited on), or larger than ``userfile.MAX_BYTES``."""
     try:
-        with open(path, "rb") as handle:  # bytes then decode: cheaper than a text wrapper per marker
-            return handle.read().decode("utf-8")
+        return userfile.read_record(path).decode("utf-8")
     except (OSError, UnicodeDecodeError):
         return None
 

@@ -99,6 +99,38 @@ def read(script: str, sink: Sink) -> None:
     _Reader(script, lex(script), sink).read()
 
 
+class _Collector:
+    def __init__(self) -> None:
+        self.commands: list[SimpleCommand] = []
+        self.scripts: list[str] = []
+        self.problems: list[str] = []
+
+    def nested(self, script: str) -> None:
+        self.scripts.append(script)
+
+    def unsure(self, reason: str) -> None:
+        self.problems.append(reason)
+
+    def line(self, commands: list[SimpleCommand]) -> None:
+        self.commands.extend(commands)
+
+
+def commands(script: str, *, depth: int = 4) -> tuple[list[SimpleCommand], list[str]]:
+    """Every simple command ``script`` runs, in the order met, then those of the command and process
+    substitutions in it (read in turn, at most ``depth`` levels down); and every reason the reading was
+    unsure of (``Sink.unsure``)."""
+    found = _Collector()
+    pending = [script]
+    for _ in range(depth + 1):
+        found.scripts = []
+        for each in pending:
+            read(each, found)
+        pending = found.scripts
+        if not pending:
+            break
+    return found.commands, found.problems
+
+
 def substitutions(text: str, sink: Sink) -> None:
     """The commands inside ``$( … )`` or backticks of text that bash expands later like a here-document body
     (a prompt string such as ``PS4``): each goes to ``sink.nested``."""

@@ -98,6 +98,11 @@ BARE_PYTEST = [
     ("grep -q pytest setup.cfg", False),
     ("pytest-watch", False),
     ("make test", False),
+    # Read as bash reads it (shellsyntax), not by a pattern over the text: what only looks like a mapping
+    # (in a comment, inside a word) maps nothing.
+    ("pytest -q  # || exit 2", True),
+    ("echo 'exit 2'; pytest -q", True),
+    ("pytest -q || { echo failing; exit 2; }", False),
 ]
 
 

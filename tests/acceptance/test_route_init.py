@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 from pathlib import Path
 
@@ -253,13 +254,14 @@ def test_claude_code_merges_into_existing_settings_and_is_idempotent(git_repo: P
 @pytest.mark.parametrize(
     "content, expected",
     [
-        ('{"hooks": {"Stop": []},}\n', "error: .claude/settings.json is not valid JSON (line 1 column 24"),
-        ("// my settings\n{}\n", "error: .claude/settings.json is not valid JSON (line 1 column 1"),
-        ('{"model": "a", "model": "b"}', "error: .claude/settings.json has the key 'model' twice"),
+        ('{"hooks": {"Stop": []},}\n', "error: .claude/settings.json: malformed JSON (Expecting property"),
+        ("// my settings\n{}\n", "error: .claude/settings.json: line 1: malformed JSON (Expecting value at"),
+        ('{"model": "a", "model": "b"}', "error: .claude/settings.json: key 'model' appears twice; fix it"),
         ("[]", "error: cannot add hooks to .claude/settings.json: it is not a JSON object"),
         ('{"hooks": []}', "error: cannot add hooks to .claude/settings.json: 'hooks' is not an object"),
         ('{"hooks": {"Stop": {}}}', "error: cannot add hooks to .claude/settings.json: 'hooks.Stop' is not"),
-        (b'{"model": "\xff"}', "error: .claude/settings.json is not UTF-8 text"),
+        (b'{"model": "\xff"}', "error: .claude/settings.json: line 1: not UTF-8 text"),
+        ("FIFO", "error: .claude/settings.json: a named pipe (FIFO), not a regular file; fix it by hand"),
     ],
 )
 def test_settings_it_cannot_merge_are_refused_untouched_and_no_route_is_written(
@@ -267,7 +269,9 @@ def test_settings_it_cannot_merge_are_refused_untouched_and_no_route_is_written(
 ) -> None:
     settings = git_repo / ".claude" / "settings.json"
     settings.parent.mkdir()
-    if isinstance(content, bytes):
+    if content == "FIFO":  # read through userfile: refused before it is opened, never waited on
+        os.mkfifo(settings)
+    elif isinstance(content, bytes):
         settings.write_bytes(content)
     else:
         settings.write_text(content, encoding="utf-8")

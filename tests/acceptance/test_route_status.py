@@ -4,6 +4,7 @@ route.drive and route.verify say, stone by stone, in every format."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -187,3 +188,41 @@ def test_a_route_that_is_not_there_is_one_line(git_repo: Path) -> None:
     assert done.err.startswith("error: route not found: nowhere; ")
     both = run_route(["route.status", "--route", "x", "--all"], git_repo)
     assert both.code == 2 and both.err == "error: --all and --route exclude each other; give one of them\n"
+
+
+def _on_a_terminal(argv: list[str], cwd: Path, env: dict[str, str]) -> str:
+    """What a command writes to a terminal 100 columns wide (its stdout a pseudo-terminal)."""
+    import fcntl
+    import os
+    import pty
+    import struct
+    import subprocess
+    import termios
+
+    controller, terminal = pty.openpty()
+    fcntl.ioctl(terminal, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 100, 0, 0))
+    full_env = {key: value for key, value in os.environ.items() if key != "NO_COLOR"} | env
+    done = subprocess.run(argv, cwd=cwd, stdout=terminal, stderr=subprocess.PIPE, env=full_env, timeout=60)
+    os.close(terminal)
+    chunks = []
+    try:
+        while chunk := os.read(controller, 65536):
+            chunks.append(chunk)
+    except OSError:  # the terminal side is closed: all of it was read
+        pass
+    os.close(controller)
+    assert done.returncode == 0, done.stderr
+    return b"".join(chunks).decode("utf-8")
+
+
+def test_on_a_terminal_the_board_is_a_coloured_table_and_no_color_keeps_the_table(git_repo: Path) -> None:
+    gated_route(git_repo)
+    argv = ["route.status", "--route", "route"]
+    coloured = _on_a_terminal(argv, git_repo, {"TERM": "xterm-256color"})
+    plain = _on_a_terminal(argv, git_repo, {"TERM": "xterm-256color", "NO_COLOR": "1"})
+    colour = re.compile(r"\x1b\[[\d;]*?(?:3[0-7]|38;)")  # a foreground colour; NO_COLOR keeps bold and dim
+    assert colour.search(coloured) and not colour.search(plain)
+    for shown in (coloured, plain):
+        text = re.sub(r"\x1b\[[\d;]*m", "", shown)
+        assert "1.vision" in text and "route route: 0 of 3 stones passed" in text
+        assert 60 < max(len(line.rstrip("\r")) for line in text.splitlines()) <= 100  # the terminal's width

@@ -500,3 +500,32 @@ def test_usage_errors_of_a_subcommand_point_at_its_own_help(tmp_path: Path) -> N
     ran = bhrain(["run", "--version"], tmp_path)  # --version belongs to bhrain itself
     assert ran.code == 2 and ran.err.rstrip().endswith("; see bhrain run --help")
     assert bhrain(["fly"], tmp_path).err == "error: No such command 'fly'; see bhrain --help\n"
+
+
+def test_an_input_file_that_is_no_file_or_too_large_is_refused_in_one_line(tmp_path: Path) -> None:
+    # --input-file is read through userfile: a FIFO is never waited on, a device never read, and a file
+    # larger than userfile.MAX_BYTES (8 MiB) refused before a byte is read; stdin is capped the same way.
+    import os
+
+    os.mkfifo(tmp_path / "fifo.md")
+    (tmp_path / "zero.md").symlink_to("/dev/zero")
+    with (tmp_path / "huge.md").open("wb") as handle:
+        handle.truncate(20 << 30)  # 20 GiB, sparse
+    (tmp_path / "dir.md").mkdir()
+    cases = {
+        "fifo.md": "error: input file fifo.md: a named pipe (FIFO), not a regular file; make it a regular",
+        "zero.md": "error: input file zero.md: a symlink to /dev/zero, a character device, not a regular",
+        "huge.md": "error: input file huge.md: more than 8,388,608 bytes (21,474,836,480); an input file may",
+        "dir.md": "error: input file dir.md: a directory, not a regular file",
+    }
+    for name, says in cases.items():
+        ran = bhrain([*scripted(tmp_path, ["ok"]), "--input-file", name], tmp_path, timeout=60)
+        assert (ran.code, ran.out) == (2, ""), (name, ran.err)
+        assert ran.err.startswith(says) and ran.err.count("\n") == 1, ran.err
+    flood = bhrain([*scripted(tmp_path, ["ok"]), "--input-file", "-"], tmp_path, input="x" * ((8 << 20) + 1))
+    assert (flood.code, flood.err) == (
+        2,
+        "error: --input-file -: stdin holds more than 8,388,608 bytes; give bhrain a smaller input\n",
+    )
+    fine = bhrain([*scripted(tmp_path, ["ok"]), "--input-file", "-"], tmp_path, input="caf\xe9 ok")
+    assert fine.code == 0, fine.err

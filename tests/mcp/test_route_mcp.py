@@ -315,6 +315,31 @@ def test_stones_are_resources_and_no_other_file_is(git_repo: Path) -> None:
     assert len(refused) == 4 and all(message.startswith("error: unknown resource ") for message in refused)
 
 
+def test_a_stone_too_large_to_read_is_an_error_answer_not_its_bytes(git_repo: Path) -> None:
+    # The resource is read through userfile, as route.stone.get reads it: a stone larger than a person
+    # writes (here one byte over the cap) is refused in one line; a FIFO swapped in is never waited on.
+    route = vision_route(git_repo)
+    with (route / "2.plan.stone").open("r+b") as handle:
+        handle.truncate(8 * 1024 * 1024 + 1)  # sparse: nothing is read to refuse it
+
+    async def go() -> tuple[str, str]:
+        async with route_mcp(git_repo, "--route", "route") as session:
+            uri = (route / "2.plan.stone").resolve().as_uri()
+            try:
+                await session.read_resource(uri)
+            except MCPError as exc:
+                refused = exc.message
+            else:
+                refused = ""
+            read = await session.read_resource((route / "1.vision.stone").resolve().as_uri())
+            return refused, read.contents[0].text
+
+    refused, other = run(go)
+    assert refused.startswith("error: stone ") and "2.plan.stone: more than 8,388,608 bytes" in refused
+    assert "\n" not in refused
+    assert other == "Write the vision.\n"  # the server goes on answering
+
+
 def test_without_a_route_resources_are_empty_and_tools_say_what_to_do(git_repo: Path) -> None:
     vision_route(git_repo)
 

@@ -44,7 +44,7 @@ def load_resolved(config_path: Path, cache_dir: Path) -> dict[str, Any]:
     """The resolved behavior config of ``config_path``, from the cache when every source is unchanged."""
     target = cache_file(config_path, cache_dir)
     try:
-        cached = json.loads(target.read_text(encoding="utf-8"))
+        cached = json.loads(userfile.read_record(target))  # a FIFO put there: a miss, not a hang
         if (
             cached.get("format") == CACHE_FORMAT
             and cached.get("sources")

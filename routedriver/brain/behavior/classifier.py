@@ -13,7 +13,6 @@ import json
 import logging
 import os
 import re
-import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -231,30 +230,23 @@ class Classifier:
             return None
 
     def _complete(self, system: str, prompt: str) -> Completion:
+        from routedriver.later import Later
+
         timeout = float(self.config.get("timeout", 15))
         model = self.model
-        box: dict[str, Any] = {}
-
-        def work() -> None:
-            try:
-                box["completion"] = model.complete(
-                    [Message(role="user", text=prompt)],
-                    system=system,
-                    max_tokens=self.max_tokens,
-                    temperature=self.temperature,
-                )
-            except BaseException as exc:  # noqa: BLE001 - carried to the caller's thread
-                box["error"] = exc
-
-        # A worker with a deadline: a slow provider costs at most `timeout` seconds of the user's turn.
-        worker = threading.Thread(target=work, name="behavior-classifier", daemon=True)
-        worker.start()
-        worker.join(timeout)
-        if worker.is_alive():
+        answer = Later(
+            lambda: model.complete(
+                [Message(role="user", text=prompt)],
+                system=system,
+                max_tokens=self.max_tokens,
+                temperature=self.temperature,
+            )
+        )
+        # A deadline: a slow provider costs at most `timeout` seconds of the user's turn (the call goes on
+        # in its daemon thread, and its answer is dropped).
+        if not answer.wait(timeout):
             raise ClassifierError(f"no answer within {timeout:g} s")
-        if "error" in box:
-            raise box["error"]
-        return box["completion"]  # type: ignore[no-any-return]
+        return answer.get()  # its exception, if it raised one
 
     def render(self, verdict: Mapping[str, Any]) -> str:
         entries = {kind: self._entry(kind, verdict[kind]) for kind in self.vocab}

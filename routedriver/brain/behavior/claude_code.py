@@ -33,14 +33,14 @@ import os
 import re
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from routedriver import userfile
 from routedriver.brain.behavior.cache import load_resolved
 from routedriver.brain.behavior.engine import BehaviorEngine, Decision
 from routedriver.brain.behavior.state import SessionState
-from routedriver.errors import Malfunction
+from routedriver.errors import ExitCode, Malfunction
 from routedriver.fsutil import FileLock, LockTimeout, atomic_write, is_temp
 from routedriver.hookevent import (
     FIX,
@@ -52,6 +52,7 @@ from routedriver.hookevent import (
     text_problem,
     wrong,
 )
+from routedriver.report import Report
 
 log = logging.getLogger("routedriver.brain.behavior")
 EVENTS = {
@@ -84,22 +85,19 @@ class JudgingFailed(Exception):
     """Judging a PreToolUse event raised (``__cause__``): the CLI blocks the call and writes a crash log."""
 
 
-@dataclass(frozen=True)
-class HookAnswer:
-    exit_code: int = 0
-    stdout: str = ""
-    stderr: str = ""
-    denied: bool = False  # the tool call is refused (Claude Code's JSON deny on stdout, or exit 2)
-
-
-def blocked_unread(why: str) -> HookAnswer:
+def blocked_unread(why: str) -> Report:
     """A PreToolUse event behave cannot read is blocked: a gate that cannot read its input fails closed."""
-    return HookAnswer(
-        2,
-        denied=True,
-        stderr=f"[BEHAVIOR BLOCKED] unreadable event: {why}; bhrain behave blocks a tool call it cannot "
-        "read (if this repeats, a human checks the bhrain behave hook)\n",
+    line = (
+        f"[BEHAVIOR BLOCKED] unreadable event: {why}; bhrain behave blocks a tool call it cannot read (if "
+        "this repeats, a human checks the bhrain behave hook)"
     )
+    return Report("", (line,), ExitCode.REFUSED)
+
+
+def judging_failed(why: str) -> Report:
+    """A PreToolUse event whose judging raised (``JudgingFailed``; ``why`` says what, in one line) is
+    blocked: a gate that cannot judge a call fails closed."""
+    return Report("", (f"[BEHAVIOR BLOCKED] checking this call failed ({why})",), ExitCode.REFUSED)
 
 
 def default_state_dir(environ: Mapping[str, str] | None = None) -> Path:
@@ -123,7 +121,7 @@ def answer_event(
     hook: str | None,
     state_dir: Path,
     ttl_s: float = 7 * 86400,
-) -> HookAnswer:
+) -> Report:
     """The hook's answer to the one event ``read`` returns (``hookevent.read_stdin``: its bytes, or None
     when stdin is a terminal and there is none)."""
     try:
@@ -180,10 +178,10 @@ def run_hook(
     hook: str | None,
     state_dir: Path,
     ttl_s: float = 7 * 86400,
-) -> HookAnswer:
+) -> Report:
     kind = hook_kind(payload, hook)
     if kind == NO_RULES:
-        return HookAnswer()
+        return Report()
     if kind == "pre_tool" and (problem := unreadable_call(payload)):
         return blocked_unread(problem)
     session_id = str(payload.get("session_id") or "default")
@@ -193,7 +191,7 @@ def run_hook(
         for path in (state_path, lock_path):
             path.unlink(missing_ok=True)
         sweep(state_dir, ttl_s)
-        return HookAnswer()
+        return Report()
     resolved = load_resolved(config_path, state_dir / "compiled")
     cwd = str(payload.get("cwd") or os.getcwd())
     engine = BehaviorEngine(resolved, cwd=cwd)
@@ -204,6 +202,7 @@ def run_hook(
     if kind == "post_tool" and not tool:  # after the tool ran: nothing to gate, a non-blocking error
         raise HookInputError("PostToolUse input has no tool_name", "pass Claude Code's hook event JSON")
     classify: tuple[Any, str, str, list[list[str]]] | None = None
+    denied = False  # the call is refused: a state that cannot be saved must not turn that into an allow
     try:
         with FileLock(lock_path, timeout=LOCK_TIMEOUT_S):
             state = _load_state(state_path, engine, session_id)
@@ -211,10 +210,9 @@ def run_hook(
                 state, decision = _pre_tool(
                     engine, state, state_path, session_id, call_id=call_id, tool=tool, params=params, cwd=cwd
                 )
+                denied = decision.block
                 answer = (
-                    HookAnswer(0, stdout=deny_tool(decision.reason), denied=True)
-                    if decision.block
-                    else _context("PreToolUse", decision.notes)
+                    Report(deny_tool(decision.reason)) if denied else _context("PreToolUse", decision.notes)
                 )
             elif kind == "post_tool":
                 answer = _post_tool(
@@ -223,13 +221,13 @@ def run_hook(
             else:
                 prompt = str(payload.get("prompt") or "")
                 engine.start_turn(state, prompt)
-                answer = HookAnswer()
+                answer = Report()
                 classify = _plan_classification(resolved, engine, state, prompt, cwd)
             state.updated_at = time.time()
             try:
                 atomic_write(state_path, json.dumps(state.to_json(), separators=(",", ":")), fsync=False)
             except OSError as exc:
-                if not answer.denied:
+                if not denied:
                     raise
                 # The decision was made: a state that cannot be saved must not turn a block into an allow.
                 log.warning("behavior: cannot save the session's state (%s); the block stands", exc)
@@ -286,7 +284,7 @@ def _post_tool(
     params: Mapping[str, Any],
     call_id: str,
     cwd: str,
-) -> HookAnswer:
+) -> Report:
     event = "PostToolUseFailure" if payload.get("hook_event_name") == "PostToolUseFailure" else "PostToolUse"
     response = payload.get("tool_response")
     data = response if isinstance(response, dict) else {}
@@ -304,16 +302,16 @@ def _post_tool(
     return _context(event, notes)
 
 
-def _context(event: str, notes: tuple[str, ...]) -> HookAnswer:
+def _context(event: str, notes: tuple[str, ...]) -> Report:
     if not notes:
-        return HookAnswer()
+        return Report()
     body = {"hookSpecificOutput": {"hookEventName": event, "additionalContext": "\n".join(notes)}}
-    return HookAnswer(0, stdout=json.dumps(body) + "\n")
+    return Report(json.dumps(body) + "\n")
 
 
 def _load_state(path: Path, engine: BehaviorEngine, session_id: str) -> SessionState:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(userfile.read_record(path))  # a FIFO put there: unreadable, never waited on
         state = SessionState.from_json(data)
     except FileNotFoundError:
         return engine.new_state(session_id)

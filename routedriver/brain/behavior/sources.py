@@ -15,7 +15,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import BaseModel, ValidationError
 
 from routedriver import userfile
@@ -46,8 +45,9 @@ def builtin_data() -> tuple[dict[str, Any], dict[str, Any]]:
 
 @functools.lru_cache(maxsize=2)
 def _parse_builtins(stamp: tuple[int, int]) -> tuple[dict[str, Any], dict[str, Any]]:
-    rules = yaml.safe_load(BUILTIN_RULES.read_text(encoding="utf-8"))
-    profiles = yaml.safe_load(BUILTIN_PROFILES.read_text(encoding="utf-8"))
+    # The package's own data, parsed as every YAML file is (a key given twice is an error, not the last).
+    rules = userfile.parse_yaml(BUILTIN_RULES.read_text(encoding="utf-8"), shown=str(BUILTIN_RULES))
+    profiles = userfile.parse_yaml(BUILTIN_PROFILES.read_text(encoding="utf-8"), shown=str(BUILTIN_PROFILES))
     return rules, profiles
 
 

@@ -11,8 +11,8 @@ A manager may also:
   spent, a call raises ``BudgetSpent`` instead of reaching the provider (``session.budget_spent()`` says so
   beforehand), so memory never spends past a budget: the run stops before any further model call;
 - implement ``close()`` (called when the session ends);
-- subclass ``BackgroundMemory`` to observe snapshots on its own thread and propose replacements that are
-  applied between iterations.
+- subclass ``BackgroundMemory`` to observe snapshots off the loop's path (in a ``later.Later``) and propose
+  replacements that are applied between iterations.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
+from routedriver.later import Later
 from routedriver.llm.types import ChatModel, Completion, Message, ToolSpec, Usage
 
 if TYPE_CHECKING:
@@ -128,34 +129,30 @@ class MemoryManager:
 
 
 class BackgroundMemory(MemoryManager):
-    """A manager that thinks on its own thread: ``propose(state)`` runs there, off the loop's critical path.
+    """A manager that thinks off the loop's critical path: ``propose(state)`` runs in a ``later.Later``.
 
-    ``consult`` hands the newest snapshot to the worker (older unseen snapshots are skipped) and applies a
-    finished proposal if the context it was computed from is still the start of the current context; the
-    messages added since are kept after the replacement. A stale proposal is dropped.
+    ``consult`` hands the newest snapshot to the worker (older unseen snapshots are skipped; a worker is
+    started when none is running, and runs while snapshots keep coming) and applies a finished proposal if
+    the context it was computed from is still the start of the current context; the messages added since
+    are kept after the replacement. A stale proposal is dropped.
     """
 
     name = "background"
 
     def __init__(self) -> None:
-        self._cond = threading.Condition()
+        self._lock = threading.Lock()
         self._pending: ContextState | None = None
         self._ready: tuple[tuple[Message, ...], tuple[Message, ...]] | None = None
         self._stopping = False
-        self._thread: threading.Thread | None = None
+        self._worker: Later[None] | None = None  # while it runs; it clears this itself when it ends
         self.proposals_applied = 0
         self.ready = threading.Event()  # set while a finished proposal waits for the next iteration
 
     def propose(self, state: ContextState) -> Sequence[Message] | None:
         raise NotImplementedError
 
-    def start(self, session: MemorySession) -> None:
-        super().start(session)
-        self._thread = threading.Thread(target=self._work, name=f"bhrain-memory-{self.name}", daemon=True)
-        self._thread.start()
-
     def consult(self, state: ContextState) -> Sequence[Message] | None:
-        with self._cond:
+        with self._lock:
             ready, self._ready = self._ready, None
             self.ready.clear()
         applied: list[Message] | None = None
@@ -168,33 +165,33 @@ class BackgroundMemory(MemoryManager):
             else:
                 log.debug("memory %s: a proposal went stale before it could be applied; dropped", self.name)
         observed = state if applied is None else replace(state, messages=tuple(applied))
-        with self._cond:
+        with self._lock:
             self._pending = observed
-            self._cond.notify()
+            if self._worker is None and not self._stopping:
+                # Started holding the lock: its first look at _pending waits until this is set.
+                self._worker = Later(self._work)
         return applied
 
     def _work(self) -> None:
         while True:
-            with self._cond:
-                while self._pending is None and not self._stopping:
-                    self._cond.wait()
-                if self._stopping:
+            with self._lock:
+                if self._stopping or self._pending is None:
+                    self._worker = None  # the next snapshot starts another
                     return
                 state, self._pending = self._pending, None
-            assert state is not None
             try:
                 proposal = self.propose(state)
             except Exception as exc:  # noqa: BLE001 - a failing proposer must never take the loop down
                 log.warning("memory %s: propose failed: %s: %s", self.name, type(exc).__name__, exc)
                 continue
             if proposal is not None:
-                with self._cond:
+                with self._lock:
                     self._ready = (state.messages, tuple(proposal))
                     self.ready.set()
 
     def close(self) -> None:
-        with self._cond:
+        with self._lock:
             self._stopping = True
-            self._cond.notify()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
+            worker = self._worker
+        if worker is not None:
+            worker.wait(5)  # the proposal being made, if any; no new one starts
