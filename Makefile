@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: install test e2e demo bench lint typecheck clean
+.PHONY: install test e2e demo bench lint typecheck dist clean
 
 $(STAMP): pyproject.toml setup.py
 	$(PYTHON) -m venv $(VENV)
@@ -54,6 +54,13 @@ lint: $(STAMP)
 
 typecheck: $(STAMP)
 	$(BIN)/mypy routedriver
+
+# A wheel and an sdist in dist/, checked by twine (offline: the dev extras' setuptools, no isolation).
+# tests/test_packaging.py builds the same way in `make test` and installs the wheel in a fresh venv.
+dist: $(STAMP)
+	rm -rf dist
+	$(BIN)/python -m build --no-isolation --outdir dist .
+	$(BIN)/twine check --strict dist/*
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache

@@ -69,12 +69,11 @@ class Demo:
     def run(self, who: str, argv: list[str], expect: int, *, tty: bool = False, show: int = 40) -> str:
         print(paint(f"{who} $ ", "1;33") + shlex.join(argv))
         code, out, err = (self._run_tty if tty else self._run)(argv)
-        lines = (out + err).rstrip("\n").splitlines()
-        shown = cut(lines, show)
-        for line in shown:
-            print(f"   {line}")
-        if len(lines) > len(shown):
-            print(paint(f"   … {len(lines) - len(shown)} more lines", "2"))
+        for line in cut((out + err).rstrip("\n").splitlines(), show):
+            if isinstance(line, int):
+                print(paint(f"   … {line} more lines", "2"))
+            else:
+                print(f"   {line}")
         print(paint(f"   [exit {code}]", "32" if code == expect else "1;31"))
         if code != expect:
             raise DemoFailed(f"{shlex.join(argv)} exited {code}, expected {expect}")
@@ -155,7 +154,7 @@ class Demo:
         get = ["route.stone.get", "--route", ROUTE, "--stone", "@next-one"]
         set_passed = ["route.stone.set", "--route", ROUTE, "--stone", "1.vision", "--as", "passed"]
         self.part("The robot asks what to do next")
-        self.run("robot", [*get, "--say"], 0, show=8)
+        self.run("robot", [*get, "--say"], 0, show=10)
 
         self.part("The robot writes the vision, leaving a TODO; the review blocks it")
         self.write(
@@ -172,7 +171,7 @@ class Demo:
 
         self.part("The robot fixes the blocker; the review passes, the human has not approved yet")
         self.write("robot", f"{ROUTE}/1.vision.md", VISION.replace("{success}", SUCCESS), "TODO resolved")
-        self.run("robot", set_passed, 2, show=10)
+        self.run("robot", set_passed, 2, show=14)
 
         self.part("The robot cannot approve on its own")
         approve = ["route.stone.set", "--route", ROUTE, "--stone", "1.vision", "--as", "approved"]
@@ -199,7 +198,7 @@ class Demo:
         set_passed = ["route.stone.set", "--route", ROUTE, "--stone", "3.prompt", "--as", "passed"]
         self.part("The robot writes a prompt that forgets the refund rule; behaviorci rejects it")
         self.write("robot", f"{ROUTE}/3.prompt.md", PROMPT.replace("{refund}", ""), "no refund rule")
-        self.run("robot", set_passed, 2, show=16)
+        self.run("robot", set_passed, 2, show=24)
         self.part("The robot adds the rule; behaviorci passes the stone")
         self.write("robot", f"{ROUTE}/3.prompt.md", PROMPT.replace("{refund}", REFUND), "refund rule added")
         self.run("robot", set_passed, 0, show=8)
@@ -275,7 +274,9 @@ class Demo:
             paint("robot edits ", "1;33") + f"{ROUTE}/1.vision.guard  " + paint("(--allow-nitpicks 2)", "2")
         )
         self.run("robot", set_passed, 0, show=6)
-        self.git("commit", "-q", "-am", "Allow the vision two nitpicks", who=ROBOT)
+        # Everything: the new pass record and judge files too (CI's checkout holds only what is committed).
+        self.git("add", "-A")
+        self.git("commit", "-q", "-m", "Allow the vision two nitpicks", who=ROBOT)
         self.part("CI compares the route's definitions with the base: a changed guard is a policy change")
         self.run("ci", verify, 2, show=8)
         self.note(
@@ -289,16 +290,38 @@ class Demo:
         self.board()
 
 
-def cut(lines: list[str], show: int) -> list[str]:
-    """At most about ``show`` lines, never ending in the middle of a block: a list the output shows is
-    either whole or cut where a blank line ends a block (a block longer than ``show`` is shown whole)."""
+def cut(lines: list[str], show: int) -> list[str | int]:
+    """About ``show`` lines of a command's output, cut at whole blocks (the runs of lines between blank
+    lines), never inside one, so a list is shown whole or not at all. The first block (what happened) and the
+    last (the files used, the error line) are always shown; the blocks between them are kept in order while
+    they fit. An int in the result stands where that many lines were left out."""
     if len(lines) <= show:
-        return lines
-    ends = [index for index, line in enumerate(lines[: show + 1]) if not line.strip()]
-    if ends and ends[-1] > 0:
-        return lines[: ends[-1]]
-    following = next((index for index, line in enumerate(lines) if index >= show and not line.strip()), None)
-    return lines if following is None else lines[:following]
+        return list(lines)
+    blocks: list[list[str]] = [[]]
+    for line in lines:
+        if line.strip():
+            blocks[-1].append(line)
+        elif blocks[-1]:
+            blocks.append([])
+    blocks = [block for block in blocks if block]
+    keep = [index in (0, len(blocks) - 1) for index in range(len(blocks))]
+    used = sum(len(block) + 1 for index, block in enumerate(blocks) if keep[index]) - 1
+    for index in range(1, len(blocks) - 1):
+        if used + len(blocks[index]) + 1 > show:
+            break
+        keep[index] = True
+        used += len(blocks[index]) + 1
+    shown: list[str | int] = []
+    for index, block in enumerate(blocks):
+        if keep[index]:
+            if index and not isinstance(shown[-1], int):
+                shown.append("")
+            shown.extend(block)
+        elif isinstance(shown[-1], int):
+            shown[-1] += len(block) + 1
+        else:
+            shown.append(len(block) + 1)
+    return shown
 
 
 COMMANDS = (

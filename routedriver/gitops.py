@@ -689,3 +689,64 @@ def index_modes(repo: Repo, paths: Sequence[str] = (), globbed: Sequence[str] = 
         if tab:
             found[path] = meta.split(" ", 1)[0]
     return found
+
+
+# ---------------------------------------------------------------- what HEAD holds (route.verify's advice)
+
+
+_STAGED_SINCE_HEAD = ("diff-index", "--cached", "--name-only", "--no-renames", "-z", "HEAD", "--")
+
+
+def staged_since_head(repo: Repo) -> frozenset[str] | None:
+    """Paths whose index entry differs from HEAD (staged, not committed: ``git diff-index --cached``, which
+    looks at no work-tree file); None when there is no commit yet (nothing is committed)."""
+    done = _git(_STAGED_SINCE_HEAD, repo.toplevel)
+    if done.returncode != 0:
+        return None
+    return frozenset(filter(None, done.stdout.split("\0")))
+
+
+def in_index(repo: Repo, paths: Sequence[str]) -> frozenset[str]:
+    """Those of ``paths`` (relative to the top-level) that git's index holds, whatever their flags
+    (assume-unchanged and skip-worktree entries included)."""
+    found: set[str] = set()
+    for chunk in _chunks(paths):
+        done = _git(["ls-files", "-z", "--", *chunk], repo.toplevel)
+        found.update(filter(None, done.stdout.split("\0")))
+    return frozenset(found)
+
+
+def ignored(repo: Repo, paths: Sequence[str]) -> frozenset[str]:
+    """Those of the untracked ``paths`` (relative to the top-level) that git ignores: they never reach a
+    commit, so never a clone."""
+    found: set[str] = set()
+    for chunk in _chunks(paths):
+        # Absolute paths: check-ignore takes no ':(literal)' magic, and a relative path can start with ':'.
+        # One a line (-z needs --stdin, and commands get none); a name git would quote (a newline in it)
+        # is then not recognized, and is reported as untracked instead: the advice differs, not the verdict.
+        absolute = [os.fspath(repo.toplevel / path) for path in chunk]
+        args = ["-c", "core.quotePath=false", "check-ignore", "--", *absolute]
+        done = _git(args, repo.toplevel, {"GIT_OPTIONAL_LOCKS": "0"})
+        found.update(
+            os.path.relpath(path, repo.toplevel).replace(os.sep, "/")
+            for path in done.stdout.splitlines()
+            if path
+        )
+    return frozenset(found)
+
+
+_ARGS_BYTES = 96 << 10  # paths per command line: well under the kernel's limit for one
+
+
+def _chunks(paths: Sequence[str]) -> Iterable[list[str]]:
+    """``paths`` in runs whose command line stays well under the kernel's limit."""
+    chunk: list[str] = []
+    size = 0
+    for path in paths:
+        if chunk and size + len(path) > _ARGS_BYTES:
+            yield chunk
+            chunk, size = [], 0
+        chunk.append(path)
+        size += len(path) + 1
+    if chunk:
+        yield chunk

@@ -70,9 +70,10 @@ def parse_event(data: bytes | str) -> dict[str, Any]:
     except _Ambiguous as exc:
         raise UnreadableEvent(f"the hook event is ambiguous: {exc}", FIX) from None
     except ValueError as exc:  # JSONDecodeError, and an integer too long to convert
-        where = f" at line {exc.lineno} column {exc.colno}" if isinstance(exc, json.JSONDecodeError) else ""
-        reason = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc).split(";")[0]
-        raise UnreadableEvent(f"the hook event is not JSON ({reason}{where})", FIX) from None
+        from routedriver.userfile import json_problem
+
+        reason = json_problem(exc) if isinstance(exc, json.JSONDecodeError) else str(exc).split(";")[0]
+        raise UnreadableEvent(f"the hook event is not JSON ({reason})", FIX) from None
     except RecursionError:
         raise UnreadableEvent("the hook event is nested too deeply to read", FIX) from None
     if not isinstance(payload, dict):

@@ -344,6 +344,14 @@ def _int(digits: str) -> int | _BigInt:
     return _BigInt(digits) if len(digits.lstrip("-")) > MAX_INT_DIGITS else int(digits)
 
 
+def json_problem(exc: Any, *, line: bool = True) -> str:
+    """What is wrong with a JSON text, from Python's ``json.JSONDecodeError``, its place said once: some of
+    Python's messages end with "at" to be followed by the place ("Unterminated string starting at"), others
+    do not ("Expecting value"), so the place is joined with one "at" either way."""
+    place = f"line {exc.lineno} column {exc.colno}" if line else f"column {exc.colno}"
+    return f"{exc.msg.removesuffix(' at')} at {place}"
+
+
 def parse_json(text: str, *, shown: str, error: type[Refused] = Refused) -> Any:
     """The data of the JSON document ``text`` (``shown`` names it), or ``error``: one line with the key."""
     try:
@@ -351,7 +359,7 @@ def parse_json(text: str, *, shown: str, error: type[Refused] = Refused) -> Any:
     except json.JSONDecodeError as exc:
         line = f"line {exc.lineno}: " if "\n" in text.strip() else ""
         raise error(
-            f"{shown}: {line}malformed JSON ({exc.msg} at column {exc.colno})", "fix the JSON syntax"
+            f"{shown}: {line}malformed JSON ({json_problem(exc, line=False)})", "fix the JSON syntax"
         ) from None
     except RecursionError:
         raise error(f"{shown}: nested deeper than {MAX_DEPTH} levels", "flatten it") from None

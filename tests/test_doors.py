@@ -636,6 +636,7 @@ EXCEPTIONS: tuple[Allowed, ...] = (
             "route/select.py",
         )
     ),
+    Allowed("route/stone_report.py", "shell", "shlex.join", _HINT),
     Allowed(
         "brain/permissions/shell.py",
         "shell",

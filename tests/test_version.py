@@ -44,4 +44,5 @@ def test_every_console_script_prints_its_version(script: str, tmp_path: Path) ->
         timeout=60,
         check=False,
     )
-    assert "--version" in helped.stdout + helped.stderr
+    # One --version line: a command that also declares click's own option would list it twice.
+    assert (helped.stdout + helped.stderr).count("--version") == 1

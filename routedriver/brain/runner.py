@@ -37,6 +37,8 @@ CLARIFICATION = (
     'Give the task or question with --input "..." or --input-file FILE.'
 )
 CORRECTION_ITERATIONS = 2
+# The keyless reviewer (package data of routedriver.brain): --skill review --atom scripted without --script.
+OFFLINE_REVIEWER = "offline_review.yaml"
 # Runs a signal stopped: their partial text goes to --json only, never to stdout as if it were the answer.
 SIGNAL_STOPS = frozenset({Interrupted.word, Terminated.word})
 # Graceful stops at a limit: the partial answer is printed with a note on why the run stopped there.
@@ -111,7 +113,7 @@ def run_session(settings: RunSettings, *, environ: Mapping[str, str] | None = No
     if not workdir.is_dir():
         raise Refused(f"working directory {workdir} does not exist", "fix workdir in the config file")
     redactor = Redactor(env)
-    model = _atom(settings, env)
+    model = _atom(settings, env, skill)
     policies = _policies(settings, workdir)
     registry = _registry(skill, settings, workdir, policies, env)
     hooks = _hooks(settings, workdir, model, registry.names(), policies)
@@ -348,7 +350,7 @@ def _task(skill: Skill, settings: RunSettings) -> str:
     return "\n\n".join(parts) if parts else ""
 
 
-def _atom(settings: RunSettings, env: Mapping[str, str]) -> Any:
+def _atom(settings: RunSettings, env: Mapping[str, str], skill: Skill) -> Any:
     from routedriver.brain.atoms import AtomOptions, create_atom
 
     retry = None
@@ -368,7 +370,7 @@ def _atom(settings: RunSettings, env: Mapping[str, str]) -> Any:
     options = AtomOptions(
         model=settings.model,
         base_url=settings.base_url,
-        script=settings.script,
+        script=settings.script or _offline_reviewer(settings, skill),
         context_window=settings.context_window,
         timeout_s=settings.timeout_s,
         environ=env,
@@ -376,6 +378,16 @@ def _atom(settings: RunSettings, env: Mapping[str, str]) -> Any:
         retry=retry,
     )
     return create_atom(str(settings.atom), options)
+
+
+def _offline_reviewer(settings: RunSettings, skill: Skill) -> Path | None:
+    """``--skill review --atom scripted`` without ``--script``: the keyless reviewer shipped with bhrain
+    (``offline_review.yaml``, which says in every answer that no model read the work)."""
+    if skill.name != "review" or settings.atom != "scripted":
+        return None
+    from importlib import resources
+
+    return Path(str(resources.files("routedriver.brain") / OFFLINE_REVIEWER))
 
 
 def _registry(

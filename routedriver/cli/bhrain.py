@@ -52,13 +52,20 @@ class BhrainGroup(LazyGroup):
 
 @click.group("bhrain", cls=BhrainGroup)
 def bhrain_group() -> None:
-    """bhrain (bhrain.struct.v1): a small agentic loop with tools, permissions and memory.
+    """bhrain: an LLM agent for the command line. It gives a model (Claude, Qwen or any OpenAI-compatible
+    server) a task, runs the tools the model asks for (read and edit files, run shell commands, search the
+    web) under permission rules, and prints the answer. Route guards use it as a reviewer: --skill review
+    ends with the blockers/nitpicks counts the reviewed? judge reads.
 
     \b
     Examples:
       bhrain run --skill ask --atom claude --input "What does src/app.py do?"
       bhrain run --skill act --atom qwen --input-file task.md --tools files,bash --trace run.json
-      bhrain run --skill review --atom scripted --script review.yaml --input-file 1.vision.md
+      bhrain run --skill review --atom claude --input-file 1.vision.md
+      bhrain run --skill review --atom scripted --input-file 1.vision.md   # offline: no key, no model
+
+    Keys: ANTHROPIC_API_KEY (claude), QWEN_API_KEY or OPENAI_API_KEY (qwen). More: docs/bhrain.md,
+    installed with the package as routedriver/docs/bhrain.md.
     """
 
 
@@ -105,7 +112,8 @@ class _StderrHandler(logging.Handler):
     "--max-cost",
     type=click.FloatRange(min=0, min_open=True),
     metavar="USD",
-    help="Budget: US dollars of the whole run (prices: docs/bhrain.md); a graceful stop once spent.",
+    help="Budget: US dollars of the whole run (from the token prices in routedriver/brain/prices.yaml); a "
+    "graceful stop once spent.",
 )
 @click.option("--tools", help="Tool sets: files,bash,websearch (or none). Default per skill.")
 @click.option(

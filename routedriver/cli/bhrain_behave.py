@@ -55,7 +55,18 @@ HOOK_CHOICES = ("pre_tool", "post_tool", "user_prompt", "session_end")  # claude
 def behave_command(
     config_path: str | None, hook: str | None, state_dir: str | None, ttl_days: float, verbose: bool
 ) -> Report:
-    """Judge one Claude Code hook event against the behavior rules (reads the event JSON on stdin)."""
+    """Judge one Claude Code hook event against the behavior rules (reads the event JSON on stdin).
+
+    A Claude Code command hook, in .claude/settings.json (the rules in .claude/behavior.yaml; also as
+    UserPromptSubmit with --hook user_prompt, PostToolUse with post_tool, SessionEnd with session_end):
+
+    \b
+    {"hooks": {"PreToolUse": [{"matcher": "*", "hooks": [{"type": "command", "command":
+      "bhrain behave --config \\"$CLAUDE_PROJECT_DIR/.claude/behavior.yaml\\" --hook pre_tool"}]}]}}
+
+    A blocked call is denied in Claude Code's JSON (exit 0; the model reads the reason); a warning is
+    added to the model's context; anything else exits 0 silently. More: docs/behavior.md, installed with
+    the package as routedriver/docs/behavior.md."""
     # Flag mistakes exit 1 through HookCommand: exit 2 would BLOCK the tool call in Claude Code.
     if not config_path:
         raise Malfunction("--config FILE is required", "point it at a config with a security.behavior block")

@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING
 
 import click
 
-from routedriver import __version__
 from routedriver.cli._command import Command
 from routedriver.errors import Refused
 from routedriver.gitops import find_repo
@@ -45,7 +44,12 @@ if TYPE_CHECKING:
     is_flag=True,
     help="Add the route hooks (route.drive, route.bounce) to the repository's .claude/settings.json.",
 )
-@click.version_option(__version__, "--version", prog_name="route.init")
+@click.option(
+    "--approver-me",
+    is_flag=True,
+    help="Write .route-approvers at the repository's top level listing your git email (who may approve); "
+    "refused if the file exists without you.",
+)
 def init_command(
     directory: str | None,
     template: str | None,
@@ -53,17 +57,24 @@ def init_command(
     list_templates: bool,
     bind: bool,
     claude_code: bool,
+    approver_me: bool,
 ) -> int:
-    """Write a starter route into DIR from a template (each stone a guide: what, why, how, watch out)."""
+    """Write a starter route into DIR from a template (each stone a guide: what, why, how, watch out).
+
+    \b
+    route.init routes/search --bind --claude-code   # the feature template, bound to this branch
+    route.init --approver-me                        # .route-approvers listing you (commit it to main)
+    route.init --list                               # the templates
+    """
     if list_templates:
-        if directory is not None or template or force or bind or claude_code:
+        if directory is not None or template or force or bind or claude_code or approver_me:
             raise Refused("--list takes nothing else", "run route.init --list alone")
         for found in init.templates():
             default = " (default)" if found.name == init.DEFAULT_TEMPLATE else ""
             click.echo(f"{found.name + default:<19} {found.summary}")
         return 0
-    if directory is None and (not claude_code or template or force or bind):
-        # Without DIR only --claude-code makes sense: it wires the hooks for routes that exist already.
+    if directory is None and (not (claude_code or approver_me) or template or force or bind):
+        # Without DIR only --claude-code and --approver-me make sense: they serve routes that exist already.
         raise Refused("missing DIR", "name the route's directory: route.init routes/my-feature")
     plan = (
         init.plan_route(directory, template or init.DEFAULT_TEMPLATE, force=force)
@@ -72,6 +83,7 @@ def init_command(
     )
     branch = init.check_bind(plan) if bind and plan is not None else None
     settings = _settings_plan() if claude_code else None
+    approvers = init.plan_approvers(Path.cwd()) if approver_me else None
     # Every refusal is behind us: from here on, write.
     if plan is not None:
         for path in init.write_route(plan):
@@ -89,6 +101,13 @@ def init_command(
         elif not settings.widened:
             click.echo(f"{shown}: the route hooks are there already; nothing added")
         _warn_if_not_on_path()
+    if approvers is not None:
+        init.write_approvers(approvers)
+        shown = os.path.relpath(approvers.path)
+        if approvers.text is None:
+            click.echo(f"{shown}: lists {approvers.email} already; nothing written")
+        else:
+            click.echo(f"{shown}: lists {approvers.email}, who may approve (commit it to main first)")
     if plan is not None:
         _next_steps(Path(os.path.relpath(plan.directory)), bound=branch is not None)
     return 0
@@ -124,4 +143,13 @@ def _next_steps(route: Path, *, bound: bool) -> None:
     ]
     if not bound:
         lines.append(f"      route.bind --set {shown}   # on a work branch: later commands may drop --route")
+    from routedriver.route.init import approvers_hint
+
+    hint = approvers_hint(Path.cwd())
+    if hint is not None:
+        lines.append(f"      {hint}")
+    lines.append(
+        "before the first pull request: the approvers file (and signers) must be on main; see the README's "
+        "'Your first pull request'"
+    )
     click.echo("\n".join(lines), err=True)

@@ -18,9 +18,23 @@ from routedriver.cli._command import Command
     help="The route the tools and resources serve (default: the route bound to the branch at each call).",
 )
 def mcp_command(route_option: str | None) -> int:
-    """Serve the route driver as an MCP server on stdin/stdout (an MCP client starts it; see docs/mcp.md).
+    """Serve the route driver to an MCP client (Claude Code, Codex, Cursor, bhrain) over stdin/stdout. The
+    client starts this command, as it starts any stdio MCP server; nobody runs it by hand.
 
-    Tools: route_next, route_status, route_drive, route_set_passed, route_judge. No tool approves."""
+    \b
+    Claude Code:  claude mcp add route -- route.mcp
+    .mcp.json (Claude Code, Cursor, Gemini CLI, Claude Desktop):
+      {"mcpServers": {"route": {"command": "route.mcp", "args": []}}}
+    Codex (.codex/config.toml):
+      [mcp_servers.route]
+      command = "route.mcp"
+      args = []
+
+    Tools: route_next (the next stone and its instructions), route_status (every stone's state),
+    route_drive (where the robot is and what to run), route_set_passed (run a stone's guard) and
+    route_judge (a built-in judge). No tool approves: a person runs route.stone.set --stone S --as approved
+    at a terminal. It serves the route bound to the current branch (route.bind --set DIR), or --route DIR
+    (in "args"). More: docs/mcp.md, installed with the package as routedriver/docs/mcp.md."""
     if route_option is not None:
         # Here, not at the top: the handshake is answered before anything of the driver is imported.
         from routedriver.route.api import open_route
@@ -28,8 +42,8 @@ def mcp_command(route_option: str | None) -> int:
         open_route(route_option)  # a wrong --route is refused now, in one line, not at every call
     if sys.stdin is not None and sys.stdin.isatty():
         click.echo(
-            "route.mcp: serving MCP on stdin/stdout; an MCP client starts this command (see docs/mcp.md). "
-            "Ctrl-C stops it.",
+            "route.mcp: serving MCP on stdin/stdout; an MCP client starts this command "
+            "(route.mcp --help says how). Ctrl-C stops it.",
             err=True,
         )
     from routedriver.later import Later

@@ -56,7 +56,18 @@ def bind_command(set_route: str | None, get_: bool, del_: bool) -> Report:
     help="Print one JSON document: route, passed, total, complete, and each next stone's state and commands.",
 )
 def drive_command(route_option: str | None, when: str | None, max_blocks: int, json_output: bool) -> Report:
-    """Where the robot is on its route: the next stone(s), their instructions and the exact commands."""
+    """Where the robot is on its route: the next stone(s), their instructions and the exact commands.
+
+    As Claude Code hooks (route.init --claude-code writes them into .claude/settings.json): SessionStart runs
+    route.drive --when hook.onBoot (the guidance becomes the robot's context); Stop runs route.drive --when
+    hook.onStop (it sends the robot back while the route is unfinished and the robot can act).
+
+    \b
+    {"hooks": {
+      "SessionStart": [{"matcher": "startup|resume|clear|compact",
+                        "hooks": [{"type": "command", "command": "route.drive --when hook.onBoot"}]}],
+      "Stop": [{"hooks": [{"type": "command", "command": "route.drive --when hook.onStop"}]}]}}
+    """
     if when is None:
         from routedriver.route import drive
 

@@ -17,7 +17,13 @@ from routedriver.report import Report
     help="The route directory (repeatable; default: the route bound to this branch).",
 )
 @click.option("--all", "all_routes", is_flag=True, help="Every route in the repository.")
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON document (keys: docs/route.md).")
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print one JSON document: {routes: [{route, passed, total, complete, stones: [{name, tier, state, "
+    "detail, blocked_by, file, review, approval}]}]}.",
+)
 @click.option("--markdown", is_flag=True, help="Print Markdown: a table and a Mermaid flowchart per route.")
 def status_command(routes: tuple[str, ...], all_routes: bool, as_json: bool, markdown: bool) -> Report:
     """Show every stone by tier: its state and why, its latest review's counts, who approved it."""

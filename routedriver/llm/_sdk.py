@@ -338,11 +338,9 @@ def parse_arguments(raw: object) -> tuple[dict[str, Any], str | None, str | None
     try:
         value = json.loads(raw)
     except json.JSONDecodeError as exc:
-        return (
-            {},
-            raw,
-            f"the arguments are not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})",
-        )
+        from routedriver.userfile import json_problem
+
+        return {}, raw, f"the arguments are not valid JSON ({json_problem(exc)})"
     if not isinstance(value, dict):
         return {}, raw, f"the arguments must be a JSON object, not a JSON {_json_kind(value)}"
     return value, None, None

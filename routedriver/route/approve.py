@@ -101,10 +101,11 @@ def approve(route_option: str | None, stone: str, *, human: bool, commit: bool =
     if repo is not None:
         refuse_repository_config(repo)  # before git is asked anything that could run a program
     artifacts = inputs.artifacts_or_refuse(context)
-    ids = hashing.content_ids(artifacts, context.base, context.repo, from_disk=True).ids
+    # The hash the stone's pass is keyed by (artifacts, and the files its guard's inputs: name).
+    review_input_hash, content = inputs.review_input(context, artifacts, from_disk=True)
+    ids = content.ids
     files = {context.show(path): path for path in artifacts}
     refuse_unfaithful(files, ids, repo.object_format if repo is not None else "sha1")
-    review_input_hash = hashing.review_input_hash(ids)
     approver = _identity(repo.toplevel if repo is not None else Path.cwd())
     warnings = _unlisted(context, approver[1])
     path = store.approved_path(route, name)

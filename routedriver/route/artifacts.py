@@ -323,12 +323,36 @@ def _named_files(pattern: str, listings: Listings, base: Path) -> list[str]:
         raise exc.named(pattern.removeprefix(head), base) from None
 
 
+def input_files(
+    patterns: Iterable[str], route: Route, stone: Stone, base: Path, listings: Listings | None = None
+) -> dict[str, str]:
+    """The files a guard's ``inputs:`` globs cover, read as its artifact globs are (``globs``'s rule, the
+    same walk), as ``{path relative to base (POSIX): absolute path}``; never a route's ``.route/`` record."""
+    listings = listings or Listings()
+    found: dict[str, str] = {}
+    for pattern in _absolute(patterns, route, stone, base):
+        for path in _named_files(pattern, listings, base):
+            if f"{os.sep}{STATE_DIR}{os.sep}" not in path:
+                found[relative_posix(path, base)] = path
+    return found
+
+
+def input_patterns(route: Route, stone: Stone, guard: Guard | None, base: Path) -> list[str]:
+    """The guard's ``inputs:`` globs as absolute patterns, as ``artifact_patterns`` gives its artifact globs
+    (``route.verify --recheck`` asks which of a base's files they covered)."""
+    return _absolute(guard.inputs if guard is not None else (), route, stone, base)
+
+
 def _patterns(route: Route, stone: Stone, guard: Guard | None, base: Path) -> list[str]:
     """The stone's artifact globs, substituted, absolute (relative ones start at ``base``) and normalized
     (a trailing ``/`` kept: it means every file below)."""
+    return _absolute(artifact_globs(stone, guard), route, stone, base)
+
+
+def _absolute(globs_written: Iterable[str], route: Route, stone: Stone, base: Path) -> list[str]:
     escaped_base = globs.escape(str(base))
     patterns = []
-    for pattern in artifact_globs(stone, guard):
+    for pattern in globs_written:
         expanded = expand_glob(pattern, route, stone)
         if not os.path.isabs(expanded):
             expanded = os.path.join(escaped_base, expanded)

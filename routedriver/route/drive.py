@@ -61,6 +61,8 @@ class Guidance:
     # Passed stones whose artifacts changed since, and the active tier's incomplete stones, in route order;
     # empty when the route is complete.
     stones: tuple[StoneState, ...]
+    # When complete: the files the passes stand on that no commit holds (path, how), which CI will not see.
+    uncommitted: tuple[tuple[str, str], ...] = ()
 
     @property
     def complete(self) -> bool:
@@ -100,7 +102,25 @@ def guidance(route_option: str | None) -> Guidance:
         elif found is not None and not found.passed:
             states.append(not_done(stone, found))
     passed = sum(1 for found in done.values() if found.passed)
-    return Guidance(route, passed, len(route.stones), tuple(states))
+    unsaved = _uncommitted(survey, done) if not states else ()
+    return Guidance(route, passed, len(route.stones), tuple(states), unsaved)
+
+
+def _uncommitted(survey: Survey, done: dict[str, Done]) -> tuple[tuple[str, str], ...]:
+    """A finished route's files that no commit holds: CI's checkout would not pass those stones."""
+    repo = survey.repo
+    if repo is None:
+        return ()
+    from routedriver.route import committed
+
+    files = [
+        path
+        for stone in survey.route.stones
+        if stone.name in done
+        for path in committed.pass_files(survey, stone, done[stone.name])
+    ]
+    found = committed.Checker(repo).paths(files)
+    return tuple(sorted(found.items()))
 
 
 def not_done(stone: Stone, done: Done) -> StoneState:
@@ -286,6 +306,15 @@ def _checks(guard: Guard | None) -> str:
 
 def render(guide: Guidance, instructions: bool = True) -> str:
     route = guide.route
+    if guide.complete and guide.uncommitted:
+        from routedriver.route.committed import advice, listing
+
+        found = dict(guide.uncommitted)
+        return (
+            f"route {route.display}: {stones_passed(guide.passed, guide.total)}, but not committed: "
+            f"{listing(found)}; CI's checkout holds only commits, and route.verify fails what stands on "
+            f"them: {advice(found)}\n"
+        )
     if guide.complete:
         return f"route {route.display}: {stones_passed(guide.passed, guide.total)}; nothing left to do.\n"
     names = ", ".join(state.stone.name for state in guide.stones)
@@ -360,6 +389,7 @@ def to_json(guide: Guidance) -> dict[str, object]:
         "total": guide.total,
         "complete": guide.complete,
         "robot_can_act": guide.robot_can_act,
+        "uncommitted": [{"path": path, "how": how} for path, how in guide.uncommitted],
         "next": [_stone_json(route, state) for state in guide.stones],
     }
 

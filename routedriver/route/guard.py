@@ -273,10 +273,9 @@ def evaluate(
             if guard and first.status == "timeout"
             else f"failed with exit {first.exit_code}"
         )
-        problem = (
-            f"{stone}: review r{first.position} {how} ({first.command}){said(first.stderr_tail)}; "
-            f"see {context.show(first.path)}; {fix_hint(context)}"
-        )
+        # One short line: the command and its file are on stdout (route.stone.set lists them), so the line
+        # holds what the command said and what to do (a missing API key must read as one).
+        problem = f"{stone}: review r{first.position} {how}{said(first.stderr_tail)}; {fix_hint(context)}"
         store.remove_pass(route, stone, now.key)
         return Evaluation(
             stone, "malfunction", review_input_hash, None, artifact_names, reviews, (), None, problem
@@ -329,6 +328,7 @@ def evaluate(
             judge_input_hash=judge_input_hash,
             files=files,
             manifest=ids,
+            inputs=now.inputs,
         )
     else:
         store.remove_pass(route, stone, now.key)
@@ -338,9 +338,7 @@ def evaluate(
             )
             problem = (
                 f"{stone}: judge j{first_broken.position} malfunctioned ({first_broken.command}): "
-                f"{first_broken.reason}{said(first_broken.stderr_tail)}; "
-                f"see {context.show(first_broken.path)}; "
-                f"{fix_hint(context)}"
+                f"{first_broken.reason}{said(first_broken.stderr_tail)}; {fix_hint(context, rerun=True)}"
             )
     return Evaluation(
         stone,
@@ -369,17 +367,21 @@ def _outcome(results: Sequence[JudgeResult]) -> Outcome:
 
 def said(stderr_tail: str, lines: int = 3) -> str:
     """The last lines a broken command wrote on stderr, for the message on the terminal ("" if none):
-    'command not found' or a missing API key must not hide inside a file under .route/."""
+    'command not found' or a missing API key must not hide inside a file under .route/. A line that is our
+    own tools' ``error: …`` is shown without that word (the message is an error line already)."""
     kept = [line.strip() for line in stderr_tail.splitlines() if line.strip()][-lines:]
     if not kept:
         return ""
-    return ": " + " / ".join(line[:300] for line in kept)
+    return ": " + " / ".join(line.removeprefix("error: ")[:300] for line in kept)
 
 
-def fix_hint(context: StoneContext) -> str:
-    """What a human does about a malfunction: fix the command or the tool, then run the guard again; with
-    ``--rerun`` when a review that finished is what misled the judges (its output is otherwise reused)."""
-    return (
-        f"fix the guard's command or the tool it runs, then run: {context.command_hint('set')} --as passed "
-        "(add --rerun to run reviews that already finished again)"
-    )
+def fix_hint(context: StoneContext, *, rerun: bool = False) -> str:
+    """What a human does about a malfunction: fix the command (in the guard) or what it needs, then run the
+    guard again; with ``--rerun`` when a review that finished may be what misled a judge (a finished review
+    is otherwise reused; a broken one never is)."""
+    guard_path = context.stone.guard_path
+    guard = context.show(guard_path) if guard_path is not None else f"{context.stone.name}.guard"
+    again = f"then run {context.command_hint('set')} --as passed"
+    if rerun:
+        again += " (add --rerun to run reviews that already finished again)"
+    return f"fix {guard} or what it needs, {again}"

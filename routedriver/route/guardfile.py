@@ -11,11 +11,11 @@ from typing import Any, NamedTuple
 from routedriver import userfile
 from routedriver.errors import Refused
 from routedriver.route.judges import JudgeSpecError, parse_builtin
-from routedriver.route.model import DEFAULT_TIMEOUT_S, Guard, Route, Stone
+from routedriver.route.model import DEFAULT_TIMEOUT_S, STATE_DIR, Guard, Route, Stone
 
-ALLOWED_KEYS = ("artifacts", "judges", "protect", "reviews", "timeout")
+ALLOWED_KEYS = ("artifacts", "inputs", "judges", "protect", "reviews", "timeout")
 _COMMAND_LISTS = ("reviews", "judges")
-_GLOB_LISTS = ("artifacts", "protect")
+_GLOB_LISTS = ("artifacts", "protect", "inputs")
 _LISTS = (*_COMMAND_LISTS, *_GLOB_LISTS)  # the order their problems are listed in
 
 
@@ -38,7 +38,8 @@ class GuardCheck(NamedTuple):
     """What validating a guard found: the guard when it has no problem, else None and every problem."""
 
     guard: Guard | None
-    # Unknown keys first, then by key: reviews, judges, artifacts, protect, timeout. Each names file and key.
+    # Unknown keys first, then by key: reviews, judges, artifacts, protect, inputs, timeout. Each names file
+    # and key.
     problems: tuple[Refused, ...]
 
 
@@ -175,6 +176,12 @@ def _guard_from(
                         "write one or remove the entry",
                     )
                 )
+            elif key == "inputs":
+                escape = _escaping_input(item)
+                if escape:
+                    problems.append(Refused(f"{shown}: inputs[{index}]: {item!r} {escape}", _INPUTS_FIX))
+                else:
+                    items.append(item)
             elif key != "judges":
                 items.append(item)
             else:
@@ -221,7 +228,25 @@ def _guard_from(
         judges=lists.get("judges", ()),
         timeout_s=float(timeout),
         protect=lists.get("protect", ()),
+        inputs=lists.get("inputs", ()),
     )
+
+
+_INPUTS_FIX = "name the file from the repository's top (routes/x/2.plan.md) or from $route ($route/2.plan.md)"
+
+
+def _escaping_input(pattern: str) -> str:
+    """Why an ``inputs:`` glob may not be used ("" when it may): its files are hashed into the stone's pass,
+    which CI re-derives from a checkout, so they must be files of the repository: no absolute path, no
+    ``..`` (which could climb out of it), and none of the driver's own ``.route/`` records."""
+    if pattern.startswith(("/", "~")):
+        return "is outside the repository (an absolute path)"
+    parts = pattern.split("/")
+    if ".." in parts:
+        return "could escape the repository ('..')"
+    if STATE_DIR in parts:
+        return f"names the driver's own {STATE_DIR}/ records, which are not inputs"
+    return ""
 
 
 def load_guard(route: Route, stone: Stone) -> Guard | None:

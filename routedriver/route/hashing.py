@@ -262,10 +262,20 @@ def refuse_escaping_links(toplevel: Path, relative: Iterable[str]) -> None:
         )
 
 
-def review_input_hash(ids: dict[str, str]) -> str:
-    """sha256 of canonical JSON of the sorted ``[relative_path, content_id]`` pairs."""
+def review_input_hash(ids: Mapping[str, str], inputs: Mapping[str, str] | None = None) -> str:
+    """sha256 of canonical JSON of the sorted ``[relative_path, content_id]`` pairs of the artifacts; with
+    ``inputs`` (the files a guard's ``inputs:`` names, when it matches any), of ``{"artifacts": <those
+    pairs>, "inputs": <the inputs' pairs>}``, so a stone without inputs keeps the hash it had."""
+    if inputs:
+        return hashlib.sha256(
+            b'{"artifacts":' + _sorted_pairs(ids) + b',"inputs":' + _sorted_pairs(inputs) + b"}"
+        ).hexdigest()
+    return hashlib.sha256(_sorted_pairs(ids)).hexdigest()
+
+
+def _sorted_pairs(ids: Mapping[str, str]) -> bytes:
     paths = sorted(ids)  # sorting the strings, then pairing, is faster than sorting the pairs
-    return hashlib.sha256(pairs_json(list(zip(paths, map(ids.__getitem__, paths), strict=True)))).hexdigest()
+    return pairs_json(list(zip(paths, map(ids.__getitem__, paths), strict=True)))
 
 
 _JSON_CONTROL = bytes(range(0x20))  # with '"' and '\\': all json.dumps(ensure_ascii=False) escapes

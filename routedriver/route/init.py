@@ -184,3 +184,85 @@ def write_route(plan: RoutePlan) -> tuple[Path, ...]:
             "check the directory's permissions and free space, then run route.init again",
         ) from None
     return tuple(file.target for file in plan.files)
+
+
+# ---------------------------------------------------------------- --approver-me
+
+APPROVERS_HEADER = (
+    "# Who may approve stones (route.stone.set --as approved) and route changes (route.policy.approve),\n"
+    "# one email a line. CI reads this file from the pull request's base branch: commit it to main first.\n"
+)
+
+
+class ApproversPlan(NamedTuple):
+    """What ``--approver-me`` will do: write ``path`` listing ``email``, or nothing (``text`` None) when the
+    file lists it already."""
+
+    path: Path  # <top-level>/.route-approvers
+    name: str
+    email: str
+    text: str | None
+
+
+def plan_approvers(cwd: Path) -> ApproversPlan:
+    """``.route-approvers`` at the repository's top level listing the current git identity; refuses (before
+    anything is written) outside git, without an identity, and when a file is there that does not list it:
+    someone else's list is theirs to change."""
+    from routedriver import gitops, userfile
+    from routedriver.route.provenance import REPO_APPROVERS, parse_approvers
+
+    repo = gitops.find_repo(cwd)
+    if repo is None:
+        raise Refused(
+            "--approver-me writes .route-approvers at the repository's top level, but this is not a git "
+            "repository",
+            "run it inside your repository",
+        )
+    try:
+        name, email = gitops.identity(repo.toplevel)
+    except gitops.GitError as exc:
+        raise Refused(
+            f"--approver-me lists your git identity, and git has none ({exc})",
+            'set it: git config user.name "Your Name"; git config user.email you@example.com',
+        ) from None
+    if not email:
+        raise Refused(
+            "--approver-me lists your git email, and git has none",
+            "set it: git config user.email you@example.com",
+        )
+    path = repo.toplevel / REPO_APPROVERS
+    shown = _shown(path)
+    if not os.path.lexists(path):
+        return ApproversPlan(path, name, email, f"{APPROVERS_HEADER}{email}\n")
+    text = userfile.read_text(path, what="approvers file", shown=shown)
+    if email.lower() in parse_approvers(text):
+        return ApproversPlan(path, name, email, None)
+    raise Refused(
+        f"{shown} exists and does not list you ({email})",
+        "add your email to it yourself (one a line), or leave out --approver-me",
+    )
+
+
+def write_approvers(plan: ApproversPlan) -> None:
+    from routedriver.fsutil import atomic_write
+
+    if plan.text is None:
+        return
+    try:
+        atomic_write(plan.path, plan.text)
+    except OSError as exc:
+        raise Refused(
+            f"cannot write {_shown(plan.path)}: {exc.strerror or exc}", "check the directory's permissions"
+        ) from None
+
+
+def approvers_hint(cwd: Path) -> str | None:
+    """The next step to suggest when nobody may approve yet: no approvers file where route.verify looks
+    (None inside a repository that has one, and outside git)."""
+    from routedriver import gitops
+    from routedriver.route.provenance import REPO_APPROVERS
+
+    repo = gitops.find_repo(cwd)
+    if repo is None or os.path.lexists(repo.toplevel / REPO_APPROVERS):
+        return None
+    return f"route.init --approver-me   # writes {REPO_APPROVERS} listing you, who may approve"

@@ -116,11 +116,30 @@ def review_input(
     context: StoneContext,
     artifacts: Iterable[str | Path] | None = None,
     snapshot: IndexSnapshot | None = None,
+    *,
+    from_disk: bool = False,
 ) -> tuple[str, hashing.ContentIds]:
-    """The review-input hash and the content ids it was made from (``snapshot``: see hashing.content_ids)."""
+    """The review-input hash and the content ids of the artifacts it was made from (``snapshot``,
+    ``from_disk``: see hashing.content_ids). The hash also covers the files the guard's ``inputs:`` name."""
     paths = artifacts_or_refuse(context) if artifacts is None else list(artifacts)
-    ids = hashing.content_ids(paths, context.base, context.repo, snapshot)
-    return hashing.review_input_hash(ids.ids), ids
+    ids = hashing.content_ids(paths, context.base, context.repo, snapshot, from_disk=from_disk)
+    named = input_files(context)
+    input_ids = (
+        hashing.content_ids_of(named, context.repo, snapshot, from_disk=from_disk).ids if named else {}
+    )
+    return hashing.review_input_hash(ids.ids, input_ids), ids
+
+
+def input_files(context: StoneContext) -> dict[str, str]:
+    """``{path relative to the top-level: absolute path}`` of the files the guard's ``inputs:`` globs name
+    (none without a guard or the key): hashed into the stone's review input, so the stone goes stale when
+    one of them changes (an approved plan edited under the code that followed it)."""
+    guard = context.guard
+    if guard is None or not guard.inputs:
+        return {}
+    from routedriver.route.artifacts import input_files as files_of
+
+    return files_of(guard.inputs, context.route, context.stone, context.base)
 
 
 def reusable_review(

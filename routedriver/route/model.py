@@ -80,6 +80,7 @@ class Guard(NamedTuple):
     judges: tuple[str, ...]
     timeout_s: float = DEFAULT_TIMEOUT_S
     protect: tuple[str, ...] = ()
+    inputs: tuple[str, ...] = ()  # globs of files the stone depends on (a plan): in its review-input hash
 
 
 class ReviewRecord(NamedTuple):
@@ -189,3 +190,10 @@ class PassRecord(NamedTuple):
     @property
     def manifest(self) -> dict[str, str]:
         return dict(self.artifacts)
+
+    @property
+    def inputs(self) -> dict[str, str]:
+        """The guard's ``inputs:`` files the pass covered: path relative to the top-level → content id."""
+        from routedriver.route.store import manifest_in
+
+        return dict(manifest_in(self.raw, "input"))

@@ -39,7 +39,7 @@ import bisect
 import os
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, NamedTuple
 
@@ -47,7 +47,7 @@ from routedriver import gitops, globs
 from routedriver.errors import Refused
 from routedriver.route import guard as guards
 from routedriver.route import guardfile, hashing, inputs, judges, programs, state, store
-from routedriver.route.artifacts import artifact_patterns
+from routedriver.route.artifacts import artifact_patterns, input_patterns
 from routedriver.route.guardfile import DEFAULT_ARTIFACTS
 from routedriver.route.inputs import StoneContext
 from routedriver.route.load import GUARD_SUFFIX, STONE_SUFFIX
@@ -283,13 +283,15 @@ def _record(context: StoneContext, key: str) -> PassRecord | None:
     return record if record is not None and record.key == key else None
 
 
-def _top_patterns(context: StoneContext) -> list[str]:
-    """The stone's artifact globs relative to the top-level (those outside it cannot name a file of REF);
-    one naming the top-level itself (``./``) is everything below it."""
+def _top_patterns(context: StoneContext, *, inputs: bool = False) -> list[str]:
+    """The stone's artifact globs (``inputs``: its guard's ``inputs:`` globs) relative to the top-level
+    (those outside it cannot name a file of REF); one naming the top-level itself (``./``) is everything
+    below it."""
     head = globs.escape(os.fspath(context.base)).rstrip("/") + "/"
+    written = input_patterns if inputs else artifact_patterns
     return [
         pattern.removeprefix(head) or globs.GLOBSTAR
-        for pattern in artifact_patterns(context.route, context.stone, context.guard, context.base)
+        for pattern in written(context.route, context.stone, context.guard, context.base)
         if pattern.startswith(head)
     ]
 
@@ -309,7 +311,9 @@ class _Holder:
         for _check, context, record in passed:
             if record is not None:
                 paths.update(record.manifest)
+                paths.update(record.inputs)
                 patterns.update(_top_patterns(context))
+                patterns.update(_top_patterns(context, inputs=True))
         if paths or patterns:
             base.ensure([programs.Named(frozenset(paths), frozenset(patterns))])
         self.names = sorted(base.files)
@@ -331,26 +335,41 @@ class _Holder:
             at_base = base.files.get(path)
             if (at_base.blob if at_base is not None else None) != wanted:
                 return False
-        # Its artifacts as REF has them hash to the review input it passed...
-        ids = {}
-        for path in record.manifest:
-            at_base = base.files.get(path)
-            if at_base is None:
-                return False
-            ids[path] = at_base.blob
-        if hashing.review_input_hash(ids) != record.review_input_hash:
+        # Its artifacts (and its guard's inputs:) as REF has them hash to the review input it passed...
+        ids: dict[str, str] = {}
+        upstream: dict[str, str] = {}
+        for found, paths in ((ids, record.manifest), (upstream, record.inputs)):
+            for path in paths:
+                at_base = base.files.get(path)
+                if at_base is None:
+                    return False
+                found[path] = at_base.blob
+        if hashing.review_input_hash(ids, upstream) != record.review_input_hash:
             return False
-        # ... and no other file of REF's tree was one of its artifacts (else it was not the pass there).
+        # ... and no other file of REF's tree was one of its artifacts or inputs (else it was not the pass
+        # there). A file a longer stone name's default glob also matches is that stone's, not this one's.
         longer = _longer_names(base, route_rel, name, context.guard)
-        for pattern in _top_patterns(context):
+
+        def theirs(path: str) -> bool:
+            filename = path.rpartition("/")[2]
+            return any(filename.startswith(other) and len(filename) >= least for other, least in longer)
+
+        artifacts = self._other(_top_patterns(context), ids, _driver_file)
+        if any(not theirs(path) for path in artifacts):
+            return False
+        return not self._other(_top_patterns(context, inputs=True), upstream, _records_file)
+
+    def _other(
+        self, patterns: Iterable[str], known: Mapping[str, str], skip: Callable[[str], bool]
+    ) -> list[str]:
+        """REF's files the globs ``patterns`` cover, other than ``known`` and those ``skip`` leaves out."""
+        found = []
+        for pattern in patterns:
             spec = globs.parse(pattern).cover
             for path in self._starting(_literal_start(spec)):
-                if path in ids or _driver_file(path) or not spec.matches(path):
-                    continue
-                filename = path.rpartition("/")[2]
-                if not any(filename.startswith(other) and len(filename) >= least for other, least in longer):
-                    return False
-        return True
+                if path not in known and not skip(path) and spec.matches(path):
+                    found.append(path)
+        return found
 
     def _starting(self, prefix: str) -> list[str]:
         """REF's listed files whose path starts with ``prefix`` (sorted names: one bisection)."""
@@ -388,7 +407,13 @@ def _longer_names(base: Base, route_rel: str, name: str, guard: Guard | None) ->
 
 
 def _driver_file(path: str) -> bool:
-    return path.endswith((STONE_SUFFIX, GUARD_SUFFIX)) or STATE_DIR in path.split("/")
+    """Never an artifact: a stone, a guard, a file under a ``.route/``."""
+    return path.endswith((STONE_SUFFIX, GUARD_SUFFIX)) or _records_file(path)
+
+
+def _records_file(path: str) -> bool:
+    """Never an input: a file under a ``.route/``."""
+    return STATE_DIR in path.split("/")
 
 
 # ---------------------------------------------------------------- which guard runs

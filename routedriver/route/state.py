@@ -29,7 +29,7 @@ from routedriver.errors import Refused
 from routedriver.route import hashing, manifest, store
 from routedriver.route.artifacts import Listings, artifact_paths, default_glob_files
 from routedriver.route.guardfile import load_guard
-from routedriver.route.inputs import StoneContext, unlisted_approver
+from routedriver.route.inputs import StoneContext, input_files, unlisted_approver
 from routedriver.route.model import STATE_DIR, Guard, PassRecord, Route, Stone
 
 if TYPE_CHECKING:  # on route.stone.get's path: git only once a stone has a pass to check
@@ -47,6 +47,8 @@ class StoneInputs(NamedTuple):
     stone_id: str
     guard_id: str | None
     approval_id: str | None
+    # The files the guard's ``inputs:`` name (relative path → content id), in the review-input hash too.
+    inputs: Mapping[str, str] = {}
 
     @property
     def key(self) -> str:
@@ -89,17 +91,20 @@ def gather(
     approval = store.approved_path(context.route, stone.name)
     if os.path.lexists(approval):
         driver[context.show(approval)] = approval
-    both: dict[str, str | Path] = {**artifacts, **driver}
+    named = input_files(context)
+    both: dict[str, str | Path] = {**artifacts, **named, **driver}
     ids = hashing.content_ids_of(both, context.repo, snapshot, from_disk=from_disk).ids
     artifact_ids = {path: ids[path] for path in artifacts}
+    input_ids = {path: ids[path] for path in named}
     guard_id = ids[context.show(stone.guard_path)] if stone.guard_path is not None else None
     approval_id = ids.get(context.show(approval))
     return StoneInputs(
         artifact_ids,
-        hashing.review_input_hash(artifact_ids),
+        hashing.review_input_hash(artifact_ids, input_ids),
         ids[context.show(stone.path)],
         guard_id,
         approval_id,
+        input_ids,
     )
 
 
@@ -219,11 +224,12 @@ class Survey:
         return guard, guard is None or bool(guard.artifacts)
 
     def _read_artifact_guard(self, stone: Stone) -> Guard | None:
-        """The parsed guard when its text mentions ``artifacts``, else None; refuses a guard that cannot be
+        """The parsed guard when its text mentions ``artifacts`` or ``inputs`` (which name files to hash),
+        else None; refuses a guard that cannot be
         read (through ``userfile``: a FIFO or a link to /dev/zero must not hang or fill memory)."""
         assert stone.guard_path is not None
         text = userfile.read_bytes(stone.guard_path, what="guard", shown=self.route.show(stone.guard_path))
-        return self.context(stone).guard if b"artifacts" in text else None
+        return self.context(stone).guard if b"artifacts" in text or b"inputs" in text else None
 
     def artifacts(self, stone: Stone) -> dict[str, str]:
         """``{path relative to the top-level: absolute path}`` of the stone's artifacts now."""
@@ -297,10 +303,11 @@ class Survey:
         return (found is not None and bool(found.passes)) or store.legacy_passed_name(name) in self.names
 
     def _wanted(self, stone: Stone) -> dict[str, str | Path]:
-        """``{relative: absolute}`` of every file the stone's pass covers: its artifacts, its stone file, its
-        guard and its approval marker (those it has)."""
+        """``{relative: absolute}`` of every file the stone's pass covers: its artifacts, the files its
+        guard's ``inputs:`` name, its stone file, its guard and its approval marker (those it has)."""
         name = stone.name
         wanted: dict[str, str | Path] = dict(self.artifacts(stone))
+        wanted.update(self._input_files(stone))
         wanted[f"{self._rel}{name}.stone"] = f"{self._abs}{name}.stone"
         if stone.has_guard:
             wanted[f"{self._rel}{name}.guard"] = f"{self._abs}{name}.guard"
@@ -350,22 +357,33 @@ class Survey:
         approval_rel = f"{self._rel}{STATE_DIR}/{name}.approved"
         has_approval = f"{name}.approved" in self.names
         wanted = self._wanted(stone)
+        named = self._input_files(stone)
         ids: dict[str, str] = {}
         missing = self._unvouched(wanted, ids)
         if missing and name in self._batch:
             missing = _take(self._hash_batch(), missing, ids)
         if missing:
             ids.update(hashing.content_ids_of(missing, self.repo, None, from_disk=True).ids)
-        artifact_ids = {
-            path: ids[path] for path in wanted if path not in (stone_rel, guard_rel, approval_rel)
-        }
+        artifact_ids = {path: ids[path] for path in self.artifacts(stone)}
+        input_ids = {path: ids[path] for path in named}
         return StoneInputs(
             artifact_ids,
-            hashing.review_input_hash(artifact_ids),
+            hashing.review_input_hash(artifact_ids, input_ids),
             ids[stone_rel],
             ids[guard_rel] if guard_rel is not None else None,
             ids[approval_rel] if has_approval else None,
+            input_ids,
         )
+
+    def _input_files(self, stone: Stone) -> dict[str, str]:
+        """The files the stone's guard names under ``inputs:`` (none for most stones, found without parsing
+        their guard: see ``_read_artifact_guard``)."""
+        guard, _required = self._artifact_guard(stone)
+        if guard is None or not guard.inputs:
+            return {}
+        from routedriver.route.artifacts import input_files as files_of
+
+        return files_of(guard.inputs, self.route, stone, self.base, self._listings)
 
     def approvers(self) -> Approvers:
         if self._approvers is None:
@@ -515,12 +533,20 @@ def _what_changed(context: StoneContext, record: PassRecord, inputs: StoneInputs
     changed: list[str] = []
     file: Path | None = None
     if record.review_input_hash != inputs.review_input_hash:
-        described = manifest.describe(record.manifest, inputs.artifacts) or "the artifact set changed"
-        changed.append(f"artifacts changed since the pass: {described}")
+        described = manifest.describe(record.manifest, inputs.artifacts)
+        upstream = manifest.describe(record.inputs, dict(inputs.inputs))
+        if described or not upstream:
+            changed.append(f"artifacts changed since the pass: {described or 'the artifact set changed'}")
+        if upstream:
+            # An input is another stone's work (an approved plan): name it, and where it changed.
+            changed.append(f"its inputs changed since the pass: {upstream}")
         first = next(
             (
                 entry.split(" ", 1)[1]
-                for entry in manifest.changes(record.manifest, inputs.artifacts)
+                for entry in [
+                    *manifest.changes(record.manifest, inputs.artifacts),
+                    *manifest.changes(record.inputs, dict(inputs.inputs)),
+                ]
                 if not entry.startswith("removed")
             ),
             None,

@@ -6,6 +6,7 @@ route.mcp answers with the same text and documents.
 
 from __future__ import annotations
 
+import shlex
 from typing import TYPE_CHECKING, Any
 
 from routedriver.errors import ExitCode, UserError
@@ -146,8 +147,9 @@ def set_text(result: SetResult) -> str:
     elif evaluation.outcome == "waiting":
         lines.append(f"stone waiting for approval: {evaluation.stone} (every other judge passed)")
     else:
+        # What broke is said once, on stderr (set_error_line); here, which command it was.
         lines.append(f"stone not evaluated: {evaluation.stone} (malfunction)")
-        lines.append(f"  {evaluation.problem}")
+        lines += [f"  {line}" for line in _broken(result)]
     for judge in evaluation.failing:
         lines += [
             "",
@@ -171,14 +173,34 @@ def set_text(result: SetResult) -> str:
     return "\n".join(lines)
 
 
+def _broken(result: SetResult) -> list[str]:
+    """The command that broke (the first broken review, else the first judge that malfunctioned)."""
+    evaluation = result.evaluation
+    for review in evaluation.reviews:
+        record = review.record
+        if not record.ok:
+            how = "timed out" if record.status == "timeout" else f"failed with exit {record.exit_code}"
+            return [f"review r{record.position} {how}: {record.command}"]
+    for judge in evaluation.judges:
+        if judge.record.status == "malfunction":
+            return [f"judge j{judge.record.position} malfunctioned: {judge.record.command}"]
+    return []
+
+
 def set_error_line(result: SetResult) -> str | None:
     """The one line ``route.stone.set`` writes on stderr (None when the stone passed)."""
     evaluation = result.evaluation
     if evaluation.outcome == "passed":
         return None
     if evaluation.outcome == "waiting":
+        # The approved? judge's reason already says "wait for human approval" (and why: older content, who
+        # may approve); the line adds only the stone and the command a person runs.
         waiting = evaluation.failing[0].record
-        return one_line(f"error: {evaluation.stone} waits for human approval: {waiting.reason[:300]}")
+        route, stone = result.route.display, evaluation.stone
+        approve = shlex.join(["route.stone.set", "--route", route, "--stone", stone, "--as", "approved"])
+        return one_line(
+            f"error: {evaluation.stone}: {waiting.reason[:300]}; a human runs, at a terminal: {approve}"
+        )
     if evaluation.outcome == "rejected":
         said_no = _said_no(result)
         reasons = "; ".join(

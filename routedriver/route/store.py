@@ -277,9 +277,10 @@ def read_pass(path: Path, stone: str) -> PassRecord | None:
     )
 
 
-def manifest_in(text: str) -> tuple[tuple[str, str], ...]:
+def manifest_in(text: str, key: str = "artifact") -> tuple[tuple[str, str], ...]:
     """The sorted ``(path, content id)`` pairs of a marker's ``artifact: <content id> <path>`` lines (the id
-    first: paths may hold spaces); empty when ``text`` is not a whole front-matter document."""
+    first: paths may hold spaces; ``key="input"``: a pass record's ``input:`` lines, the guard's inputs);
+    empty when ``text`` is not a whole front-matter document."""
     split = fm.split_document(text)
     if split is None:
         return ()
@@ -287,15 +288,15 @@ def manifest_in(text: str) -> tuple[tuple[str, str], ...]:
     for line in split[0]:
         fm.add_line(fields, line)
     entries = []
-    for value in fields.get("artifact", ()):
+    for value in fields.get(key, ()):
         content_id, _, path = value.partition(" ")
         if path:
             entries.append((path, content_id))
     return tuple(sorted(entries))
 
 
-def _manifest_fields(manifest: Mapping[str, str]) -> list[tuple[str, fm.Value]]:
-    return [("artifact", f"{content_id} {path}") for path, content_id in sorted(manifest.items())]
+def _manifest_fields(manifest: Mapping[str, str], key: str = "artifact") -> list[tuple[str, fm.Value]]:
+    return [(key, f"{content_id} {path}") for path, content_id in sorted(manifest.items())]
 
 
 # ---------------------------------------------------------------- writers
@@ -330,6 +331,7 @@ def write_pass(
     judge_input_hash: str,
     files: Sequence[str],
     manifest: Mapping[str, str],
+    inputs: Mapping[str, str] | None = None,
 ) -> Path:
     """Record that the stone passed for exactly these inputs, on these review and judge files: a file named by
     the pass key, holding nothing that depends on the run (no time), so the same pass writes the same bytes
@@ -348,6 +350,7 @@ def write_pass(
         ("judge_input_hash", judge_input_hash),
         *(("file", name) for name in files),
         *_manifest_fields(manifest),
+        *_manifest_fields(inputs or {}, "input"),
     ]
     path = pass_path(route, stone, key)
     text = fm.render_document(fields)

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from routedriver import gitops
 from routedriver.errors import Refused
 from routedriver.later import Later
-from routedriver.route import inputs, judges, records, store
+from routedriver.route import committed, inputs, judges, records, store
 from routedriver.route.hashing import relative_posix
 from routedriver.route.inputs import ApprovalState, StoneContext
 from routedriver.route.load import load_route, resolve_route
@@ -56,6 +56,7 @@ STATUSES = (
     "unproven",
     "unapproved",
     "policy-changed",
+    "uncommitted",  # passed in this work tree, but on files no commit holds: CI's checkout would not pass it
     "rejected",  # --recheck: CI's own run of the guard did not pass it
     "forged",
     "broken",
@@ -174,7 +175,9 @@ def verify(
     if repo is not None:
         provenance.load_history(marker_paths(routes, repo.toplevel))
     run = _Run(repo, base, index, provenance)
-    claims = _check_claims(run, routes)
+    unsaved: dict[tuple[str, str], dict[str, committed.How]] = {}  # (route, stone) → its files not committed
+    checker = _commit_checker(run, approvers_given=approvers is not None)
+    claims = _check_claims(run, routes, checker, unsaved)
     if base_tree is not None and all_routes:
         # Every route REF has is accounted for: one the checkout does not show as a route (a symlink, a
         # file, a submodule, stones turned into directories) is loaded here and reported as what it is.
@@ -188,7 +191,7 @@ def verify(
         if more and repo is not None:  # rare: asked again, with the first run's markers
             routes.update(more)
             provenance.load_history(marker_paths(routes, repo.toplevel))
-        claims += _check_claims(run, more)
+        claims += _check_claims(run, more, checker, unsaved)
         paths += extra
     if all_routes and not paths:
         raise Refused("no routes in this repository (no *.stone files)", "add a route, or use --route")
@@ -197,6 +200,7 @@ def verify(
     checks.extend(vouched)
     # --base: the definitions themselves are policy; they must be the base's or carry a human's approval.
     policy_report = None
+    rechecked: RecheckReport | None = None
     if base_tree is not None:
         from routedriver.route import policy
 
@@ -208,20 +212,24 @@ def verify(
         policy_report = policy.compare(
             base_tree.get(), routes, asked, provenance=provenance, all_routes=all_routes, guards=parsed
         )
-        rechecked = None
         if recheck is not None:  # --recheck: CI runs what each new claim rests on itself (route.recheck)
             from routedriver.route import recheck as rechecking
 
+            # A pass on files no commit holds is no claim CI would see (it is reported uncommitted): its
+            # commands are not run (no state: nothing to recheck).
             stones = [
-                rechecking.Claim(check, claim.context, claim.done)
+                rechecking.Claim(
+                    check, claim.context, None if (check.route, check.stone) in unsaved else claim.done
+                )
                 for check, claim in zip(vouched, claims, strict=True)
             ]
             rechecked = rechecking.run(recheck, base_tree.get(), policy_report, stones, provenance)
         checks = policy.apply(policy_report, checks)
         if rechecked is not None:
             checks = rechecking.apply(rechecked, checks)
-        return VerifyReport(tuple(checks), allow_incomplete, require_signed, policy_report, rechecked)
-    return VerifyReport(tuple(checks), allow_incomplete, require_signed, policy_report)
+    if unsaved:
+        checks = _uncommitted(checks, unsaved)
+    return VerifyReport(tuple(checks), allow_incomplete, require_signed, policy_report, rechecked)
 
 
 def _name_in(path: Path, top: Path) -> str | None:
@@ -350,7 +358,13 @@ def _load_routes(
     return routes
 
 
-def _check_claims(run: _Run, routes: Mapping[Route, frozenset[str]]) -> list[_Claim]:
+def _check_claims(
+    run: _Run,
+    routes: Mapping[Route, frozenset[str]],
+    checker: committed.Checker | None,
+    unsaved: dict[tuple[str, str], dict[str, committed.How]],
+) -> list[_Claim]:
+    """Each stone's claim; a passed stone whose files no commit holds goes into ``unsaved`` (``checker``)."""
     claims: list[_Claim] = []
     for route, state_names in routes.items():
         route_rel = relative_posix(route.path, run.base)
@@ -365,7 +379,34 @@ def _check_claims(run: _Run, routes: Mapping[Route, frozenset[str]]) -> list[_Cl
         survey.prepare(stone for stone in route.stones if survey.needs_checking(stone))  # one hashing run
         for stone in route.stones:
             claims.append(_check_claim(run, survey, route_rel, stone))
+            done = claims[-1][3]
+            if checker is not None and done is not None and claims[-1][0].status == "passed":
+                found = checker.stone(survey, stone, done)
+                if found:
+                    unsaved[(route_rel, stone.name)] = found
     return claims
+
+
+def _commit_checker(run: _Run, *, approvers_given: bool) -> committed.Checker | None:
+    """Which passes stand on files no commit holds (a local run's advice; a clean checkout has none)."""
+    if run.repo is None:
+        return None
+    return committed.Checker(run.repo, run.snapshot, approvers_given=approvers_given)
+
+
+def _uncommitted(
+    checks: list[StoneCheck], unsaved: dict[tuple[str, str], dict[str, committed.How]]
+) -> list[StoneCheck]:
+    """A stone still passed at the end stands or falls with its files being committed: CI's checkout holds
+    only commits, so there it would not pass. The local gate says what CI will say."""
+    marked = []
+    for check in checks:
+        found = unsaved.get((check.route, check.stone)) if check.status == "passed" else None
+        if found:
+            first = sorted(found)[0]
+            check = StoneCheck(check.route, check.stone, "uncommitted", committed.why(found), first)
+        marked.append(check)
+    return marked
 
 
 def _read_index(repo: gitops.Repo | None) -> Later[gitops.IndexSnapshot | None]:

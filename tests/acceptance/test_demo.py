@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
+import re
 import shutil
 import signal
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from tests.conftest import BIN_DIR, run_cli
@@ -63,6 +66,12 @@ def test_the_demo_drives_the_example_route_end_to_end(tmp_path: Path) -> None:
     passed = sorted(p.name.rsplit(".passed.", 1)[0] for p in route.glob(".route/*.passed.*"))
     # 1.vision passed twice: under its first guard (kept as history) and under the approved new one.
     assert passed == ["1.vision", "1.vision", "2.1.api", "2.1.cli", "3.prompt"]
+    # Every stone the demo passes shows its files: the output is cut at whole blocks, never inside the list
+    # (it used to read "stone passed: 1.vision" and "… 6 more lines").
+    answers = re.findall(r"route\.stone\.set [^\n]*--as passed\n(   stone passed.*?)\[exit 0\]", out, re.S)
+    assert len(answers) == 5  # 1.vision, 2.1.api, 2.1.cli, 3.prompt, 1.vision under its new guard
+    for shown in answers:
+        assert "   files:\n" in shown and "pass record: routes/launch/.route/" in shown, shown
 
     again = run_cli(["python3", str(DEMO), "--keep", str(tmp_path / "demo")], REPO_ROOT, timeout=60)
     finished = tmp_path / "demo" / "repo"
@@ -114,3 +123,24 @@ def test_without_the_commands_it_says_what_to_run_and_writes_nothing(tmp_path: P
     assert ran.err.startswith("error: the route.* commands are not installed; run make demo in ")
     assert ran.err.count("\n") == 1 and "Traceback" not in ran.err
     assert not (tmp_path / "kept").exists()
+
+
+def _cut() -> Callable[[list[str], int], list[str | int]]:
+    spec = importlib.util.spec_from_file_location("demo_script", DEMO)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    cut: Callable[[list[str], int], list[str | int]] = module.cut
+    return cut
+
+
+def test_the_demo_cuts_output_at_whole_blocks_and_keeps_the_first_and_the_last() -> None:
+    cut = _cut()
+    lines = ["stone passed: x", "", "j1 feedback", "  a", "  b", "", "files:", "  r1", "  j1", "  record"]
+    assert cut(lines, 20) == lines
+    # Too long: the middle block goes whole, the list of files stays whole.
+    assert cut(lines, 6) == ["stone passed: x", 4, "files:", "  r1", "  j1", "  record"]
+    # Never the middle of a list, even when the last block alone is longer than asked.
+    assert cut(lines, 2) == ["stone passed: x", 4, "files:", "  r1", "  j1", "  record"]
+    many = ["head", "", "b1", "", "b2", "", "b3", "", "tail"]
+    assert cut(many, 7) == ["head", "", "b1", "", "b2", 2, "tail"]

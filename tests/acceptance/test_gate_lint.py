@@ -54,7 +54,7 @@ def test_every_problem_class_is_listed_file_by_file(git_repo: Path) -> None:
         "route/2.plan.stone: error: duplicate of 2.Plan.stone (same numbers, same name); keep one",
         "route/3.empty.stone: error: no instructions (the file is empty); write what to do, why and how",
         "route/4.blank.stone: error: no instructions (the file is only whitespace); write what to do, why and how",
-        "route/5.guarded.guard: error: unknown key 'revews'; allowed: artifacts, judges, protect, reviews, timeout",
+        "route/5.guarded.guard: error: unknown key 'revews'; allowed: artifacts, inputs, judges, protect, reviews, timeout",
         "route/6.unknown.guard: error: judges[1]: unknown judge mechanism 'sure?'; built-ins: approved?, reviewed?",
         "route/7.yaml.guard: error: line 2: malformed YAML (expected ',' or ']', but got '<stream end>'); fix the "
         "YAML syntax",
@@ -125,7 +125,7 @@ def test_every_problem_of_one_guard_is_listed_while_commands_refuse_with_the_fir
     done = run_route(["route.lint", "--route", "route"], git_repo)
     assert done.code == 2
     assert done.out.splitlines() == [
-        "route/1.a.guard: error: unknown key 'revews'; allowed: artifacts, judges, protect, reviews, timeout",
+        "route/1.a.guard: error: unknown key 'revews'; allowed: artifacts, inputs, judges, protect, reviews, timeout",
         "route/1.a.guard: error: judges[1]: unknown judge mechanism 'approvedd?'; built-ins: approved?, reviewed?",
         "route/1.a.guard: error: judges[2]: empty command; write one or remove the entry",
         "route/1.a.guard: error: judges[3]: reviewed? needs reviews to read; add a command under reviews: or remove the judge",
@@ -135,7 +135,7 @@ def test_every_problem_of_one_guard_is_listed_while_commands_refuse_with_the_fir
     refused = run_route(["route.stone.set", "--route", "route", "--stone", "1.a", "--as", "passed"], git_repo)
     assert (refused.code, refused.out) == (2, "")
     assert refused.err == (
-        "error: route/1.a.guard: unknown key 'revews'; allowed: artifacts, judges, protect, reviews, timeout\n"
+        "error: route/1.a.guard: unknown key 'revews'; allowed: artifacts, inputs, judges, protect, reviews, timeout\n"
     )
 
 
@@ -219,7 +219,7 @@ def test_a_misnamed_stone_and_its_guard_are_each_checked_grouped_by_file(git_rep
         "route/1.a.stone: error: duplicate of 01.a.stone (same numbers, same name); keep one",
         "route/2.b.guard: error: line 1: not UTF-8 text (byte 11); save it as UTF-8",
         "route/4.d.guard: error: a directory, not a regular file; make it a regular guard",
-        "route/notes.guard: error: unknown key 'foo'; allowed: artifacts, judges, protect, reviews, timeout",
+        "route/notes.guard: error: unknown key 'foo'; allowed: artifacts, inputs, judges, protect, reviews, timeout",
         "route/notes.guard: error: timeout: expected a positive number of seconds, got 0; write timeout: 1200",
         "route/notes.stone: error: the name has no numeric prefix; rename it like 1.notes.stone",
         "route/notes.stone: error: no instructions (the file is empty); write what to do, why and how",

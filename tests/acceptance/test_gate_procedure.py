@@ -55,6 +55,8 @@ def test_no_command_but_del_writes_a_stone_or_guard(git_repo: Path) -> None:
         (["route.bounce"], pre_tool_event(git_repo, "Write", "route/1.vision.stone")),
     ):
         hook(argv, git_repo, event)
+    git(git_repo, "add", "-A")
+    git(git_repo, "commit", "-q", "-m", "the route, passed")  # what CI checks out
     assert verify(git_repo, "--all").code == 0
     assert run_route(["route.bind", "--del"], git_repo).code == 0
     assert definitions(git_repo) == before

@@ -260,6 +260,16 @@ def test_an_honest_pull_request_passes_and_each_new_claim_runs_exactly_once(up: 
     robot_set(up, "2.plan")
     write(up.route / "4.notes.md", "# 4.notes\nWhat we learned.\n")
     robot_set(up, "4.notes")
+    # Before the commit, in the robot's own work tree: these passes are on files no commit holds, which CI
+    # would never see; they are reported uncommitted, and nothing is run for them.
+    local = run_route(
+        ["route.verify", "--all", "--base", "main", "--recheck"],
+        up.repo,
+        env={"PATH": up.path, "RECHECK_LOG": str(up.log)},
+    )
+    assert local.code == 2, local.out
+    assert lines_of(local)["route/2.plan"].startswith("uncommitted: ")
+    assert ran(up) == []
     robot_commit(up, "plan and notes")
     done = ci(up, "--recheck")
     assert done.code == 0, done.out + done.err
@@ -401,6 +411,51 @@ def test_approved_is_asked_again_of_the_approvers_verify_was_given(tmp_path: Pat
     assert isinstance(recheck, dict) and recheck["outcome"] == "passed"
 
 
+def test_a_guards_inputs_count_as_set_counts_them(tmp_path: Path) -> None:
+    """2.b's guard names 1.a's artifact under inputs: (its review input covers it): a pass the base holds is
+    held with its inputs as the base has them, and one passed again after the input changed is rechecked."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    log = tmp_path / "recheck.log"
+    write(repo / "tools" / "judge.py", JUDGE)
+    write(repo / "route" / "1.a.stone", "Write a.\n")
+    write(repo / "route" / "1.a.md", "# a\n")
+    write(repo / "route" / "2.b.stone", "Write b, from a.\n")
+    write(repo / "route" / "2.b.guard", f"inputs:\n  - $route/1.a.md\njudges:\n  - {RUN_JUDGE}\n")
+    write(repo / "route" / "2.b.md", "# b\n")
+
+    def set_stone(stone: str) -> None:
+        done = run_route(["route.stone.set", "--route", "route", "--stone", stone, "--as", "passed"], repo)
+        assert done.code == 0, done.out + done.err
+
+    def recheck() -> dict[str, object]:
+        log.unlink(missing_ok=True)
+        verify = ["route.verify", "--all", "--base", "main", "--recheck", "--json"]
+        done = run_route(verify, repo, env={"RECHECK_LOG": str(log)})
+        assert done.code == 0, done.out + done.err
+        return {name: stone["recheck"] for name, stone in stones_json(done).items()}
+
+    set_stone("1.a")
+    set_stone("2.b")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "main")
+    git(repo, "checkout", "-q", "-b", "pull-request")
+    write(repo / "notes.txt", "unrelated\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "unrelated")
+    assert recheck()["route/2.b"] == {"claim": "held"}
+    assert not log.exists()
+    write(repo / "route" / "1.a.md", "# a, revised\n")  # 2.b's input: 2.b is stale until passed again
+    set_stone("1.a")
+    set_stone("2.b")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "a revised")
+    found = recheck()["route/2.b"]
+    assert isinstance(found, dict) and (found["claim"], found["outcome"]) == ("new", "passed")
+    assert log.read_text().splitlines() == ["judge.py 2.b"]
+
+
 # ---------------------------------------------------------------- breaks, limits, refusals
 
 
@@ -412,7 +467,7 @@ def test_a_review_that_breaks_in_ci_fails_closed_as_a_malfunction(up: Up) -> Non
     assert done.code == 1, done.out + done.err
     assert lines_of(done)["route/2.plan"] == (
         f"malfunction: recheck broke: review r1 ({RUN_REVIEW}) failed with exit 3: calling the review "
-        "service / error: the review service answered 503 Service Unavailable; CI could not re-derive the "
+        "service / the review service answered 503 Service Unavailable; CI could not re-derive the "
         "pass, so it is not passed (fix what the command needs in CI: its program, a credential; or its "
         "guard)"
     )

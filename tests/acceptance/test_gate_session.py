@@ -141,6 +141,7 @@ def test_drive_json_is_one_document_with_the_exact_commands(git_repo: Path) -> N
         "total": 3,
         "complete": False,
         "robot_can_act": True,
+        "uncommitted": [],  # looked at once the route is complete
         "next": [
             {
                 "name": "1.vision",
@@ -228,6 +229,14 @@ def test_stop_hook_keeps_the_robot_going_until_it_waits_on_a_human(git_repo: Pat
     assert "a human approved it since the last run" in sent_back(approved)
     for stone in ("1.vision", "2.plan", "3.ship"):
         assert route_set(git_repo, route, stone).code == 0
+    complete = hook(DRIVE_STOP, git_repo, stop_event(git_repo, active=True))
+    # Done, and the robot may stop; the person is told what CI will not see until it is committed.
+    assert complete.code == 0
+    message = json.loads(complete.out)["systemMessage"]
+    assert message.startswith("route route: all 3 stones passed, but not committed: route/.route/")
+    assert message.endswith("route.verify fails what stands on them: commit them")
+    git(git_repo, "add", "-A")
+    git(git_repo, "commit", "-q", "-m", "the route, passed")
     complete = hook(DRIVE_STOP, git_repo, stop_event(git_repo, active=True))
     assert (complete.code, json.loads(complete.out)) == (
         0,

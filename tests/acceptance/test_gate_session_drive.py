@@ -139,6 +139,8 @@ def test_stop_hook_sends_the_robot_back_to_a_pass_its_edits_made_stale(git_repo:
     # route.stone.get keeps its documented meaning: a marker is a pass (route.verify judges freshness).
     assert run_route(["route.stone.get", "--stone", "*"], git_repo).code == 0
     assert route_set(git_repo, route, "2.plan").code == 0
+    git(git_repo, "add", "-A")
+    git(git_repo, "commit", "-q", "-m", "the plan, passed again")
     code, out, _err = stop(git_repo)
     assert (code, json.loads(out)) == (0, {"systemMessage": "route route: all 3 stones passed."})
     # A new file its artifact glob matches changes the artifacts too; removing it again undoes that.

@@ -100,10 +100,12 @@ def test_a_failed_review_is_never_reused_and_reruns(git_repo: Path) -> None:
     steer(git_repo, "r2", out="network error\n", exit_code=1)
     broken = stone_set(git_repo, route, "1.spec")
     assert broken.code == 1
-    assert broken.err.startswith("error: 1.spec: review r2 failed with exit 1 (")
-    # What the command said on stderr is in the message, and so is the way out (the file, and --rerun).
-    assert "1.spec.guard.review.i1." in broken.err and ".r2.md; fix the guard's command" in broken.err
-    assert broken.err.rstrip().endswith("(add --rerun to run reviews that already finished again)")
+    assert broken.err.startswith("error: 1.spec: review r2 failed with exit 1; fix route/1.spec.guard or")
+    # The way out is on stderr, once; which command broke and its file are on stdout. A broken review is
+    # never reused, so the plain command runs it again (no --rerun needed).
+    assert broken.err.rstrip().endswith("--stone 1.spec --as passed") and "--rerun" not in broken.err
+    assert "review r2 failed with exit 1: " in broken.out
+    assert "1.spec.guard.review.i1." in broken.out and ".r2.md" in broken.out
     assert counts(git_repo) == (1, 1, 0)  # judges do not run on a broken review
     steer(git_repo, "r2", out="blockers: 0\nnitpicks: 1\n", exit_code=0)
     retry = evaluate(git_repo, route, 0)

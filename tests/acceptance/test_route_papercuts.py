@@ -13,11 +13,11 @@ def test_counts_are_said_in_words_that_agree(git_repo: Path) -> None:
     route = make_route(git_repo, {"1.only": "Do it.\n"}, {"1.only": f"reviews: ['{review('r1')}']\n"})
     write(route / "1.only.md", "done\n")
     assert route_set(git_repo, route, "1.only").code == 0
-    drive = run_route(["route.drive", "--route", "route"], git_repo)
-    assert drive.out == "route route: its one stone passed; nothing left to do.\n"  # not "all 1 stones"
     status = run_route(["route.status", "--route", "route"], git_repo).out
     assert status.splitlines()[-1] == "route route: its one stone passed"
     commit_all(git_repo, "passed")
+    drive = run_route(["route.drive", "--route", "route"], git_repo)
+    assert drive.out == "route route: its one stone passed; nothing left to do.\n"  # not "all 1 stones"
     # A guard whose reviews are all its checks re-checks no judge: it does not say "0 judges re-checked".
     assert lines_of(verify(git_repo, "--route", "route"))["route/1.only"] == "passed: passed and fresh"
 

@@ -57,7 +57,8 @@ def test_a_timed_out_review_has_its_process_group_killed_and_is_a_malfunction(gi
     write(route / "1.x.md", "x\n")
     result = stone_set(git_repo, route, "1.x")
     assert result.code == 1
-    assert result.err.startswith("error: 1.x: review r1 timed out after 1s (")
+    assert result.err.startswith("error: 1.x: review r1 timed out after 1s; fix route/1.x.guard or")
+    assert "review r1 timed out: mkdir -p .ctl; sleep 60" in result.out  # which command, on stdout
     child = int((git_repo / ".ctl" / "child.pid").read_text())
     wait_for(lambda: not alive(child), 10, "the review's background child to die")
     files = state_files(route)

@@ -96,7 +96,11 @@ def test_guarded_stone_writes_review_and_judge_files_and_passes_after_approval(g
         assert f"route/.route/{name}" in rejected.out  # relative to the top level, as route.verify says
     # Only the human gate said no: the stone waits for a person; there is nothing to fix.
     assert rejected.out.startswith("stone waiting for approval: 1.vision (every other judge passed)\n")
-    assert rejected.err == "error: 1.vision waits for human approval: wait for human approval\n"
+    # Said once (it used to read "waits for human approval: wait for human approval"), with what to run.
+    assert rejected.err == (
+        "error: 1.vision: wait for human approval; a human runs, at a terminal: "
+        f"route.stone.set --route {route} --stone 1.vision --as approved\n"
+    )
     assert passed_record(route, "1.vision") is None
     # The review file: front matter then the command's stdout verbatim (usecase 8).
     text = (route / ".route" / reviews[0]).read_text()
@@ -289,7 +293,7 @@ def test_malformed_guard_and_unknown_stone_are_refused(git_repo: Path) -> None:
     bad_key = stone_set(git_repo, route, "2.y")
     assert bad_key.err == (
         f"error: {route}/2.y.guard: unknown key 'revews'; "
-        "allowed: artifacts, judges, protect, reviews, timeout\n"
+        "allowed: artifacts, inputs, judges, protect, reviews, timeout\n"
     )
     unknown = stone_set(git_repo, route, "3.z")
     assert unknown.code == 2 and unknown.err.startswith("error: no stone named '3.z' in ")

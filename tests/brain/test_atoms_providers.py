@@ -265,8 +265,9 @@ def test_cli_missing_key_is_a_clear_error_before_any_call(tmp_path: Path) -> Non
         )
         assert server.requests == []
     assert ran.code == 2
-    assert ran.err.startswith(
-        "error: the claude atom needs an API key and ANTHROPIC_API_KEY is not set; export"
+    assert ran.err == (
+        "error: ANTHROPIC_API_KEY is not set; export it, or use the offline reviewer (no key): "
+        "--atom scripted\n"
     )
 
 

@@ -120,7 +120,7 @@ def test_a_broken_review_is_a_malfunction_tool_error(git_repo: Path) -> None:
 
     result = run(go)
     assert result.is_error is True
-    assert model_reads(result).startswith("malfunction: error: 1.vision: review r1 failed with exit 1 (")
+    assert model_reads(result).startswith("malfunction: error: 1.vision: review r1 failed with exit 1")
     assert result.structured_content is None
     assert not pass_records(route, "1.vision")
 

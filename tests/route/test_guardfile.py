@@ -47,7 +47,7 @@ def test_defaults() -> None:
 
 def test_unknown_key() -> None:
     assert refusal("reviews: []\nfoo: 1\n") == (
-        f"error: {SHOWN}: unknown key 'foo'; allowed: artifacts, judges, protect, reviews, timeout"
+        f"error: {SHOWN}: unknown key 'foo'; allowed: artifacts, inputs, judges, protect, reviews, timeout"
     )
 
 
@@ -75,8 +75,8 @@ def test_duplicate_keys_are_refused() -> None:
     [
         (
             "- a\n",
-            f"error: {SHOWN}: expected a mapping with keys artifacts, judges, protect, reviews, timeout; "
-            "got list",
+            f"error: {SHOWN}: expected a mapping with keys artifacts, inputs, judges, protect, reviews, "
+            "timeout; got list",
         ),
         ("reviews: echo hi\n", f"error: {SHOWN}: reviews: expected a list of strings, got str"),
         ("reviews:\n", f"error: {SHOWN}: reviews: expected a list of strings, got null"),
@@ -142,7 +142,8 @@ def test_check_guard_lists_every_problem_and_parse_guard_refuses_with_the_first(
     guard, problems = check_guard(text, P, SHOWN, "1.x")
     assert guard is None
     assert [problem.line() for problem in problems] == [
-        f"error: {SHOWN}: unknown key 'revews'; allowed: artifacts, judges, protect, reviews, timeout",
+        f"error: {SHOWN}: unknown key 'revews'; allowed: artifacts, inputs, judges, protect, reviews, "
+        "timeout",
         f"error: {SHOWN}: judges[1]: unknown judge mechanism 'approvedd?'; built-ins: approved?, reviewed?",
         f"error: {SHOWN}: judges[2]: empty command; write one or remove the entry",
         f"error: {SHOWN}: judges[3]: expected a string, got int; quote it",

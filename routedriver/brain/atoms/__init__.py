@@ -26,6 +26,10 @@ BUILTIN_ATOMS = {
     "scripted": "routedriver.brain.atoms.scripted:create",
 }
 
+# What to do without a key, said by every atom that needs one: bhrain's offline reviewer is
+# ``--skill review --atom scripted`` with no --script (any other skill refuses that, asking for a script).
+OFFLINE = "use the offline reviewer (no key): --atom scripted"
+
 
 @dataclass(frozen=True)
 class AtomOptions:

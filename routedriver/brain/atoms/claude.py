@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from routedriver.brain.atoms import AtomOptions, adapter_options
+from routedriver.brain.atoms import OFFLINE, AtomOptions, adapter_options
 from routedriver.errors import Refused
 from routedriver.llm.anthropic_chat import AnthropicChat
 from routedriver.llm.env import first_env
@@ -21,10 +21,7 @@ BASE_URL_VARS = ("ANTHROPIC_BASE_URL",)
 def create(options: AtomOptions) -> Any:
     key = first_env(KEY_VARS, options.environ)
     if key is None:
-        raise Refused(
-            "the claude atom needs an API key and ANTHROPIC_API_KEY is not set",
-            "export ANTHROPIC_API_KEY=..., or run offline with --atom scripted --script FILE",
-        )
+        raise Refused("ANTHROPIC_API_KEY is not set", f"export it, or {OFFLINE}")
     found_url = first_env(BASE_URL_VARS, options.environ)
     return AnthropicChat(
         model=options.model or DEFAULT_MODEL,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from routedriver.brain.atoms import AtomOptions, adapter_options
+from routedriver.brain.atoms import OFFLINE, AtomOptions, adapter_options
 from routedriver.errors import Refused
 from routedriver.llm.env import first_env
 from routedriver.llm.openai_chat import OpenAIChat
@@ -43,9 +43,8 @@ def create(options: AtomOptions) -> Any:
     key = first_env(KEY_VARS, options.environ)
     if key is None:
         raise Refused(
-            "the qwen atom needs an API key and none of QWEN_API_KEY, DASHSCOPE_API_KEY, "
-            "OPENAI_API_KEY is set",
-            "export QWEN_API_KEY=..., or run offline with --atom scripted --script FILE",
+            "none of QWEN_API_KEY, DASHSCOPE_API_KEY, OPENAI_API_KEY is set",
+            f"export QWEN_API_KEY=…, or {OFFLINE}",
         )
     found_url = first_env(BASE_URL_VARS, options.environ)
     base_url = options.base_url or (found_url[1] if found_url else DASHSCOPE_URL)

@@ -244,7 +244,11 @@ def _count(value: Any, where: str) -> int:
 def create(options: AtomOptions) -> ScriptedModel:
     """The ``scripted`` atom's factory."""
     if options.script is None:
-        raise Refused("the scripted atom needs a script", "pass --script FILE (JSON or YAML turns)")
+        raise Refused(
+            "the scripted atom needs a script",
+            "pass --script FILE (JSON or YAML turns); "
+            "only --skill review has a built-in one, the offline reviewer",
+        )
     model = load_script(options.script)
     if options.model:
         model.model = options.model
