@@ -240,7 +240,7 @@ class Demo:
         honest_path = self.env["PATH"]
         self.env["PATH"] = f"{fake}{os.pathsep}{honest_path}"
         try:
-            self.run("robot", set_prompt, 0, show=4)
+            self.run("robot", set_prompt, 0, show=8)
         finally:
             self.env["PATH"] = honest_path
         self.git("add", "-A")
