@@ -9,6 +9,9 @@ It makes a fresh git repository in a temporary directory, copies `examples/demo/
 - CI runs `route.verify --base <the commit the route came from>`, which re-checks every pass from the
   files and git history without running a single review, catches an artifact changed after its approval,
   and catches a guard changed without a human's policy approval (`route.policy.approve`);
+- the robot forges a pass with a fake `behaviorci` first on its PATH: the records are consistent, so plain
+  `route.verify` passes it; `route.verify --recheck` runs the judge in CI itself and rejects it (the other
+  passes, held by the base, are not run again);
 - `route.status` shows the board after each part.
 
 Every step checks the exit code it expects, so the demo also fails loudly if the driver regresses.
@@ -220,6 +223,44 @@ class Demo:
         self.note("Reverted; the gate is green again.")
         self.run("ci", verify, 0, show=3)
 
+    def recheck(self) -> None:
+        merged = self.git("rev-parse", "HEAD").strip()  # main, once the route's pull request merged
+        set_prompt = ["route.stone.set", "--route", ROUTE, "--stone", "3.prompt", "--as", "passed"]
+        self.part("The robot drops the refund rule and fakes the judge: a behaviorci of its own on its PATH")
+        self.write("robot", f"{ROUTE}/3.prompt.md", PROMPT.replace("{refund}", ""), "no refund rule again")
+        fake = self.repo.parent / "robot-bin"
+        fake.mkdir(exist_ok=True)
+        (fake / "behaviorci").write_text("#!/bin/sh\necho 'passed: true'\n", encoding="utf-8")
+        (fake / "behaviorci").chmod(0o755)
+        print(
+            paint("robot writes ", "1;33")
+            + f"{fake / 'behaviorci'}  "
+            + paint("(says passed, runs nothing)", "2")
+        )
+        honest_path = self.env["PATH"]
+        self.env["PATH"] = f"{fake}{os.pathsep}{honest_path}"
+        try:
+            self.run("robot", set_prompt, 0, show=8)
+        finally:
+            self.env["PATH"] = honest_path
+        self.git("add", "-A")
+        self.git("commit", "-q", "-m", "Shorter prompt", who=ROBOT)
+        verify = ["route.verify", "--route", ROUTE, "--base", merged]
+        self.part("CI checks the records: consistent, fresh, made under the base's guard; the forgery passes")
+        self.run("ci", verify, 0, show=6)
+        self.note(
+            "route.verify proves what the records say, not what the judge would say: the judge file is "
+            "exactly what a judge that says 'passed: true' writes."
+        )
+        self.part("CI rechecks: it runs each new claim's judges itself, with the base's guard")
+        self.run("ci", [*verify, "--recheck"], 2, show=8)
+        self.note(
+            "Only 3.prompt's pass is new since the base; the other passes the base holds are not run again. "
+            "Recheck needs the reviewers' credentials in CI (none here: behaviorci runs offline)."
+        )
+        self.git("revert", "--no-edit", "HEAD", who=ROBOT)
+        self.run("ci", [*verify, "--recheck"], 0, show=3)
+
     def policy(self) -> None:
         verify = ["route.verify", "--route", ROUTE, "--base", self.base]
         set_passed = ["route.stone.set", "--route", ROUTE, "--stone", "1.vision", "--as", "passed"]
@@ -351,6 +392,7 @@ def main(argv: list[str]) -> int:
         demo.parallel()
         demo.prompt()
         demo.ci()
+        demo.recheck()
         demo.policy()
     except (DemoFailed, OSError) as exc:
         print(paint(f"\ndemo failed: {exc}", "1;31"), file=sys.stderr)

@@ -64,6 +64,26 @@ OPTIONS = (
         "allow_incomplete",
         "Stones not passed yet are fine; every claim that IS made must still be true.",
     ),
+    Option(
+        "--recheck",
+        "recheck",
+        "With --base: run each new claim's reviews and shell judges in CI (the base's guard, or one a human "
+        "approved) and decide from their output; passes the base holds are not run again.",
+    ),
+    Option(
+        "--recheck-dir",
+        "recheck_dir",
+        "Write recheck's review and judge files here (outside the checkout, new or empty), e.g. to upload "
+        "them; default: a temporary directory, removed afterwards.",
+        "DIR",
+    ),
+    Option(
+        "--recheck-max",
+        "recheck_max",
+        "Refuse, before anything runs, more than N new claims to recheck.",
+        "N",
+        minimum=0,
+    ),
     Option("--junit", "junit_path", "Also write JUnit XML (one testcase per stone).", "FILE", path=True),
     Option("--json", "as_json", "Print one JSON object instead of text."),
 )
@@ -82,6 +102,9 @@ def run_verify(
     require_signed: bool,
     allowed_signers: Path | None,
     allow_incomplete: bool,
+    recheck: bool,
+    recheck_dir: str | None,
+    recheck_max: int | None,
     junit_path: Path | None,
     as_json: bool,
 ) -> Report:
@@ -89,6 +112,15 @@ def run_verify(
     for given, flag in ((approvers, "--approvers"), (allowed_signers, "--allowed-signers")):
         if given is not None and not given.is_file():
             raise Refused(f"{flag} {given}: no such file", "check the path")
+    options = None
+    if recheck:
+        from routedriver.route.recheck import Options
+
+        options = Options(Path(recheck_dir) if recheck_dir else None, recheck_max)
+    else:
+        for given_flag, flag in ((recheck_dir, "--recheck-dir"), (recheck_max, "--recheck-max")):
+            if given_flag is not None:
+                raise Refused(f"{flag} needs --recheck", f"add --recheck, or leave out {flag}")
     report = verify(
         routes,
         all_routes=all_routes,
@@ -97,6 +129,7 @@ def run_verify(
         allow_incomplete=allow_incomplete,
         allowed_signers=allowed_signers.resolve() if allowed_signers else None,
         base_ref=base,
+        recheck=options,
     )
     if junit_path is not None:  # first: a path it cannot write is refused before any report is shown
         _write_junit(junit_path, verify_report.junit(report))

@@ -337,6 +337,12 @@ def input_files(
     return found
 
 
+def input_patterns(route: Route, stone: Stone, guard: Guard | None, base: Path) -> list[str]:
+    """The guard's ``inputs:`` globs as absolute patterns, as ``artifact_patterns`` gives its artifact globs
+    (``route.verify --recheck`` asks which of a base's files they covered)."""
+    return _absolute(guard.inputs if guard is not None else (), route, stone, base)
+
+
 def _patterns(route: Route, stone: Stone, guard: Guard | None, base: Path) -> list[str]:
     """The stone's artifact globs, substituted, absolute (relative ones start at ``base``) and normalized
     (a trailing ``/`` kept: it means every file below)."""

@@ -106,9 +106,20 @@ def _max_iteration(names: frozenset[str], stone: str) -> int:
     return max(iterations, default=0)
 
 
-def _run_reviews(
+def records_in(context: StoneContext, directory: Path) -> StoneContext:
+    """``context`` with the review and judge files of ``run_reviews`` and ``run_judge`` written to
+    ``directory`` instead of ``$route/.route/``: the commands run exactly as they would (same working
+    directory, ``$route``, ``$stone``, ``$hash``, environment and timeout), and nothing is written into the
+    route (``route.verify --recheck`` leaves the checkout as it was). For running commands only: the route's
+    own files (its artifacts, its approval marker) are still read through the original context."""
+    return context._replace(route=context.route._replace(state_dir=directory))
+
+
+def run_reviews(
     context: StoneContext, review_input_hash: str, iteration: int, positions: Sequence[int]
 ) -> dict[int, ReviewRecord]:
+    """Run the guard's reviews at ``positions`` (1-based), concurrently, and record each one's output as
+    it finishes; ``{position: record}``. Nothing is reused: the caller decided these must run."""
     assert context.guard is not None
     guard = context.guard
 
@@ -138,7 +149,7 @@ def _run_reviews(
 _EXIT_OF = {"passed": 0, "failed": 2, "malfunction": 1}
 
 
-def _judge(
+def run_judge(
     context: StoneContext,
     iteration: int,
     pass_number: int,
@@ -250,7 +261,7 @@ def evaluate(
     ran_iteration: int | None = None
     if missing:
         ran_iteration = _max_iteration(names, stone) + 1
-        used.update(_run_reviews(context, review_input_hash, ran_iteration, missing))
+        used.update(run_reviews(context, review_input_hash, ran_iteration, missing))
     reviews = tuple(ReviewResult(used[position], position in reused_positions) for position in sorted(used))
     artifact_names = tuple(sorted(ids))
 
@@ -295,7 +306,7 @@ def evaluate(
                 entry.pass_number for entry in store.judge_files(names, stone) if entry.iteration == iteration
             ]
             pass_number = max(passes, default=0) + 1
-        record = _judge(
+        record = run_judge(
             context, iteration, pass_number, position, review_input_hash, judge_input_hash, builtin
         )
         judge_results.append(JudgeResult(record, False))

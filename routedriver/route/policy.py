@@ -503,6 +503,16 @@ def _approval(
     return vouched
 
 
+def approval_now(base: Base, route: Route, provenance: Provenance) -> ApprovalCheck | None:
+    """The route's policy approval judged against its current definitions exactly as a route with changes
+    is (``_approval``), for a route whose differences need none to merge: ``route.verify --recheck`` runs a
+    new stone's commands only when the base or a human vouches for them. None: no policy approval."""
+    if not os.path.lexists(marker_path(route)):
+        return None
+    name = hashing.relative_posix(route.path, base.repo.toplevel)
+    return _approval(base, route, name, definitions(route, base.repo), provenance)
+
+
 def _base_approvers(base: Base, route: Route, name: str) -> Approvers:
     """Who may approve a policy change (without ``--approvers``): the approvers file as REF has it, the
     route's own, else the repository's. A pull request cannot list its own author for its own change."""

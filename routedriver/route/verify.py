@@ -1,12 +1,15 @@
 """``route.verify``: re-check, from the files and git alone, every claim a route makes. The CI gate.
 
-It starts no review or judge command and imports no LLM SDK. For each stone it re-derives the review-input
-hash from the work tree and then asks: does a ``.passed`` claim still hold for these artifacts, this guard and
-this approval? Are the judge files behind it consistent, and do the built-in judges (pure functions of the
-files) still say yes? Was every approval marker committed by a listed approver (and signed, if required)?
+It starts no review or judge command and imports no LLM SDK (``--recheck`` does: ``route.recheck`` runs
+each new claim's reviews and shell judges in CI, after the checks below). For each stone it re-derives the
+review-input hash from the work tree and then asks: does a ``.passed`` claim still hold for these artifacts,
+this guard and this approval? Are the judge files behind it consistent, and do the built-in judges (pure
+functions of the files) still say yes? Was every approval marker committed by a listed approver (and signed,
+if required)?
 
-What it cannot do: re-check what a review command (an LLM) or a shell judge said. Their recorded output is
-checked for consistency (hashes, verdict vs. output), not re-derived; see docs/route-gate.md.
+What it cannot do alone: re-check what a review command (an LLM) or a shell judge said. Their recorded output
+is checked for consistency (hashes, verdict vs. output), not re-derived, unless ``--recheck``; see
+docs/route-gate.md.
 
 Git is asked a fixed number of times for the whole run, however many stones: one ``git ls-files -v -s``,
 one ``git diff-files`` (content ids of committed, unchanged files), one ``git log`` over all approval markers,
@@ -44,6 +47,7 @@ from routedriver.route.words import count
 if TYPE_CHECKING:
     from routedriver.route import policy
     from routedriver.route.policy import PolicyReport
+    from routedriver.route.recheck import Options, RecheckReport
 
 STATUSES = (
     "passed",
@@ -53,8 +57,10 @@ STATUSES = (
     "unapproved",
     "policy-changed",
     "uncommitted",  # passed in this work tree, but on files no commit holds: CI's checkout would not pass it
+    "rejected",  # --recheck: CI's own run of the guard did not pass it
     "forged",
     "broken",
+    "malfunction",  # --recheck: a review or judge broke in CI (verify exits 1 when nothing else failed)
 )
 
 
@@ -74,6 +80,7 @@ class VerifyReport(NamedTuple):
     allow_incomplete: bool
     require_signed: bool
     policy: PolicyReport | None = None  # with --base: the routes' definitions compared with it
+    recheck: RecheckReport | None = None  # with --recheck: what CI's own runs of the new claims came to
 
     @property
     def ok(self) -> bool:
@@ -128,7 +135,13 @@ def verify(
     allowed_signers: Path | None = None,
     cwd: Path | None = None,
     base_ref: str | None = None,
+    recheck: Options | None = None,
 ) -> VerifyReport:
+    if recheck is not None and base_ref is None:
+        raise Refused(
+            "--recheck needs --base REF (the pull request's base): a pass REF holds is not run again",
+            "add --base",
+        )
     here = Path.cwd() if cwd is None else cwd
     repo = gitops.find_repo(here)
     # Git is asked in the background, each question once, while Python reads routes and guards.
@@ -183,24 +196,40 @@ def verify(
     if all_routes and not paths:
         raise Refused("no routes in this repository (no *.stone files)", "add a route, or use --route")
     # Approvals last: the one git log they need has been running while the claims were checked.
-    checks.extend(_vouch(run, claim) for claim in claims)
+    vouched = [_vouch(run, claim) for claim in claims]
+    checks.extend(vouched)
     # --base: the definitions themselves are policy; they must be the base's or carry a human's approval.
     policy_report = None
+    rechecked: RecheckReport | None = None
     if base_tree is not None:
         from routedriver.route import policy
 
         asked = [name for name in names.values() if name is not None]
         parsed: dict[Route, dict[str, Guard | None]] = {}
-        for _check, _approval, context, _done in claims:
-            if context is not None:  # the guards the claims were checked with: parsed once per run
-                parsed.setdefault(context.route, {})[context.stone.name] = context.guard
+        for claim in claims:
+            if claim.context is not None:  # the guards the claims were checked with: parsed once per run
+                parsed.setdefault(claim.context.route, {})[claim.context.stone.name] = claim.context.guard
         policy_report = policy.compare(
             base_tree.get(), routes, asked, provenance=provenance, all_routes=all_routes, guards=parsed
         )
+        if recheck is not None:  # --recheck: CI runs what each new claim rests on itself (route.recheck)
+            from routedriver.route import recheck as rechecking
+
+            # A pass on files no commit holds is no claim CI would see (it is reported uncommitted): its
+            # commands are not run (no state: nothing to recheck).
+            stones = [
+                rechecking.Claim(
+                    check, claim.context, None if (check.route, check.stone) in unsaved else claim.done
+                )
+                for check, claim in zip(vouched, claims, strict=True)
+            ]
+            rechecked = rechecking.run(recheck, base_tree.get(), policy_report, stones, provenance)
         checks = policy.apply(policy_report, checks)
+        if rechecked is not None:
+            checks = rechecking.apply(rechecked, checks)
     if unsaved:
         checks = _uncommitted(checks, unsaved)
-    return VerifyReport(tuple(checks), allow_incomplete, require_signed, policy_report)
+    return VerifyReport(tuple(checks), allow_incomplete, require_signed, policy_report, rechecked)
 
 
 def _name_in(path: Path, top: Path) -> str | None:
@@ -445,9 +474,13 @@ def route_paths(
         raise Refused(exc.what, "use --route, --all or route.bind --set") from None
 
 
-# What a stone's claims came to, before its approval marker (if it has one) is vouched for:
-# (the check, the approval to vouch for or None, the stone's context, its state as Survey.check said).
-_Claim = tuple[StoneCheck, ApprovalState | None, StoneContext | None, Done | None]
+class _Claim(NamedTuple):
+    """What a stone's claims came to, before its approval marker (if it has one) is vouched for."""
+
+    check: StoneCheck
+    approval: ApprovalState | None  # the approval to vouch for
+    context: StoneContext | None
+    done: Done | None = None  # its state (``--recheck`` reads the pass that holds)
 
 
 def _check_claim(run: _Run, survey: Survey, route_rel: str, stone: Stone) -> _Claim:
@@ -460,13 +493,13 @@ def _check_claim(run: _Run, survey: Survey, route_rel: str, stone: Stone) -> _Cl
     try:
         context = survey.context(stone)
     except Refused as exc:
-        return result("broken", exc.line().removeprefix("error: "), stone.guard_path), None, None, None
+        return _Claim(result("broken", exc.line().removeprefix("error: "), stone.guard_path), None, None)
     done = survey.check(stone)
     approval = inputs.approval_state(
         route, stone.name, survey.names, done.inputs.approval_id if done.inputs else None
     )
     check = _check_stone(survey, context, done, approval, result)
-    return check, approval if approval.exists else None, context, done
+    return _Claim(check, approval if approval.exists else None, context, done)
 
 
 def _vouch(run: _Run, claim: _Claim) -> StoneCheck:

@@ -16,6 +16,7 @@ from routedriver.route.verify import StoneCheck, VerifyReport
 
 if TYPE_CHECKING:
     from routedriver.route.policy import PolicyReport
+    from routedriver.route.recheck import RecheckReport, StoneRecheck
 
 _WIDTH = max(len("unapproved"), len("incomplete"))
 
@@ -39,7 +40,10 @@ def summary(report: VerifyReport) -> str:
     parts = ", ".join(f"{counts[status]} {status}" for status in sorted(counts, key=_order))
     verdict = "ok" if report.ok else "FAILED"
     stones = f"{len(report.checks)} stone" + ("s" if len(report.checks) != 1 else "")
-    return f"route.verify {verdict}: {stones} ({parts})"
+    line = f"route.verify {verdict}: {stones} ({parts})"
+    if report.recheck is not None:  # what CI's own runs cost: a team sees the price of --recheck
+        line += f"; {report.recheck.summary()}"
+    return line
 
 
 def _order(status: str) -> int:
@@ -49,11 +53,13 @@ def _order(status: str) -> int:
 
 
 def as_json(report: VerifyReport) -> dict[str, Any]:
-    return {
+    rechecked = _rechecked(report.recheck)
+    document: dict[str, Any] = {
         "ok": report.ok,
         "allow_incomplete": report.allow_incomplete,
         "require_signed": report.require_signed,
         "policy": _policy_json(report.policy),
+        "recheck": _recheck_json(report.recheck),
         "counts": report.counts(),
         "stones": [
             {
@@ -63,8 +69,57 @@ def as_json(report: VerifyReport) -> dict[str, Any]:
                 "ok": check.ok(report.allow_incomplete),
                 "why": check.why,
                 "file": check.file,
+                "recheck": _stone_recheck_json(rechecked.get((check.route, check.stone))),
             }
             for check in report.checks
+        ],
+    }
+    return document
+
+
+def _rechecked(recheck: RecheckReport | None) -> dict[tuple[str, str], StoneRecheck]:
+    return {} if recheck is None else {(stone.route, stone.stone): stone for stone in recheck.stones}
+
+
+def _recheck_json(recheck: RecheckReport | None) -> dict[str, Any] | None:
+    """With --recheck: what it cost (None without it)."""
+    if recheck is None:
+        return None
+    return {
+        "base": recheck.base,
+        "commit": recheck.commit,
+        "new_claims": recheck.new,
+        "held": recheck.held,
+        "rechecked": recheck.rechecked,
+        "commands": recheck.commands,
+        "command_seconds": round(recheck.command_seconds, 3),
+        "seconds": round(recheck.seconds, 3),
+        "directory": None if recheck.directory is None else str(recheck.directory),
+    }
+
+
+def _stone_recheck_json(stone: StoneRecheck | None) -> dict[str, Any] | None:
+    """A passed stone's recheck: held by the base, or what CI ran for it and what that came to."""
+    if stone is None:
+        return None
+    if stone.claim == "held":
+        return {"claim": "held"}
+    return {
+        "claim": "new",
+        "guard": stone.guard,
+        "outcome": stone.outcome,
+        "why": stone.why,
+        "seconds": round(stone.seconds, 3),
+        "commands": [
+            {
+                "what": ran.what,
+                "command": ran.command,
+                "status": ran.status,
+                "exit_code": ran.exit_code,
+                "seconds": round(ran.seconds, 3),
+                "file": ran.file,
+            }
+            for ran in stone.ran
         ],
     }
 
@@ -139,6 +194,7 @@ def junit(report: VerifyReport) -> str:
     root = ET.Element("testsuites", name="route.verify")
     suites: dict[str, ET.Element] = {}
     totals = {"tests": 0, "failures": 0, "skipped": 0}
+    rechecked = _rechecked(report.recheck)
     for check in report.checks:
         route, why, file = shown.line(check.route or "."), shown.line(check.why), shown.line(check.file)
         suite = suites.get(check.route)
@@ -147,6 +203,9 @@ def junit(report: VerifyReport) -> str:
             suite.attrib.update(tests="0", failures="0", skipped="0", errors="0")
             suites[check.route] = suite
         case = ET.SubElement(suite, "testcase", classname=route, name=shown.line(check.stone), file=file)
+        stone = rechecked.get((check.route, check.stone))
+        if stone is not None and stone.claim == "new":  # the time CI spent running its commands
+            case.set("time", f"{sum(ran.seconds for ran in stone.ran):.3f}")
         suite.set("tests", str(int(suite.get("tests", "0")) + 1))
         totals["tests"] += 1
         if check.status == "passed":
@@ -162,6 +221,8 @@ def junit(report: VerifyReport) -> str:
             totals["failures"] += 1
     root.attrib.update({key: str(value) for key, value in totals.items()})
     root.set("errors", "0")
+    if report.recheck is not None:
+        root.set("time", f"{report.recheck.command_seconds:.3f}")
     return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
 
 
@@ -198,7 +259,8 @@ def outcome(report: VerifyReport, *, json: bool, github: bool) -> Report:
     """What route.verify prints and how it exits: the text (or one JSON document) on stdout; under GitHub
     Actions (``github``) an annotation per failing stone (on stderr with ``json``, so stdout stays one
     document: the runner reads workflow commands on both); the notices; then, when a claim fails, one
-    ``error:`` line, last. Exit 0 only when every claim holds, else 2."""
+    ``error:`` line, last. Exit 0 only when every claim holds; 1 when what failed is only commands that broke
+    in CI (``--recheck``); else 2."""
     stdout = shown.json_text(as_json(report)) if json else text(report)
     annotations = github_annotations(report) if github else []
     stderr = list(annotations) if json else []
@@ -213,4 +275,7 @@ def outcome(report: VerifyReport, *, json: bool, github: bool) -> Report:
         f"({', '.join(sorted({check.status for check in failing}))}); "
         "see each stone's line on stdout for what to fix"
     )
-    return Report(stdout, tuple(stderr), ExitCode.REFUSED)
+    # A review or judge that broke in CI (--recheck) is a malfunction: exit 1, unless a claim was also found
+    # wanting (then 2: there is something for the pull request to fix).
+    broke = all(check.status == "malfunction" for check in failing)
+    return Report(stdout, tuple(stderr), ExitCode.MALFUNCTION if broke else ExitCode.REFUSED)

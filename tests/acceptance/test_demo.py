@@ -35,8 +35,8 @@ def test_the_demo_drives_the_example_route_end_to_end(tmp_path: Path) -> None:
     assert ran.code == 0, ran.out[-3000:] + ran.err
     out = ran.out
     # The story's turning points, in order: a blocker, a refused robot approval, a human approval, a
-    # behaviorci rejection, the end of the route, a green gate, a caught edit, a policy change caught,
-    # refused to the robot, approved by the human, and the board.
+    # behaviorci rejection, the end of the route, a green gate, a caught edit, a forged pass caught by
+    # recheck, a policy change caught, refused to the robot, approved by the human, and the board.
     markers = [
         "blockers exceed threshold (1 > 0)",
         "error: only humans can approve",
@@ -45,6 +45,12 @@ def test_the_demo_drives_the_example_route_end_to_end(tmp_path: Path) -> None:
         "all stones passed",
         "route.verify ok: 4 stones (4 passed)",
         "stale      routes/launch/1.vision",
+        # A forged pass (a fake behaviorci on the robot's PATH): plain verify passes it, recheck does not.
+        "passed     routes/launch/3.prompt: passed and fresh (1 judge re-checked); 1 other pass record",
+        "rejected   routes/launch/3.prompt: failed on recheck: judge j1 (behaviorci run "
+        "$route/behavior/bundle.yaml) said no: 0/3 cases passed",
+        "recheck: 1 new claim rechecked against ",
+        "; 3 passes held by the base",
         "policy-changed routes/launch/1.vision: policy changed: routes/launch/1.vision.guard changed since ",
         "error: only humans can approve; a person runs route.policy.approve",
         "policy approved: routes/launch by Dana Human <dana@example.com>",
@@ -63,7 +69,8 @@ def test_the_demo_drives_the_example_route_end_to_end(tmp_path: Path) -> None:
     # Every stone the demo passes shows its files: the output is cut at whole blocks, never inside the list
     # (it used to read "stone passed: 1.vision" and "… 6 more lines").
     answers = re.findall(r"route\.stone\.set [^\n]*--as passed\n(   stone passed.*?)\[exit 0\]", out, re.S)
-    assert len(answers) == 5  # 1.vision, 2.1.api, 2.1.cli, 3.prompt, 1.vision under its new guard
+    # 1.vision, 2.1.api, 2.1.cli, 3.prompt, 3.prompt forged (a fake behaviorci), 1.vision under its new guard
+    assert len(answers) == 6
     for shown in answers:
         assert "   files:\n" in shown and "pass record: routes/launch/.route/" in shown, shown
 

@@ -26,6 +26,7 @@ from tests.route_gate.actionsim import ActionRun
 ROOT = Path(__file__).resolve().parents[2]
 ACTION = actionsim.load(ROOT / "action.yml")
 EXAMPLE = actionsim.load(ROOT / "examples" / "github" / "route-gate.yml")
+RECHECK_EXAMPLE = actionsim.load(ROOT / "examples" / "github" / "route-recheck.yml")
 CI = actionsim.load(ROOT / ".github" / "workflows" / "ci.yml")
 RUNNER_PATH = "/usr/local/bin:/usr/bin:/bin"  # a job's PATH: the runner's programs, nothing of the checkout
 INSTALL = ("Check the Python version", "Set up Python", "Install routedriver outside the checkout")
@@ -380,6 +381,52 @@ def test_true_false_inputs_read_in_any_case_and_anything_else_is_refused(
     ]
 
 
+def test_recheck_is_off_by_default_and_on_writes_outside_the_checkout_within_a_bound(
+    tmp_path: Path, standin: Path, tool_cache: Path, installed: ActionRun
+) -> None:
+    assert ACTION["inputs"]["recheck"]["default"] == "false"
+    assert ACTION["outputs"]["recheck-dir"]["value"] == "${{ steps.verify.outputs.recheck-dir }}"
+    workspace, base = _pull_request(tmp_path, {}, {})
+    run = _verify_step(installed, standin, tool_cache, workspace, {"all": "true"}, base=base)
+    assert _argv(run) == ["--all", "--base", base] and "recheck-dir" not in run.step("route.verify").outputs
+    run = _verify_step(
+        installed, standin, tool_cache, workspace, {"all": "True", "recheck": "TRUE"}, base=base
+    )
+    assert run.ok, run.steps
+    argv = _argv(run)
+    assert argv[:3] == ["--all", "--base", base]
+    assert argv[3:5] == ["--recheck", "--recheck-dir"] and argv[6:] == ["--recheck-max", "50"]
+    outputs = Path(argv[5])
+    # A new, empty directory under $RUNNER_TEMP, outside the checkout; the step says where (for the upload).
+    assert outputs.parent == workspace.parent / "temp" and outputs.is_dir() and not any(outputs.iterdir())
+    assert run.step("route.verify").outputs["recheck-dir"] == str(outputs)
+    unbounded = _verify_step(
+        installed, standin, tool_cache, workspace, {"recheck": "true", "recheck-max": ""}, base=base
+    )
+    assert "--recheck-max" not in _argv(unbounded)
+    # A typo in the bound, or recheck on a push (no base to hold passes), fails the step before anything runs.
+    for inputs, message in (
+        (
+            {"recheck": "true", "recheck-max": "20; touch pwned"},
+            "input recheck-max must be a whole number (or empty for no limit), not '20; touch pwned'",
+        ),
+        (
+            {"recheck": "yes"},
+            "input recheck must be true or false, not 'yes'",
+        ),
+    ):
+        refused = _verify_step(installed, standin, tool_cache, workspace, inputs, base=base)
+        assert refused.steps[0].code == 2 and refused.log == []
+        assert _ours(refused) == [f"::error title=route.verify::{message}"]
+    push = _verify_step(installed, standin, tool_cache, workspace, {"recheck": "true"}, base="")
+    assert push.steps[0].code == 2 and push.log == []
+    assert _ours(push) == [
+        "::error title=route.verify::input recheck needs a base commit (a pull request's): a pass the base "
+        "holds is not run again"
+    ]
+    assert not list(workspace.glob("pwned*"))
+
+
 # ------------------------------------------------------------------ who may approve comes from the base
 
 ADA = "ada@example.com\n"
@@ -599,6 +646,29 @@ def test_the_example_workflow_gates_pull_requests_with_full_history_and_no_crede
     for step in steps:  # expressions reach scripts only through env; third-party actions by commit
         assert "${{" not in step.get("run", ""), step.get("name")
         if step.get("uses", "").startswith("actions/"):
+            assert SHA.fullmatch(step["uses"].partition("@")[2]), step["uses"]
+
+
+def test_the_recheck_example_runs_where_the_pull_request_cannot_change_it() -> None:
+    triggers = RECHECK_EXAMPLE.get("on", RECHECK_EXAMPLE.get(True))
+    # The workflow comes from the base branch (pull_request_target); the pull request is checked out as data.
+    assert list(triggers) == ["pull_request_target"]
+    assert RECHECK_EXAMPLE["permissions"] == {"contents": "read"}
+    (job,) = RECHECK_EXAMPLE["jobs"].values()
+    steps = job["steps"]
+    checkout, gate, upload = steps
+    assert checkout["uses"].startswith("actions/checkout@")
+    assert checkout["with"]["ref"] == "refs/pull/${{ github.event.pull_request.number }}/merge"
+    assert checkout["with"]["fetch-depth"] == 0 and checkout["with"]["persist-credentials"] is False
+    assert gate["uses"].startswith("OWNER/routedriver@") and set(gate["with"]) <= set(ACTION["inputs"])
+    assert gate["with"]["recheck"] == "true" and gate["with"]["recheck-max"] == "20"
+    assert gate["with"]["base"] == "${{ github.event.pull_request.base.sha }}"
+    # The reviewers' key, and only it, from the secrets.
+    assert gate["env"] == {"ANTHROPIC_API_KEY": "${{ secrets.ANTHROPIC_API_KEY }}"}
+    assert "${{ steps.gate.outputs.recheck-dir }}" in upload["with"]["path"]
+    for step in steps:
+        assert "run" not in step  # nothing of the pull request runs in this job but what the gate vouches for
+        if step["uses"].startswith("actions/"):
             assert SHA.fullmatch(step["uses"].partition("@")[2]), step["uses"]
 
 

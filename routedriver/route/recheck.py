@@ -1,0 +1,678 @@
+"""``route.verify --base REF --recheck``: CI runs what a new claim rests on itself, and decides from that.
+
+``route.verify`` alone proves that the records are consistent, fresh and approved; it cannot know what a
+review or a shell judge said, so a robot that swapped ``tools/review.py`` (or a judge, or a program on its
+PATH) for one that says yes, passed the stone and put the real one back, leaves records that verify. With
+``--recheck``, every pass that is a **new claim** is re-derived in CI:
+
+- **New claims.** A stone's pass (the record that holds now) is a new claim unless REF held it *as that
+  stone's pass*: REF's tree has the record, byte for byte, and at REF the stone's instructions, guard,
+  approval marker and artifacts (the record's manifest, hashed from REF's blobs into its review-input hash,
+  and no other file of REF's tree its artifact globs cover) are the ones it names. Such a pass was gated
+  when it merged (by induction over the base's history; docs/route-gate.md says what branch protection that
+  needs); a record that only rode along (history of a stone whose pass at the time was another one) was
+  never checked, so it is new when it becomes the one that holds.
+- **Which guard runs** (``Guarded``): REF's (``base``), read from REF's tree when the pull request changed
+  it; the current one where a valid human policy approval covers the difference (``approved``); the stone's
+  own where the stone is new in the pull request (``own``), only when the base or a human vouches for every
+  command it runs: each is a command an unchanged guard of the base runs, and the files they run (guard
+  programs) are the base's; otherwise a human's ``route.policy.approve`` of the route, as for any change.
+  A guard's programs must be the base's (or approved) for anything to run at all: CI never runs a program
+  the pull request wrote, even for a stone that fails policy anyway.
+- **Running** goes through ``guard.py``'s own machinery (``run_reviews``: concurrently, as ``set`` runs them;
+  ``run_judge``), on the checkout's files, with ``$route``, ``$stone`` and ``$hash`` as ``set`` puts them,
+  each command exactly once (nothing is reused: the point is CI's own output), stones concurrently too.
+  Records go to a temporary directory or ``--recheck-dir`` (``guard.records_in``), never into the checkout.
+- **The verdict** is CI's: ``reviewed?`` counts CI's review output, a shell judge is CI's exit and verdict,
+  ``approved?`` is asked again (its marker's provenance is verify's, as always). A stone that does not
+  pass is ``rejected`` (which judge, its feedback, and that the local pass said otherwise); a review or judge
+  that breaks in CI (a non-zero exit that is no verdict, a timeout, a missing program) is a ``malfunction``:
+  not passed either, with the command's last stderr lines.
+
+What runs here is the repository's (its guards and guard programs): see docs/route-gate.md, "Recheck", for
+why that is acceptable and what a workflow must do.
+"""
+
+from __future__ import annotations
+
+import bisect
+import os
+import tempfile
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal, NamedTuple
+
+from routedriver import gitops, globs
+from routedriver.errors import Refused
+from routedriver.route import guard as guards
+from routedriver.route import guardfile, hashing, inputs, judges, programs, state, store
+from routedriver.route.artifacts import artifact_patterns, input_patterns
+from routedriver.route.guardfile import DEFAULT_ARTIFACTS
+from routedriver.route.inputs import StoneContext
+from routedriver.route.load import GUARD_SUFFIX, STONE_SUFFIX
+from routedriver.route.model import STATE_DIR, Guard, JudgeRecord, PassRecord, ReviewRecord
+from routedriver.route.verify import StoneCheck
+from routedriver.route.words import count
+
+if TYPE_CHECKING:
+    from routedriver.route.policy import Base, PolicyReport, RoutePolicy
+    from routedriver.route.provenance import Approvers, Provenance
+    from routedriver.route.state import Done
+
+Guarded = Literal["base", "approved", "own"]
+Outcome = Literal["passed", "rejected", "malfunction", "not-run"]
+MAX_PARALLEL_STONES = 8  # stones rechecked at once (each runs its reviews concurrently, as set does)
+_GUARD_WORDS: dict[Guarded, str] = {
+    "base": "the base's guard",
+    "approved": "the guard a human approved",
+    "own": "its own guard (new in the pull request)",
+}
+
+
+class Options(NamedTuple):
+    """``--recheck`` and its flags."""
+
+    directory: Path | None = None  # --recheck-dir: where the review and judge files go (else a temp dir)
+    max_claims: int | None = None  # --recheck-max: more new claims than this is refused before any runs
+
+
+class Ran(NamedTuple):
+    """One command CI ran."""
+
+    what: str  # "review r1", "judge j2"
+    command: str  # as written in the guard
+    status: str  # reviews: ok | failed | timeout; judges: passed | failed | malfunction
+    exit_code: int
+    seconds: float
+    file: str  # its record, relative to the recheck directory
+
+
+class StoneRecheck(NamedTuple):
+    """What recheck made of one passed stone."""
+
+    route: str
+    stone: str
+    claim: Literal["held", "new"]  # held: REF holds this pass (not run again); new: rechecked
+    guard: Guarded | None = None  # new: the guard CI ran
+    outcome: Outcome | None = None  # new: what CI's run came to
+    status: str = ""  # the stone's status when it does not pass ("" when it does)
+    why: str = ""
+    ran: tuple[Ran, ...] = ()
+    seconds: float = 0.0  # wall time of this stone's recheck
+
+    @property
+    def passed(self) -> bool:
+        return self.claim == "held" or self.outcome == "passed"
+
+
+class RecheckReport(NamedTuple):
+    base: str  # REF as given
+    commit: str
+    stones: tuple[StoneRecheck, ...]
+    seconds: float  # wall time of the whole recheck
+    directory: Path | None  # --recheck-dir, when given (a temporary directory is gone afterwards)
+
+    @property
+    def new(self) -> int:
+        return sum(1 for stone in self.stones if stone.claim == "new")
+
+    @property
+    def held(self) -> int:
+        return sum(1 for stone in self.stones if stone.claim == "held")
+
+    @property
+    def rechecked(self) -> int:
+        return sum(1 for stone in self.stones if stone.claim == "new" and stone.outcome != "not-run")
+
+    @property
+    def commands(self) -> int:
+        return sum(len(stone.ran) for stone in self.stones)
+
+    @property
+    def command_seconds(self) -> float:
+        return sum(ran.seconds for stone in self.stones for ran in stone.ran)
+
+    def summary(self) -> str:
+        """``recheck: 2 new claims rechecked against <REF>: 5 commands, 3.1 s; 3 passes held by the base``."""
+        if not self.stones:
+            return f"recheck: no passes to recheck against {self.commit[:12]}"
+        text = (
+            f"recheck: {count(self.rechecked, 'new claim')} rechecked against {self.commit[:12]}: "
+            f"{count(self.commands, 'command')}, {seconds(self.command_seconds)} "
+            f"(wall {seconds(self.seconds)})"
+        )
+        if self.new > self.rechecked:
+            text += f"; {self.new - self.rechecked} not run"
+        return text + f"; {count(self.held, 'pass', 'passes')} held by the base"
+
+
+def seconds(value: float) -> str:
+    """``0 s``, ``68 ms``, ``3.1 s``."""
+    if value == 0:
+        return "0 s"
+    return f"{value:.1f} s" if value >= 0.1 else f"{value * 1000:.0f} ms"
+
+
+class _Plan(NamedTuple):
+    """A new claim and how it is rechecked: ``context`` carries the guard to run; or why nothing runs."""
+
+    check: StoneCheck
+    context: StoneContext
+    guard: Guarded
+    refusal: str = ""  # why CI runs nothing for it ("" when it runs)
+    refused_status: str = ""  # the stone's status then
+    # Are its guard's programs still to be compared with the base's? Not when --base compared them already
+    # (an unchanged stone's) or a human's policy approval covers them.
+    programs_unchecked: bool = True
+    approvers: Approvers | None = None  # who may approve, as verify reads it (--approvers included)
+
+
+# ---------------------------------------------------------------- the run
+
+
+class Claim(NamedTuple):
+    """One stone as ``route.verify`` left it: its check (approvals vouched for), context and state."""
+
+    check: StoneCheck
+    context: StoneContext | None
+    done: Done | None
+
+
+def run(
+    options: Options, base: Base, policy: PolicyReport, claims: Sequence[Claim], provenance: Provenance
+) -> RecheckReport:
+    """Recheck the passed stones among ``claims`` against REF (``base``, ``policy``: what ``--base``
+    found). Refuses before anything runs when ``--recheck-dir`` is unusable or there are more new claims
+    than ``--recheck-max``."""
+    started = time.monotonic()
+    passed: list[tuple[StoneCheck, StoneContext, PassRecord | None]] = []
+    for check, context, done in claims:
+        if check.status == "passed" and context is not None and done is not None and done.inputs is not None:
+            passed.append((check, context, _record(context, done.inputs.key)))
+    holder = _Holder(base, passed)
+    held: list[StoneRecheck] = []
+    new: list[tuple[StoneCheck, StoneContext]] = []
+    for check, context, record in passed:
+        if record is not None and holder.held(context, record):
+            held.append(StoneRecheck(check.route, check.stone, "held"))
+        else:
+            new.append((check, context))
+    if options.max_claims is not None and len(new) > options.max_claims:
+        raise Refused(
+            f"{count(len(new), 'new claim')} to recheck (passes {base.short} does not hold), more than "
+            f"--recheck-max {options.max_claims}",
+            "recheck fewer passes in one pull request, or raise --recheck-max",
+        )
+    directory = _prepare(options.directory, base.repo) if options.directory is not None else None
+    plans = _Planner(base, policy, claims, provenance).plans(new)
+    if directory is not None:
+        rechecked = _run_plans(plans, directory)
+    else:
+        with tempfile.TemporaryDirectory(prefix="route-recheck-") as temporary:
+            rechecked = _run_plans(plans, Path(temporary))
+    by_stone = {(stone.route, stone.stone): stone for stone in (*held, *rechecked)}
+    stones = tuple(by_stone[(check.route, check.stone)] for check, _context, _record in passed)
+    return RecheckReport(base.ref, base.commit, stones, time.monotonic() - started, options.directory)
+
+
+def apply(report: RecheckReport, checks: Sequence[StoneCheck]) -> list[StoneCheck]:
+    """``checks`` with recheck's verdicts: a new claim CI's run did not pass fails (``rejected``,
+    ``malfunction``, or why CI ran nothing); one it passed says what ran. A stone another check failed
+    meanwhile (``policy-changed``) keeps its status, and its line says what recheck found too."""
+    found = {(stone.route, stone.stone): stone for stone in report.stones if stone.claim == "new"}
+    result = []
+    for check in checks:
+        rechecked = found.get((check.route, check.stone))
+        if rechecked is None:
+            result.append(check)
+        elif check.status != "passed":
+            result.append(check._replace(why=f"{check.why}; {_aside(rechecked)}"))
+        elif rechecked.passed:
+            result.append(check._replace(why=f"{check.why}; {rechecked.why}"))
+        else:
+            result.append(check._replace(status=rechecked.status, why=rechecked.why))
+    return result
+
+
+def _aside(rechecked: StoneRecheck) -> str:
+    if rechecked.outcome == "passed":
+        return f"on recheck it passes {_GUARD_WORDS[rechecked.guard or 'base']} ({rechecked.why})"
+    return f"on recheck: {rechecked.why}"
+
+
+def _prepare(directory: Path, repo: gitops.Repo) -> Path:
+    """``--recheck-dir``: outside the checkout (recheck writes nothing into it), new or empty."""
+    absolute = Path(os.path.abspath(directory))
+    real = Path(os.path.realpath(absolute))
+    top = Path(os.path.realpath(repo.toplevel))
+    if real == top or top in real.parents:
+        raise Refused(
+            f"--recheck-dir {directory} is inside the checkout ({repo.toplevel}); recheck writes nothing "
+            "into the checkout",
+            "give a directory outside it (in GitHub Actions: under $RUNNER_TEMP)",
+        )
+    try:
+        absolute.mkdir(parents=True, exist_ok=True)
+        if any(absolute.iterdir()):
+            raise Refused(
+                f"--recheck-dir {directory} is not empty",
+                "give a new or empty directory for this run's files",
+            )
+    except OSError as exc:
+        raise Refused(
+            f"cannot use --recheck-dir {directory}: {exc.strerror or exc}", "give a directory you can write"
+        ) from None
+    return absolute
+
+
+def _run_plans(plans: Sequence[_Plan], directory: Path) -> list[StoneRecheck]:
+    if not plans:
+        return []
+    from routedriver.threads import run_all
+
+    return run_all(lambda plan: _recheck(plan, directory), plans, workers=MAX_PARALLEL_STONES, name="recheck")
+
+
+# ---------------------------------------------------------------- held by the base?
+
+
+def _record(context: StoneContext, key: str) -> PassRecord | None:
+    path = context.route.state_dir / store.pass_name(context.stone.name, key)
+    record = store.read_pass(path, context.stone.name)
+    return record if record is not None and record.key == key else None
+
+
+def _top_patterns(context: StoneContext, *, inputs: bool = False) -> list[str]:
+    """The stone's artifact globs (``inputs``: its guard's ``inputs:`` globs) relative to the top-level
+    (those outside it cannot name a file of REF); one naming the top-level itself (``./``) is everything
+    below it."""
+    head = globs.escape(os.fspath(context.base)).rstrip("/") + "/"
+    written = input_patterns if inputs else artifact_patterns
+    return [
+        pattern.removeprefix(head) or globs.GLOBSTAR
+        for pattern in written(context.route, context.stone, context.guard, context.base)
+        if pattern.startswith(head)
+    ]
+
+
+class _Holder:
+    """Which passes REF held as the stones' passes (see the module's docstring). Any doubt is "no": a
+    recheck too many costs a run, one too few trusts a pass nobody checked."""
+
+    def __init__(
+        self, base: Base, passed: Sequence[tuple[StoneCheck, StoneContext, PassRecord | None]]
+    ) -> None:
+        self.base = base
+        # REF's files for every pass that may be held: the artifacts its record names and the directories its
+        # globs cover (one more ``git ls-tree`` with ``--route``; nothing with ``--all``, which lists all).
+        paths: set[str] = set()
+        patterns: set[str] = set()
+        for _check, context, record in passed:
+            if record is not None:
+                paths.update(record.manifest)
+                paths.update(record.inputs)
+                patterns.update(_top_patterns(context))
+                patterns.update(_top_patterns(context, inputs=True))
+        if paths or patterns:
+            base.ensure([programs.Named(frozenset(paths), frozenset(patterns))])
+        self.names = sorted(base.files)
+
+    def held(self, context: StoneContext, record: PassRecord) -> bool:
+        base, top = self.base, context.base
+        entry = base.files.get(hashing.relative_posix(record.path, top))
+        if entry is None or entry.blob != hashing.blob_id(record.path, base.repo.object_format):
+            return False
+        route_rel = hashing.relative_posix(context.route.path, top)
+        prefix = "" if route_rel == "." else route_rel + "/"
+        name = context.stone.name
+        covered = (
+            (prefix + name + STONE_SUFFIX, record.stone_id),
+            (prefix + name + GUARD_SUFFIX, record.guard_id),
+            (f"{prefix}{STATE_DIR}/{name}.approved", record.approval_id),
+        )
+        for path, wanted in covered:
+            at_base = base.files.get(path)
+            if (at_base.blob if at_base is not None else None) != wanted:
+                return False
+        # Its artifacts (and its guard's inputs:) as REF has them hash to the review input it passed...
+        ids: dict[str, str] = {}
+        upstream: dict[str, str] = {}
+        for found, paths in ((ids, record.manifest), (upstream, record.inputs)):
+            for path in paths:
+                at_base = base.files.get(path)
+                if at_base is None:
+                    return False
+                found[path] = at_base.blob
+        if hashing.review_input_hash(ids, upstream) != record.review_input_hash:
+            return False
+        # ... and no other file of REF's tree was one of its artifacts or inputs (else it was not the pass
+        # there). A file a longer stone name's default glob also matches is that stone's, not this one's.
+        longer = _longer_names(base, route_rel, name, context.guard)
+
+        def theirs(path: str) -> bool:
+            filename = path.rpartition("/")[2]
+            return any(filename.startswith(other) and len(filename) >= least for other, least in longer)
+
+        artifacts = self._other(_top_patterns(context), ids, _driver_file)
+        if any(not theirs(path) for path in artifacts):
+            return False
+        return not self._other(_top_patterns(context, inputs=True), upstream, _records_file)
+
+    def _other(
+        self, patterns: Iterable[str], known: Mapping[str, str], skip: Callable[[str], bool]
+    ) -> list[str]:
+        """REF's files the globs ``patterns`` cover, other than ``known`` and those ``skip`` leaves out."""
+        found = []
+        for pattern in patterns:
+            spec = globs.parse(pattern).cover
+            for path in self._starting(_literal_start(spec)):
+                if path not in known and not skip(path) and spec.matches(path):
+                    found.append(path)
+        return found
+
+    def _starting(self, prefix: str) -> list[str]:
+        """REF's listed files whose path starts with ``prefix`` (sorted names: one bisection)."""
+        names = self.names
+        found = []
+        for path in names[bisect.bisect_left(names, prefix) :]:
+            if not path.startswith(prefix):
+                break
+            found.append(path)
+        return found
+
+
+def _literal_start(spec: globs.Glob) -> str:
+    """The text every path ``spec`` matches starts with: its literal directories and the literal start of
+    the next component (``route/1.vision`` of ``route/1.vision*.md``); the whole path for a literal glob."""
+    head, rest = spec.head, spec.rest
+    if rest is None:
+        return head
+    lead = globs.literal_prefix(rest.parts[0]) if rest.parts else ""
+    return f"{head}/{lead}" if head not in ("", ".") else lead
+
+
+def _longer_names(base: Base, route_rel: str, name: str, guard: Guard | None) -> list[tuple[str, int]]:
+    """For a stone on the default glob, the stones of REF's route whose names extend its name, with the
+    shortest file name their default glob matches: a file such a stone's default also matches is that
+    stone's (artifacts.py's rule), not this one's."""
+    if guard is not None and guard.artifacts is not DEFAULT_ARTIFACTS:
+        return []
+    suffix = DEFAULT_ARTIFACTS[0].rpartition("*")[2]
+    return [
+        (other, len(other) + len(suffix))
+        for other in base.directory(route_rel).stones
+        if other != name and other.startswith(name)
+    ]
+
+
+def _driver_file(path: str) -> bool:
+    """Never an artifact: a stone, a guard, a file under a ``.route/``."""
+    return path.endswith((STONE_SUFFIX, GUARD_SUFFIX)) or _records_file(path)
+
+
+def _records_file(path: str) -> bool:
+    """Never an input: a file under a ``.route/``."""
+    return STATE_DIR in path.split("/")
+
+
+# ---------------------------------------------------------------- which guard runs
+
+
+class _Planner:
+    """Decides, for each new claim, the guard CI runs and whether the base or a human vouches for it."""
+
+    def __init__(
+        self,
+        base: Base,
+        policy: PolicyReport,
+        claims: Sequence[Claim],
+        provenance: Provenance,
+    ) -> None:
+        self.base = base
+        self.routes: dict[str, RoutePolicy] = {route.route: route for route in policy.routes}
+        self.claims = claims
+        self.provenance = provenance
+        self._known: frozenset[str] | None = None
+        self._approvals: dict[str, str] = {}  # route → why its policy approval does not vouch ("" it does)
+
+    def plans(self, new: Sequence[tuple[StoneCheck, StoneContext]]) -> list[_Plan]:
+        plans = [
+            plan._replace(approvers=self.provenance.approvers(plan.context.route))
+            for plan in (self._plan(check, context) for check, context in new)
+        ]
+        return self._programs_vouched(plans)
+
+    def _plan(self, check: StoneCheck, context: StoneContext) -> _Plan:
+        route = self.routes.get(check.route)
+        if route is None or route.problem:
+            why = "not rechecked: its route's definitions cannot be compared with the base"
+            return _Plan(check, context, "base", why, "broken")
+        at_base = self.base.directory(check.route).stones if route.state != "added" else set()
+        if check.stone not in at_base:
+            return self._new_stone(check, context, route)
+        changed = any(change.stone == check.stone for change in route.changes)
+        if not changed:  # its guard and the programs it runs are the base's, byte for byte
+            return _Plan(check, context, "base", programs_unchecked=False)
+        if route.accepted:
+            return _Plan(check, context, "approved", programs_unchecked=False)
+        return self._base_guard(check, context)
+
+    def _base_guard(self, check: StoneCheck, context: StoneContext) -> _Plan:
+        """A stone whose definitions changed without a human's approval (it is policy-changed anyway): CI
+        runs the guard REF defines, read from REF's tree."""
+        prefix = "" if check.route == "." else check.route + "/"
+        entry = self.base.files.get(prefix + check.stone + GUARD_SUFFIX)
+        if entry is None:
+            return _Plan(check, context._replace(guard=None), "base")
+        shown = f"{prefix}{check.stone}{GUARD_SUFFIX} at {self.base.short}"
+        raw = gitops.blob_bytes(self.base.repo, entry.blob)
+        try:
+            if raw is None:
+                raise Refused(f"cannot read {shown} from git", "fetch the base's history")
+            path = context.stone.guard_path or context.route.path / (check.stone + GUARD_SUFFIX)
+            guard = guardfile.parse_guard(raw.decode("utf-8"), path, shown, check.stone)
+        except (Refused, UnicodeDecodeError) as exc:
+            what = exc.line().removeprefix("error: ") if isinstance(exc, Refused) else "it is not UTF-8"
+            return _Plan(
+                check, context, "base", f"not rechecked: the base's guard cannot be read: {what}", "broken"
+            )
+        return _Plan(check, context._replace(guard=guard), "base")
+
+    def _new_stone(self, check: StoneCheck, context: StoneContext, route: RoutePolicy) -> _Plan:
+        """A stone the pull request adds runs its own guard, when the base or a human vouches for every
+        command in it: each is a command an unchanged guard of the base runs (its programs are compared
+        later), or the route's policy approval covers the current definitions."""
+        unknown = [command for command in _commands(context.guard) if command not in self.known()]
+        if not unknown:
+            return _Plan(check, context, "own")
+        if route.accepted and route.approval is not None and route.approval.ok:
+            return _Plan(check, context, "approved", programs_unchecked=False)
+        problem = self._approval(check.route, context)
+        if not problem:
+            return _Plan(check, context, "approved", programs_unchecked=False)
+        why = (
+            f"not rechecked: its guard is new in the pull request and runs {unknown[0]!r}, a command no "
+            f"guard of the base runs ({problem}); CI runs only what the base or a human vouches for: "
+            "write its commands as the base's guards do (with $route and $stone), or a human runs "
+            f"route.policy.approve --route {check.route}"
+        )
+        return _Plan(check, context, "own", why, "policy-changed")
+
+    def known(self) -> frozenset[str]:
+        """The commands REF's guards run, as the unchanged guards here show them (byte for byte REF's)."""
+        if self._known is None:
+            found: set[str] = set()
+            for check, context, _done in self.claims:
+                route = self.routes.get(check.route)
+                if context is None or route is None or route.state != "compared":
+                    continue
+                if check.stone not in self.base.directory(check.route).stones:
+                    continue
+                if any(change.stone == check.stone for change in route.changes):
+                    continue
+                found.update(_commands(context.guard))
+            self._known = frozenset(found)
+        return self._known
+
+    def _approval(self, route_name: str, context: StoneContext) -> str:
+        """Why the route's policy approval does not vouch for its current definitions ("" when it does)."""
+        if route_name not in self._approvals:
+            from routedriver.route import policy
+
+            found = policy.approval_now(self.base, context.route, self.provenance)
+            self._approvals[route_name] = (
+                "and no policy approval covers it" if found is None else "" if found.ok else found.why
+            )
+        return self._approvals[route_name]
+
+    def _programs_vouched(self, plans: list[_Plan]) -> list[_Plan]:
+        """Nothing runs a program the pull request wrote: each guard program (the tracked files a command
+        names) of a plan on the base's guard or its own must be the base's, byte for byte; one a human's
+        policy approval covers may differ."""
+        wanted: dict[int, tuple[str, ...]] = {}
+        for index, plan in enumerate(plans):
+            if plan.refusal or not plan.programs_unchecked or plan.context.guard is None:
+                continue
+            repo = self.base.repo
+            wanted[index] = programs.stone_programs(
+                plan.context.route, plan.context.stone, plan.context.guard, repo
+            )
+        every = sorted({path for paths in wanted.values() for path in paths})
+        if not every:
+            return plans
+        self.base.ensure((), every)
+        top = self.base.repo.toplevel
+        now = hashing.content_ids_of(
+            {path: top / path for path in every}, self.base.repo, None, from_disk=True
+        ).ids
+        result = list(plans)
+        for index, paths in wanted.items():
+            for path in paths:
+                at_base = self.base.files.get(path)
+                if at_base is not None and at_base.blob == now.get(path):
+                    continue
+                plan = plans[index]
+                how = "added" if at_base is None else "changed"
+                why = (
+                    f"not rechecked: {path}, a program {_GUARD_WORDS[plan.guard]} runs, is {how} since "
+                    f"{self.base.short}; CI does not run a program the pull request wrote (a human runs "
+                    f"route.policy.approve --route {plan.check.route})"
+                )
+                result[index] = plan._replace(refusal=why, refused_status="policy-changed")
+                break
+        return result
+
+
+def _commands(guard: Guard | None) -> list[str]:
+    """The commands a guard runs: its reviews and shell judges (the built-in judges run nothing)."""
+    if guard is None:
+        return []
+    return [*guard.reviews, *(judge for judge in guard.judges if judges.parse_builtin(judge) is None)]
+
+
+# ---------------------------------------------------------------- one stone
+
+
+def _recheck(plan: _Plan, directory: Path) -> StoneRecheck:
+    started = time.monotonic()
+    check, context = plan.check, plan.context
+
+    def finished(outcome: Outcome, why: str, status: str = "", ran: Sequence[Ran] = ()) -> StoneRecheck:
+        return StoneRecheck(
+            check.route,
+            check.stone,
+            "new",
+            plan.guard,
+            outcome,
+            status,
+            why,
+            tuple(ran),
+            time.monotonic() - started,
+        )
+
+    if plan.refusal:
+        return finished("not-run", plan.refusal, plan.refused_status)
+    guard = context.guard
+    words = _GUARD_WORDS[plan.guard]
+    try:
+        artifacts = inputs.artifacts_or_refuse(context)
+        now = state.gather(context, {context.show(path): path for path in artifacts}, from_disk=True)
+    except Refused as exc:
+        why = f"failed on recheck with {words}: {exc.line().removeprefix('error: ')}"
+        return finished("rejected", why, "rejected")
+    if guard is None or not (guard.reviews or guard.judges):
+        return finished("passed", f"rechecked with {words}: nothing to run")
+    out = guards.records_in(context, directory / check.route if check.route != "." else directory)
+    review_input_hash = now.review_input_hash
+    ran: list[Ran] = []
+    reviews: dict[int, ReviewRecord] = {}
+    if guard.reviews:
+        try:
+            reviews = guards.run_reviews(out, review_input_hash, 1, range(1, len(guard.reviews) + 1))
+        except Refused as exc:  # a command too long to start at all
+            return finished("malfunction", _broke(exc.line().removeprefix("error: ")), "malfunction")
+    ordered = [reviews[position] for position in sorted(reviews)]
+    ran += [_ran(f"review r{review.position}", review, directory) for review in ordered]
+    broken = next((review for review in ordered if not review.ok), None)
+    if broken is not None:
+        how = (
+            f"timed out after {guard.timeout_s:g}s"
+            if broken.status == "timeout"
+            else f"failed with exit {broken.exit_code}"
+        )
+        what = f"review r{broken.position} ({broken.command}) {how}{guards.said(broken.stderr_tail)}"
+        return finished("malfunction", _broke(what), "malfunction", ran)
+    approval = inputs.approval_state(context.route, check.stone, content_id=now.approval_id)
+    judge_input_hash = inputs.judge_input_hash(review_input_hash, ordered, approval)
+    verdicts: list[JudgeRecord] = []
+    for position, command in enumerate(guard.judges, start=1):
+        spec = judges.parse_builtin(command)
+        builtin = None
+        if spec is not None:
+            builtin = inputs.builtin_verdict(
+                context, spec, ordered, approval, review_input_hash, now.artifacts, plan.approvers
+            )
+        try:
+            record = guards.run_judge(out, 1, 1, position, review_input_hash, judge_input_hash, builtin)
+        except Refused as exc:
+            return finished("malfunction", _broke(exc.line().removeprefix("error: ")), "malfunction", ran)
+        verdicts.append(record)
+        if spec is None:
+            ran.append(_ran(f"judge j{position}", record, directory))
+    failing = next((record for record in verdicts if record.status == "malfunction"), None)
+    if failing is not None:
+        what = (
+            f"judge j{failing.position} ({failing.command}) broke: {failing.reason}"
+            f"{guards.said(failing.stderr_tail)}"
+        )
+        return finished("malfunction", _broke(what), "malfunction", ran)
+    failing = next((record for record in verdicts if not record.passed), None)
+    if failing is not None:
+        why = (
+            f"failed on recheck: judge j{failing.position} ({failing.command}) said no: {failing.reason}; "
+            f"the local pass said passed, but CI's own run of {words} on these files does not"
+        )
+        return finished("rejected", why, "rejected", ran)
+    spent = sum(each.seconds for each in ran)
+    return finished(
+        "passed", f"rechecked with {words}: {count(len(ran), 'command')} ran ({seconds(spent)})", ran=ran
+    )
+
+
+def _broke(what: str) -> str:
+    return (
+        f"recheck broke: {what}; CI could not re-derive the pass, so it is not passed (fix what the command "
+        "needs in CI: its program, a credential; or its guard)"
+    )
+
+
+def _ran(what: str, record: ReviewRecord | JudgeRecord, directory: Path) -> Ran:
+    return Ran(
+        what,
+        record.command,
+        record.status,
+        record.exit_code,
+        record.duration_s,
+        hashing.relative_posix(record.path, directory),
+    )

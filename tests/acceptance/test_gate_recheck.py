@@ -1,0 +1,703 @@
+"""CI re-derives what it cannot take on faith: ``route.verify --base REF --recheck`` (issue 20).
+
+``main`` is the base, where every stone of the route passed with the real tools and was committed. A robot
+with a shell and this package works on branch ``robot``; CI is a fresh clone that checks the robot's
+branch out and runs ``route.verify --all --base origin/main``, with and without ``--recheck``. The tools
+are honest scripts: ``tools/review.py`` counts the lines of an artifact that say TODO as blockers,
+``tools/judge.py`` rejects an artifact that says FORBIDDEN, and ``reviewer`` (a program on CI's PATH, not in
+the repository) reviews like ``tools/review.py``. Every command CI runs appends a line to ``$RECHECK_LOG``
+(a file outside the checkout), so the tests count what ran.
+
+The robots forge a pass without knowing the record format: they swap a review program for one run and put
+it back, swap a shell judge, or put a fake reviewer first on their PATH. Without ``--recheck`` each forged
+pass verifies (the documented baseline: records are consistent); with it each is rejected, naming the stone.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+from typing import NamedTuple
+
+import pytest
+
+from tests.conftest import TEST_EMAIL, Ran, git
+from tests.route.routes import run_route, write
+from tests.route_gate.gate import lines_of
+
+ROBOT_EMAIL = "robot@example.com"
+ROBOT = {
+    "GIT_AUTHOR_NAME": "Robot",
+    "GIT_AUTHOR_EMAIL": ROBOT_EMAIL,
+    "GIT_COMMITTER_NAME": "Robot",
+    "GIT_COMMITTER_EMAIL": ROBOT_EMAIL,
+}
+
+REVIEW = """\
+import os, pathlib, sys
+route, stone = sys.argv[1], sys.argv[2]
+if os.environ.get("RECHECK_LOG"):
+    with open(os.environ["RECHECK_LOG"], "a") as log:
+        log.write(f"{os.path.basename(sys.argv[0])} {stone}\\n")
+if os.environ.get("REVIEW_SERVICE") == "down":
+    sys.stderr.write("calling the review service\\n")
+    sys.stderr.write("error: the review service answered 503 Service Unavailable\\n")
+    sys.exit(3)
+text = pathlib.Path(route, stone + ".md").read_text()
+todo = [line.strip() for line in text.splitlines() if "TODO" in line]
+print("## Blockers")
+for line in todo:
+    print(f"- unfinished: {line}")
+print(f"blockers: {len(todo)}")
+print("nitpicks: 0")
+"""
+JUDGE = """\
+import os, pathlib, sys
+route, stone = sys.argv[1], sys.argv[2]
+if os.environ.get("RECHECK_LOG"):
+    with open(os.environ["RECHECK_LOG"], "a") as log:
+        log.write(f"judge.py {stone}\\n")
+if "FORBIDDEN" in pathlib.Path(route, stone + ".md").read_text():
+    print("passed: false")
+    print("reason: the artifact says FORBIDDEN")
+    sys.exit(2)
+print("passed: true")
+print("reason: nothing forbidden")
+"""
+YES_REVIEW = 'print("blockers: 0")\nprint("nitpicks: 0")\n'
+YES_JUDGE = 'print("passed: true")\nprint("reason: fine")\n'
+
+RUN_REVIEW = "python3 tools/review.py $route $stone"
+RUN_JUDGE = "python3 tools/judge.py $route $stone"
+GUARDS = {
+    "1.vision": f"reviews:\n  - {RUN_REVIEW}\njudges:\n  - reviewed?\n",
+    "2.plan": f"reviews:\n  - {RUN_REVIEW}\njudges:\n  - reviewed?\n  - {RUN_JUDGE}\n",
+    "3.ship": f"judges:\n  - {RUN_JUDGE}\n",
+    "4.notes": "reviews:\n  - reviewer $route $stone\njudges:\n  - reviewed?\n",
+}
+
+
+class Up(NamedTuple):
+    repo: Path  # the shared repository, on branch robot (forked from main)
+    route: Path
+    base: str  # main's commit: what CI's --base names
+    tmp: Path
+    path: str  # PATH with the honest `reviewer` on it (CI's machine, and the robot's until it cheats)
+    log: Path  # $RECHECK_LOG: every command CI runs appends a line
+
+
+@pytest.fixture(scope="module")
+def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """main: the route, every stone passed with the honest tools and committed by the human."""
+    tmp = tmp_path_factory.mktemp("recheck")
+    repo = tmp / "template"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    write(repo / "README.md", "a project\n")
+    write(repo / ".route-approvers", f"{TEST_EMAIL}\n")
+    write(repo / "tools" / "review.py", REVIEW)
+    write(repo / "tools" / "judge.py", JUDGE)
+    route = repo / "route"
+    for stone, guard in GUARDS.items():
+        write(route / f"{stone}.stone", f"Write {stone}.\n")
+        write(route / f"{stone}.guard", guard)
+        write(route / f"{stone}.md", f"# {stone}\nDone.\n")
+    path = honest_path(tmp)
+    for stone in GUARDS:
+        done = run_route(
+            ["route.stone.set", "--route", "route", "--stone", stone, "--as", "passed"],
+            repo,
+            env={"PATH": path},
+        )
+        assert done.code == 0, (stone, done.out, done.err)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "the route, passed")
+    return repo
+
+
+def honest_path(tmp: Path) -> str:
+    """A PATH whose ``reviewer`` is the honest one (it lives outside any repository, as CI's tools do)."""
+    bin_dir = tmp / "honest-bin"
+    if not bin_dir.exists():
+        write(bin_dir / "reviewer", "#!/usr/bin/env python3\n" + REVIEW).chmod(0o755)
+    return f"{bin_dir}{os.pathsep}{os.environ['PATH']}"
+
+
+@pytest.fixture
+def up(template: Path, tmp_path: Path) -> Up:
+    repo = tmp_path / "upstream"
+    git(tmp_path, "clone", "-q", str(template), str(repo))
+    git(repo, "checkout", "-q", "-b", "robot")
+    base = git(repo, "rev-parse", "HEAD").strip()
+    return Up(repo, repo / "route", base, tmp_path, honest_path(template.parent), tmp_path / "recheck.log")
+
+
+def robot_set(up: Up, stone: str, path: str | None = None) -> Ran:
+    done = run_route(
+        ["route.stone.set", "--route", "route", "--stone", stone, "--as", "passed"],
+        up.repo,
+        env={"PATH": path or up.path},
+    )
+    assert done.code == 0, (stone, done.out, done.err)
+    return done
+
+
+def robot_commit(up: Up, message: str) -> None:
+    for args in (["add", "-A"], ["commit", "-q", "-m", message]):
+        done = subprocess.run(
+            ["git", *args],
+            cwd=up.repo,
+            env={**os.environ, **ROBOT},
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr
+
+
+def ci_clone(up: Up) -> Path:
+    clone = up.tmp / "ci"
+    if clone.exists():
+        shutil.rmtree(clone)
+    git(up.tmp, "clone", "-q", str(up.repo), str(clone))
+    git(clone, "checkout", "-q", "--detach", "origin/robot")
+    return clone
+
+
+def ci(up: Up, *extra: str, env: dict[str, str] | None = None, clone: Path | None = None) -> Ran:
+    """CI: a fresh clone of the robot's branch, route.verify against main, with the honest tools."""
+    where = clone or ci_clone(up)
+    up.log.unlink(missing_ok=True)
+    full = {"PATH": up.path, "RECHECK_LOG": str(up.log), **(env or {})}
+    return run_route(["route.verify", "--all", "--base", "origin/main", *extra], where, env=full)
+
+
+def ran(up: Up) -> list[str]:
+    """What CI ran, in order (``review.py 2.plan``, ``judge.py 2.plan``, ``reviewer 4.notes``)."""
+    return up.log.read_text().splitlines() if up.log.exists() else []
+
+
+def stones_json(done: Ran) -> dict[str, dict[str, object]]:
+    return {f"{stone['route']}/{stone['stone']}": stone for stone in json.loads(done.out)["stones"]}
+
+
+def swap(path: Path, text: str) -> str:
+    """Replace the file's text; return what it held."""
+    held = path.read_text()
+    path.write_text(text)
+    return held
+
+
+# ---------------------------------------------------------------- the robots: each forgery, caught
+
+
+def forge_with_swapped_review(up: Up) -> None:
+    write(up.route / "1.vision.md", "# 1.vision\nTODO: decide what we build\n")
+    real = swap(up.repo / "tools" / "review.py", YES_REVIEW)  # swapped for one run ...
+    robot_set(up, "1.vision")
+    swap(up.repo / "tools" / "review.py", real)  # ... and put back: the program is the base's again
+    robot_commit(up, "vision")
+
+
+def forge_with_swapped_judge(up: Up) -> None:
+    write(up.route / "3.ship.md", "# 3.ship\nShip it. FORBIDDEN: skip the tests\n")
+    real = swap(up.repo / "tools" / "judge.py", YES_JUDGE)
+    robot_set(up, "3.ship")
+    swap(up.repo / "tools" / "judge.py", real)
+    robot_commit(up, "ship")
+
+
+def forge_with_a_fake_reviewer_on_path(up: Up) -> None:
+    fake = up.tmp / "robot-bin"
+    write(fake / "reviewer", "#!/bin/sh\nprintf 'blockers: 0\\nnitpicks: 0\\n'\n").chmod(0o755)
+    write(up.route / "4.notes.md", "# 4.notes\nTODO: write the notes\n")
+    robot_set(up, "4.notes", path=f"{fake}{os.pathsep}{up.path}")  # the robot's own shell, its PATH
+    robot_commit(up, "notes")
+
+
+FORGERIES = {
+    "swapped-review": (forge_with_swapped_review, "1.vision", "j1 (reviewed?)", "- unfinished: TODO"),
+    "swapped-judge": (forge_with_swapped_judge, "3.ship", f"j1 ({RUN_JUDGE})", "the artifact says FORBIDDEN"),
+    "fake-reviewer-on-path": (forge_with_a_fake_reviewer_on_path, "4.notes", "j1 (reviewed?)", "TODO"),
+}
+
+
+@pytest.mark.parametrize("forgery", FORGERIES.keys())
+def test_a_forged_pass_verifies_without_recheck_and_is_rejected_with_it(up: Up, forgery: str) -> None:
+    forge, stone, judge, feedback = FORGERIES[forgery]
+    forge(up)
+    clone = ci_clone(up)
+    # The baseline, as docs/route-gate.md states it: the records are consistent, so plain verify (with
+    # --base: the definitions and programs are the base's) passes the forged stone.
+    plain = ci(up, clone=clone)
+    assert plain.code == 0, plain.out + plain.err
+    assert lines_of(plain)[f"route/{stone}"].startswith("passed")
+    assert ran(up) == []  # plain verify runs nothing
+    done = ci(up, "--recheck", clone=clone)
+    assert done.code == 2, done.out + done.err
+    line = lines_of(done)[f"route/{stone}"]
+    assert line.startswith(f"rejected: failed on recheck: judge {judge} said no: "), line
+    assert feedback in line
+    assert line.endswith(
+        "the local pass said passed, but CI's own run of the base's guard on these files does not"
+    )
+    # Only the new claim ran; every other pass is the base's.
+    assert {entry.split()[1] for entry in ran(up)} == {stone}
+    for other in set(GUARDS) - {stone}:
+        assert lines_of(done)[f"route/{other}"].startswith("passed"), other
+    assert "error: 1 of 4 stones failed route.verify (rejected)" in done.err
+
+
+# ---------------------------------------------------------------- honest work
+
+
+def test_an_honest_pull_request_passes_and_each_new_claim_runs_exactly_once(up: Up) -> None:
+    write(up.route / "2.plan.md", "# 2.plan\nThree steps, each with an owner.\n")
+    robot_set(up, "2.plan")
+    write(up.route / "4.notes.md", "# 4.notes\nWhat we learned.\n")
+    robot_set(up, "4.notes")
+    # Before the commit, in the robot's own work tree: these passes are on files no commit holds, which CI
+    # would never see; they are reported uncommitted, and nothing is run for them.
+    local = run_route(
+        ["route.verify", "--all", "--base", "main", "--recheck"],
+        up.repo,
+        env={"PATH": up.path, "RECHECK_LOG": str(up.log)},
+    )
+    assert local.code == 2, local.out
+    assert lines_of(local)["route/2.plan"].startswith("uncommitted: ")
+    assert ran(up) == []
+    robot_commit(up, "plan and notes")
+    done = ci(up, "--recheck")
+    assert done.code == 0, done.out + done.err
+    # Each command of each new claim once; the passes main holds (1.vision, 3.ship) not at all.
+    assert sorted(ran(up)) == ["judge.py 2.plan", "review.py 2.plan", "reviewer 4.notes"]
+    lines = lines_of(done)
+    assert re.fullmatch(
+        r"passed: passed and fresh \(2 judges re-checked\); 1 other pass record kept as history; "
+        r"rechecked with the base's guard: 2 commands ran \((\d+ ms|\d+\.\d s)\)",
+        lines["route/2.plan"],
+    ), lines["route/2.plan"]
+    assert lines["route/1.vision"] == "passed: passed and fresh (1 judge re-checked)"
+    summary = done.out.splitlines()[-1]
+    assert summary.startswith(
+        "route.verify ok: 4 stones (4 passed); recheck: 2 new claims rechecked against "
+        f"{up.base[:12]}: 3 commands, "
+    )
+    assert summary.endswith("; 2 passes held by the base")
+    # --json: per stone, and what it cost.
+    as_json = ci(up, "--recheck", "--json")
+    document = json.loads(as_json.out)
+    assert document["recheck"]["new_claims"] == 2 and document["recheck"]["held"] == 2
+    assert document["recheck"]["commands"] == 3
+    stones = stones_json(as_json)
+    assert stones["route/1.vision"]["recheck"] == {"claim": "held"}
+    plan = stones["route/2.plan"]["recheck"]
+    assert isinstance(plan, dict)
+    assert (plan["claim"], plan["guard"], plan["outcome"]) == ("new", "base", "passed")
+    assert [(each["what"], each["command"], each["status"]) for each in plan["commands"]] == [
+        ("review r1", RUN_REVIEW, "ok"),
+        ("judge j2", RUN_JUDGE, "passed"),
+    ]
+    # Named with --route, the base is listed for that route only: the same claims are held.
+    named = run_route(
+        ["route.verify", "--route", "route", "--base", "origin/main", "--recheck"],
+        up.tmp / "ci",
+        env={"PATH": up.path, "RECHECK_LOG": str(up.log)},
+    )
+    assert named.code == 0, named.out + named.err
+    assert named.out.splitlines()[-1].endswith("; 2 passes held by the base")
+
+
+def test_a_base_that_holds_every_pass_runs_nothing(up: Up) -> None:
+    write(up.repo / "notes.txt", "unrelated work\n")
+    robot_commit(up, "unrelated")
+    done = ci(up, "--recheck")
+    assert done.code == 0, done.out + done.err
+    assert ran(up) == []
+    assert re.fullmatch(
+        rf"route\.verify ok: 4 stones \(4 passed\); recheck: 0 new claims rechecked against {up.base[:12]}: "
+        r"0 commands, 0 s \(wall \d+ ms\); 4 passes held by the base",
+        done.out.splitlines()[-1],
+    ), done.out
+
+
+def test_a_forged_record_that_rode_along_as_history_is_rechecked_when_it_becomes_the_pass(up: Up) -> None:
+    """A record the base holds counts only if it was the stone's pass there: the robot forges a pass of bad
+    content, then passes good content honestly; both records merge, only the good one was ever checked.
+    Restoring the bad content brings back a pass the base holds, but never gated."""
+    forge_with_swapped_review(up)
+    write(up.route / "1.vision.md", "# 1.vision\nWe build the notes app.\n")
+    robot_set(up, "1.vision")
+    robot_commit(up, "vision, finished")
+    merged = ci(up, "--recheck")
+    assert merged.code == 0, merged.out + merged.err
+    git(up.repo, "checkout", "-q", "main")
+    git(up.repo, "merge", "-q", "--ff-only", "robot")  # the pull request merges: main holds both records
+    git(up.repo, "checkout", "-q", "robot")
+    write(up.route / "1.vision.md", "# 1.vision\nTODO: decide what we build\n")  # the forged content again
+    robot_commit(up, "back to the first vision")
+    assert ci(up).code == 0  # plain verify: the old pass record holds again
+    done = ci(up, "--recheck")
+    assert done.code == 2, done.out
+    assert lines_of(done)["route/1.vision"].startswith("rejected: failed on recheck: judge j1 (reviewed?)")
+    assert ran(up) == ["review.py 1.vision"]
+
+
+def test_a_record_the_base_holds_for_fewer_artifacts_than_the_stone_had_there_is_a_new_claim(
+    tmp_path: Path,
+) -> None:
+    """At the base, 1.a had two artifacts and its pass covered both; a record of an earlier pass, covering
+    only the first, rode along. Deleting the second brings that record back as the pass that holds: the base
+    holds it byte for byte, with the same stone, guard and artifact, but it was not the pass there."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    write(repo / "route" / "1.a.stone", "Write it.\n")
+    write(repo / "route" / "1.a.md", "# a\n")
+    set_a = ["route.stone.set", "--route", "route", "--stone", "1.a", "--as", "passed"]
+    assert run_route(set_a, repo).code == 0
+    write(repo / "route" / "1.a-extra.md", "# more of a\n")
+    assert run_route(set_a, repo).code == 0
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "main")
+    verify = ["route.verify", "--all", "--base", "main", "--recheck", "--json"]
+
+    def claim() -> object:
+        done = run_route(verify, repo)
+        assert done.code == 0, done.out + done.err
+        recheck = stones_json(done)["route/1.a"]["recheck"]
+        assert isinstance(recheck, dict)
+        return recheck["claim"]
+
+    git(repo, "checkout", "-q", "-b", "pull-request")
+    assert claim() == "held"
+    git(repo, "rm", "-q", "route/1.a-extra.md")
+    git(repo, "commit", "-q", "-m", "less of a")
+    assert claim() == "new"
+
+
+def test_approved_is_asked_again_of_the_approvers_verify_was_given(tmp_path: Path) -> None:
+    """CI names who may approve (the action passes the base's copy with --approvers); recheck's approved?
+    reads the same list, not the pull request's own .route-approvers."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    write(repo / ".route-approvers", f"{TEST_EMAIL}\n")
+    write(repo / "route" / "1.a.stone", "Write it.\n")
+    write(repo / "route" / "1.a.guard", "judges:\n  - approved?\n")
+    write(repo / "route" / "1.a.md", "# a\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "main")
+    git(repo, "checkout", "-q", "-b", "pull-request")
+    write(repo / "route" / "1.a.md", "# a, revised\n")
+    approve = ["route.stone.set", "--route", "route", "--stone", "1.a", "--as", "approved"]
+    assert run_route(approve, repo, human=True).code == 0  # the human approves the new content
+    assert (
+        run_route(["route.stone.set", "--route", "route", "--stone", "1.a", "--as", "passed"], repo).code == 0
+    )
+    write(repo / ".route-approvers", f"{ROBOT_EMAIL}\n")  # then the robot lists itself instead
+    robot_commit(Up(repo, repo / "route", "", tmp_path, "", tmp_path / "log"), "passed, and approvers")
+    base_copy = write(tmp_path / "approvers-at-base", f"{TEST_EMAIL}\n")
+    done = run_route(
+        ["route.verify", "--all", "--base", "main", "--approvers", str(base_copy), "--recheck", "--json"],
+        repo,
+    )
+    assert done.code == 0, done.out + done.err
+    recheck = stones_json(done)["route/1.a"]["recheck"]
+    assert isinstance(recheck, dict) and recheck["outcome"] == "passed"
+
+
+def test_a_guards_inputs_count_as_set_counts_them(tmp_path: Path) -> None:
+    """2.b's guard names 1.a's artifact under inputs: (its review input covers it): a pass the base holds is
+    held with its inputs as the base has them, and one passed again after the input changed is rechecked."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    log = tmp_path / "recheck.log"
+    write(repo / "tools" / "judge.py", JUDGE)
+    write(repo / "route" / "1.a.stone", "Write a.\n")
+    write(repo / "route" / "1.a.md", "# a\n")
+    write(repo / "route" / "2.b.stone", "Write b, from a.\n")
+    write(repo / "route" / "2.b.guard", f"inputs:\n  - $route/1.a.md\njudges:\n  - {RUN_JUDGE}\n")
+    write(repo / "route" / "2.b.md", "# b\n")
+
+    def set_stone(stone: str) -> None:
+        done = run_route(["route.stone.set", "--route", "route", "--stone", stone, "--as", "passed"], repo)
+        assert done.code == 0, done.out + done.err
+
+    def recheck() -> dict[str, object]:
+        log.unlink(missing_ok=True)
+        verify = ["route.verify", "--all", "--base", "main", "--recheck", "--json"]
+        done = run_route(verify, repo, env={"RECHECK_LOG": str(log)})
+        assert done.code == 0, done.out + done.err
+        return {name: stone["recheck"] for name, stone in stones_json(done).items()}
+
+    set_stone("1.a")
+    set_stone("2.b")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "main")
+    git(repo, "checkout", "-q", "-b", "pull-request")
+    write(repo / "notes.txt", "unrelated\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "unrelated")
+    assert recheck()["route/2.b"] == {"claim": "held"}
+    assert not log.exists()
+    write(repo / "route" / "1.a.md", "# a, revised\n")  # 2.b's input: 2.b is stale until passed again
+    set_stone("1.a")
+    set_stone("2.b")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "a revised")
+    found = recheck()["route/2.b"]
+    assert isinstance(found, dict) and (found["claim"], found["outcome"]) == ("new", "passed")
+    assert log.read_text().splitlines() == ["judge.py 2.b"]
+
+
+# ---------------------------------------------------------------- breaks, limits, refusals
+
+
+def test_a_review_that_breaks_in_ci_fails_closed_as_a_malfunction(up: Up) -> None:
+    write(up.route / "2.plan.md", "# 2.plan\nThree steps.\n")
+    robot_set(up, "2.plan")
+    robot_commit(up, "plan")
+    done = ci(up, "--recheck", env={"REVIEW_SERVICE": "down"})
+    assert done.code == 1, done.out + done.err
+    assert lines_of(done)["route/2.plan"] == (
+        f"malfunction: recheck broke: review r1 ({RUN_REVIEW}) failed with exit 3: calling the review "
+        "service / the review service answered 503 Service Unavailable; CI could not re-derive the "
+        "pass, so it is not passed (fix what the command needs in CI: its program, a credential; or its "
+        "guard)"
+    )
+    assert done.err.splitlines()[-1].startswith("error: 1 of 4 stones failed route.verify (malfunction)")
+    # A missing program breaks it too (the shell's 127).
+    write(up.route / "4.notes.md", "# 4.notes\nWhat we learned.\n")
+    robot_set(up, "4.notes")
+    robot_commit(up, "notes")
+    missing = ci(up, "--recheck", env={"PATH": os.environ["PATH"]})
+    assert missing.code == 1, missing.out
+    assert lines_of(missing)["route/4.notes"].startswith(
+        "malfunction: recheck broke: review r1 (reviewer $route $stone) failed with exit 127: "
+    )
+    assert "reviewer: command not found" in lines_of(missing)["route/4.notes"]
+    assert lines_of(missing)["route/2.plan"].startswith("passed")
+    # A rejection besides: exit 2 (there is something for the pull request to fix).
+    forge_with_swapped_judge(up)
+    both = ci(up, "--recheck", env={"REVIEW_SERVICE": "down"})
+    assert both.code == 2, both.out
+    assert lines_of(both)["route/2.plan"].startswith("malfunction: ")
+    assert lines_of(both)["route/3.ship"].startswith("rejected: ")
+
+
+def test_recheck_writes_nothing_into_the_checkout(up: Up) -> None:
+    forge_with_swapped_judge(up)
+    write(up.route / "2.plan.md", "# 2.plan\nThree steps.\n")
+    robot_set(up, "2.plan")
+    robot_commit(up, "plan")
+    clone = ci_clone(up)
+
+    def state() -> tuple[str, str, list[str]]:
+        return (
+            git(clone, "status", "--porcelain", "--ignored", "--untracked-files=all"),
+            git(clone, "rev-parse", "HEAD"),
+            sorted(str(path.relative_to(clone)) for path in clone.rglob("*") if ".git" not in path.parts),
+        )
+
+    before = state()
+    outputs = up.tmp / "outputs"
+    done = ci(up, "--recheck", "--recheck-dir", str(outputs), clone=clone)
+    assert done.code == 2
+    assert state() == before
+    # The outputs are where they were asked for, named as the driver names them.
+    written = sorted(str(path.relative_to(outputs)) for path in outputs.rglob("*.md"))
+    assert len(written) == 4, written  # 2.plan: review r1, judges j1 and j2; 3.ship: judge j1
+    assert any(name.startswith("route/2.plan.guard.review.i1.") for name in written)
+    # A directory inside the checkout, or one holding files, is refused before anything runs.
+    inside = ci(up, "--recheck", "--recheck-dir", str(clone / "out"), clone=clone)
+    assert inside.code == 2 and inside.out == ""
+    assert inside.err.startswith(f"error: --recheck-dir {clone / 'out'} is inside the checkout")
+    assert not (clone / "out").exists() and ran(up) == []
+    again = ci(up, "--recheck", "--recheck-dir", str(outputs), clone=clone)
+    assert again.code == 2 and again.err.startswith(f"error: --recheck-dir {outputs} is not empty")
+    assert state() == before
+
+
+def test_recheck_max_refuses_too_many_new_claims_before_anything_runs(up: Up) -> None:
+    for stone in ("1.vision", "2.plan", "3.ship"):
+        write(up.route / f"{stone}.md", f"# {stone}\nDone, again.\n")
+        robot_set(up, stone)
+    robot_commit(up, "everything again")
+    done = ci(up, "--recheck", "--recheck-max", "2")
+    assert done.code == 2
+    assert done.out == ""
+    assert done.err == (
+        f"error: 3 new claims to recheck (passes {up.base[:12]} does not hold), more than --recheck-max 2; "
+        "recheck fewer passes in one pull request, or raise --recheck-max\n"
+    )
+    assert ran(up) == []
+    assert ci(up, "--recheck", "--recheck-max", "3").code == 0
+
+
+def test_recheck_needs_base(up: Up) -> None:
+    done = run_route(["route.verify", "--all", "--recheck"], up.repo)
+    assert done.code == 2 and done.out == ""
+    assert done.err == (
+        "error: --recheck needs --base REF (the pull request's base): a pass REF holds is not run again; "
+        "add --base\n"
+    )
+    for flag, value in (("--recheck-dir", str(up.tmp / "o")), ("--recheck-max", "3")):
+        lone = run_route(["route.verify", "--all", "--base", "main", flag, value], up.repo)
+        assert (
+            lone.code == 2
+            and lone.err == f"error: {flag} needs --recheck; add --recheck, or leave out {flag}\n"
+        )
+
+
+# ---------------------------------------------------------------- which guard CI runs
+
+
+def test_a_guard_weakened_in_the_pull_request_is_rechecked_with_the_base_guard(up: Up) -> None:
+    path = up.route / "2.plan.guard"
+    path.write_text(path.read_text().replace("  - reviewed?\n", ""))  # the robot drops the review's judge
+    write(up.route / "2.plan.md", "# 2.plan\nTODO: the plan\n")
+    robot_set(up, "2.plan")  # passes under the weaker guard: only judge.py is asked
+    robot_commit(up, "weaker plan guard")
+    done = ci(up, "--recheck", "--json")
+    assert done.code == 2
+    plan = stones_json(done)["route/2.plan"]
+    assert plan["status"] == "policy-changed"
+    recheck = plan["recheck"]
+    assert isinstance(recheck, dict)
+    assert (recheck["guard"], recheck["outcome"]) == ("base", "rejected")
+    # j1 is the base's reviewed?, which the current guard no longer has.
+    assert str(recheck["why"]).startswith("failed on recheck: judge j1 (reviewed?) said no: blockers exceed")
+    assert str(plan["why"]).endswith(f"; on recheck: {recheck['why']}")
+    assert sorted(ran(up)) == ["judge.py 2.plan", "review.py 2.plan"]
+
+
+def test_a_stone_new_in_the_pull_request_is_rechecked_with_its_own_guard(up: Up) -> None:
+    # Its commands are the base's (the same text, as $route and $stone make it): CI may run them.
+    write(up.route / "5.extra.stone", "Write the extra.\n")
+    write(
+        up.route / "5.extra.guard", f"reviews:\n  - {RUN_REVIEW}\njudges:\n  - reviewed? --allow-blockers 0\n"
+    )
+    write(up.route / "5.extra.md", "# 5.extra\nTODO: everything\n")
+    real = swap(up.repo / "tools" / "review.py", YES_REVIEW)
+    robot_set(up, "5.extra")
+    swap(up.repo / "tools" / "review.py", real)
+    robot_commit(up, "an extra stone")
+    assert ci(up).code == 0  # a new stone needs no approval, and its records are consistent
+    done = ci(up, "--recheck", "--json")
+    assert done.code == 2
+    extra = stones_json(done)["route/5.extra"]
+    recheck = extra["recheck"]
+    assert isinstance(recheck, dict)
+    assert (extra["status"], recheck["guard"]) == ("rejected", "own")
+    assert str(extra["why"]).startswith("failed on recheck: judge j1 (reviewed? --allow-blockers 0) said no")
+    assert str(extra["why"]).endswith(
+        "CI's own run of its own guard (new in the pull request) on these files does not"
+    )
+    assert ran(up) == ["review.py 5.extra"]
+
+
+def test_a_new_stone_whose_guard_runs_what_the_base_does_not_is_not_run_without_a_human(up: Up) -> None:
+    # A pull request that adds a stone chooses its guard: CI holding a reviewer's key must not run it.
+    leak = up.tmp / "leaked"
+    write(
+        up.repo / "tools" / "extra.py", f"open({str(leak)!r}, 'w').write('the key')\nprint('passed: true')\n"
+    )
+    write(up.route / "5.extra.stone", "Write the extra.\n")
+    write(up.route / "5.extra.guard", "judges:\n  - python3 tools/extra.py\n")
+    write(up.route / "5.extra.md", "# 5.extra\n")
+    robot_set(up, "5.extra")
+    leak.unlink()
+    robot_commit(up, "an extra stone")
+    done = ci(up, "--recheck")
+    assert done.code == 2
+    assert lines_of(done)["route/5.extra"] == (
+        "policy-changed: not rechecked: its guard is new in the pull request and runs 'python3 "
+        "tools/extra.py', a command no guard of the base runs (and no policy approval covers it); CI runs "
+        "only what the base or a human vouches for: write its commands as the base's guards do (with $route "
+        "and $stone), or a human runs route.policy.approve --route route"
+    )
+    assert not leak.exists() and ran(up) == []
+    # A human reads the new guard and approves the route's definitions: then CI runs it.
+    approved = run_route(["route.policy.approve", "--route", "route"], up.repo, human=True)
+    assert approved.code == 0, approved.err
+    done = ci(up, "--recheck", "--json")
+    assert done.code == 0, done.out
+    assert leak.exists()
+    recheck = stones_json(done)["route/5.extra"]["recheck"]
+    assert isinstance(recheck, dict) and (recheck["guard"], recheck["outcome"]) == ("approved", "passed")
+
+
+def test_a_program_the_pull_request_changed_is_never_run(up: Up) -> None:
+    # The robot edits tools/review.py (a guard program: policy-changed for every stone that runs it) and
+    # re-passes a stone. Recheck would run the base's guard on it, but not the pull request's program.
+    leak = up.tmp / "leaked"
+    write(up.repo / "tools" / "review.py", f"open({str(leak)!r}, 'w').write('the key')\n" + YES_REVIEW)
+    write(up.route / "2.plan.md", "# 2.plan\nTODO: the plan\n")
+    robot_set(up, "2.plan")
+    leak.unlink()
+    robot_commit(up, "a kinder reviewer")
+    done = ci(up, "--recheck")
+    assert done.code == 2
+    line = lines_of(done)["route/2.plan"]
+    assert line.startswith("policy-changed: policy changed: tools/review.py changed (a program "), line
+    assert line.endswith(
+        f"; on recheck: not rechecked: tools/review.py, a program the base's guard runs, is changed since "
+        f"{up.base[:12]}; CI does not run a program the pull request wrote (a human runs "
+        "route.policy.approve --route route)"
+    )
+    assert not leak.exists() and ran(up) == []
+
+
+def test_a_changed_guard_a_human_approved_is_rechecked_with_the_current_guard(up: Up) -> None:
+    path = up.route / "2.plan.guard"
+    path.write_text(path.read_text().replace("  - reviewed?\n", "  - reviewed? --allow-blockers 1\n"))
+    write(
+        up.route / "2.plan.md", "# 2.plan\nTODO: the dates, once we know them\n"
+    )  # one blocker: allowed now
+    robot_set(up, "2.plan")
+    robot_commit(up, "the plan may leave one thing open")
+    assert ci(up, "--recheck").code == 2  # not approved yet: policy-changed (and the base's guard says no)
+    approved = run_route(["route.policy.approve", "--route", "route"], up.repo, human=True)
+    assert approved.code == 0, approved.err
+    done = ci(up, "--recheck", "--json")
+    assert done.code == 0, done.out + done.err
+    plan = stones_json(done)["route/2.plan"]
+    recheck = plan["recheck"]
+    assert isinstance(recheck, dict) and (recheck["guard"], recheck["outcome"]) == ("approved", "passed")
+    assert str(plan["why"]).startswith(
+        "passed and fresh (2 judges re-checked); 1 other pass record kept as history; rechecked with the "
+        "guard a human approved: 2 commands ran"
+    )
+    assert sorted(ran(up)) == ["judge.py 2.plan", "review.py 2.plan"]
+
+
+def test_junit_and_the_step_summary_say_what_recheck_cost(up: Up) -> None:
+    forge_with_swapped_judge(up)
+    summary = up.tmp / "summary.md"
+    junit = up.tmp / "verify.xml"
+    done = ci(
+        up,
+        "--recheck",
+        "--junit",
+        str(junit),
+        env={"GITHUB_ACTIONS": "true", "GITHUB_STEP_SUMMARY": str(summary)},
+    )
+    assert done.code == 2
+    markdown = summary.read_text()
+    assert f"recheck: 1 new claim rechecked against {up.base[:12]}: 1 command, " in markdown
+    assert (
+        "| ❌ | route | 3.ship | rejected | failed on recheck: judge j1 (python3 tools/judge.py \\$route"
+        in markdown
+    )
+    xml = junit.read_text()
+    assert '<testcase classname="route" name="3.ship" file="' in xml and 'type="rejected"' in xml
+    assert (
+        "::error file=route/3.ship.stone,title=route.verify rejected%3A route/3.ship::failed on recheck"
+        in done.out
+    )
