@@ -487,7 +487,7 @@ def _approval(
         what = manifest.describe(marker.files, current) or "the same files, other content"
         why = f"it approves other definitions (since then: {what})"
         return ApprovalCheck(False, STATUS, why)
-    who = None if provenance.override is not None else _base_approvers(base, route, name)
+    who = None if provenance.override is not None else base_approvers(base, route)
     vouched = provenance.check(route, marker, path, approve_hint(name), approvers=who)
     if not vouched.ok:
         return vouched
@@ -513,9 +513,11 @@ def approval_now(base: Base, route: Route, provenance: Provenance) -> ApprovalCh
     return _approval(base, route, name, definitions(route, base.repo), provenance)
 
 
-def _base_approvers(base: Base, route: Route, name: str) -> Approvers:
-    """Who may approve a policy change (without ``--approvers``): the approvers file as REF has it, the
-    route's own, else the repository's. A pull request cannot list its own author for its own change."""
+def base_approvers(base: Base, route: Route) -> Approvers:
+    """Who may approve (without ``--approvers``), a policy change or a stone: the approvers file as REF has
+    it, the route's own, else the repository's. A pull request cannot list its own author for its own
+    change, nor for its own work (``route.verify --base`` judges stone approvals by it too)."""
+    name = hashing.relative_posix(route.path, base.repo.toplevel)
     own = base.directory(_join(name, STATE_DIR)).files.get(os.path.basename(ROUTE_APPROVERS))
     if own is not None:
         return _approvers_at_base(base, own, route.path / ROUTE_APPROVERS)

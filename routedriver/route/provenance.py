@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import NamedTuple, Protocol
 
@@ -122,6 +122,10 @@ class Provenance:
         self._signatures: dict[str, gitops.Signature] = {}
         self._boundary: Later[frozenset[str] | None] | None = None
         self._changes: dict[str, frozenset[str]] | None = None
+        # With --base and no --approvers: who may approve, as the base has it (``policy.base_approvers``),
+        # so a pull request that lists its own author cannot approve its own work.
+        self.from_base: Callable[[Route], Approvers] | None = None
+        self._base_approvers: dict[Path, Approvers] = {}
 
     def load_history(self, marker_paths: Iterable[str]) -> None:
         """Start ONE ``git log`` over every approval marker (paths relative to the top-level), then ONE more
@@ -142,6 +146,10 @@ class Provenance:
         return self._history.get() if self._history is not None else {}
 
     def approvers(self, route: Route) -> Approvers:
+        if self.override is None and self.from_base is not None:
+            if route.path not in self._base_approvers:
+                self._base_approvers[route.path] = self.from_base(route)
+            return self._base_approvers[route.path]
         return find_approvers(route, self.repo, self.override, self._approvers)
 
     def _show(self, path: Path) -> str:

@@ -172,6 +172,11 @@ def verify(
         base_tree = policy.start_base(repo, base_ref, asked, all_routes=all_routes)
     routes = _load_routes(paths, names, base, repo, checks)
     provenance = Provenance(repo, approvers, require_signed, allowed_signers)
+    if base_tree is not None:
+        # Who may approve comes from REF, as the policy does: a pull request that adds its author to an
+        # approvers file must not make that author's approvals count in its own gate.
+        listing = base_tree
+        provenance.from_base = lambda route: policy.base_approvers(listing.get(), route)
     if repo is not None:
         provenance.load_history(marker_paths(routes, repo.toplevel))
     run = _Run(repo, base, index, provenance)

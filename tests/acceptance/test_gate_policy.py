@@ -334,6 +334,27 @@ def test_the_top_level_approvers_file_cannot_approve_a_change_made_with_it(
     )
 
 
+def test_an_author_the_pull_request_lists_cannot_approve_its_own_work(upstream: Upstream) -> None:
+    """A stone approval, not a policy one: the robot adds itself to .route-approvers, rewrites the approved
+    vision and approves it at a pseudo-terminal as itself. Without signatures, the approvers file decided;
+    with --base it is the base's, which does not list the robot."""
+    up = upstream
+    edit(up.repo / ".route-approvers", f"{TEST_EMAIL}\n", f"{TEST_EMAIL}\n{ROBOT_EMAIL}\n")
+    write(up.route / "1.vision.md", "# Vision, the robot's own\n")
+    robot_commit(up.repo, "me too")
+    argv = ["route.stone.set", "--route", "route", "--stone", "1.vision", "--as", "approved"]
+    assert run_route(argv, up.repo, human=True, env=ROBOT).code == 0
+    robot_set(up, "1.vision", "2.plan", "3.ship")
+    robot_commit(up.repo, "passed")
+    done = ci(up, signed=False)
+    assert done.code == 2, done.out
+    line = lines_of(done)["route/1.vision"]
+    assert line.startswith(f"forged: its approval was committed by {ROBOT_EMAIL} (commit "), line
+    assert "who is not in .route-approvers" in line, line
+    # Merged to main by a human, the new approver counts from then on: the base lists them.
+    assert ci(up, signed=False, base="origin/robot").code == 0
+
+
 def test_an_edited_route_approvers_file_is_judged_by_the_base_version(
     template: Template, tmp_path: Path
 ) -> None:
