@@ -7,6 +7,8 @@ It refuses (Claude Code's JSON deny, exit 0: the tool does not run and the model
 - a route's templates, ``*.stone`` and ``*.guard`` (read-only for robots; ``route.stone.del`` removes them),
 - anything under a route's ``.route/`` (the driver writes it: markers, reviews, judges, bindings, approvers)
   and the repository's ``.route-approvers`` file,
+- Claude Code's ``.claude/settings.json`` and ``.claude/settings.local.json``, where the hooks are wired
+  (a robot that could edit them could turn this very hook off),
 - a path a guard's ``protect:`` globs name, while that guard's stone has not passed (its own artifacts
   excepted, or the robot could never write them).
 
@@ -36,6 +38,9 @@ from routedriver.route.model import STATE_DIR, Route, Stone
 if TYPE_CHECKING:
     from routedriver.gitops import Repo
     from routedriver.route.state import Survey
+
+# Claude Code's project settings files (shared and local), where route.init --claude-code wires the hooks.
+CLAUDE_SETTINGS = frozenset({"settings.json", "settings.local.json"})
 
 # The file-editing tools bounce polices, and the key that names the file each one writes.
 WRITE_TOOLS = {
@@ -159,6 +164,13 @@ def driver_file(target: Path) -> str | None:
         return "guards (*.guard) are read-only templates: only a human changes what checks a stone"
     if name == ".route-approvers":
         return "the approvers file says who may approve; only a human changes it"
+    if name in CLAUDE_SETTINGS and parent.name.casefold() == ".claude":
+        # The hooks that hold the robot to its route (this one included) are wired here; a robot that
+        # could edit them could switch them off (``disableAllHooks``, or simply remove them).
+        return (
+            "Claude Code's settings wire the hooks that hold the robot to its route; only a human changes "
+            "them"
+        )
     for ancestor in target.parents:
         if ancestor.name.casefold() == STATE_DIR and _is_route(ancestor.parent):
             return (

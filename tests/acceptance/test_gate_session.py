@@ -345,6 +345,9 @@ def test_bounce_always_blocks_templates_and_driver_files(git_repo: Path) -> None
         ),
         "route/.route/approvers": "files under a route's .route/ are written by the driver only",
         ".route-approvers": "the approvers file says who may approve",
+        # The hooks themselves: a robot that edits them away is held by nothing (disableAllHooks).
+        ".claude/settings.json": "Claude Code's settings wire the hooks that hold the robot to its route",
+        ".claude/settings.local.json": "Claude Code's settings wire the hooks that hold the robot to its route",
     }
     for path, why in targets.items():
         for tool in ("Write", "Edit"):

@@ -23,6 +23,7 @@ STONE = "stones (*.stone) are read-only templates"
 GUARD = "guards (*.guard) are read-only templates"
 DRIVER = "files under a route's .route/ are written by the driver only"
 APPROVERS = "the approvers file says who may approve"
+SETTINGS = "Claude Code's settings wire the hooks"
 PROTECTED = "protected by stone 2.plan of route route (protect: src/**)"
 UNREAD = "route.bounce cannot read all of it"
 OPAQUE = "which route.bounce cannot read to tell what it does with it"
@@ -42,6 +43,10 @@ BLOCKED: list[tuple[str, str, str]] = [
     ("echo x >& route/1.vision.stone", ".", STONE),
     ("cat > route/.route/approvers <<'EOF'\nrobot@example.com\nEOF", ".", DRIVER),
     ("echo robot@example.com >> .route-approvers", ".", APPROVERS),
+    # the hooks themselves: switched off, they hold nothing
+    ("""echo '{"disableAllHooks": true}' > .claude/settings.local.json""", ".", SETTINGS),
+    ("sed -i /route.bounce/d .claude/settings.json", ".", SETTINGS),
+    ("cd .claude && rm settings.json", ".", SETTINGS),
     # quoting does not hide a name
     ('echo x > "route/1.vision.guard"', ".", GUARD),
     ("echo x > route/1.vision.gu''ard", ".", GUARD),
