@@ -54,9 +54,9 @@ def _with_error(answer: Answer, line: str | None, meaning: Meaning) -> Answer:
 
 def _human_gate(route_option: str | None, stone: str) -> str:
     """What a robot is told when only a human can move the stone on."""
-    from routedriver.route.api import open_route
     from routedriver.route.drive import commands
     from routedriver.route.inputs import find_stone
+    from routedriver.route.load import open_route
 
     route = open_route(route_option)
     approve = commands(route, find_stone(route, stone))[2]
@@ -84,7 +84,7 @@ def _next(route_option: str | None, arguments: Mapping[str, Any]) -> Answer:
 def status_document(route_option: str | None) -> dict[str, Any]:
     """The board of the route: the same document ``route.status --json`` prints (its one route)."""
     from routedriver.route import status, status_report
-    from routedriver.route.api import open_route
+    from routedriver.route.load import open_route
 
     board = status.board(open_route(route_option))
     routes = status_report.to_json([board])["routes"]

@@ -8,20 +8,18 @@ saving more than 20% of ``route.stone.get`` on a small route).
 
 from __future__ import annotations
 
-import contextlib
 import os
 import shlex
-from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
-from routedriver.errors import Malfunction, Refused
+from routedriver.errors import Refused
 from routedriver.route import inputs, judges, store
 from routedriver.route.artifacts import find_artifacts
 from routedriver.route.guardfile import load_guard
 from routedriver.route.hashing import relative_posix
 from routedriver.route.judges import first_word
-from routedriver.route.load import load_route, resolve_route
+from routedriver.route.load import open_route
 from routedriver.route.model import Guard, Route, Stone, Verdict
 from routedriver.route.select import Selection, has_glob, match_names, select
 from routedriver.route.state import Survey
@@ -78,15 +76,6 @@ class DelResult(NamedTuple):
     kept: tuple[Kept, ...]
 
 
-def open_route(route_option: str | None) -> Route:
-    route = load_route(resolve_route(route_option))
-    if not route.stones:
-        raise Refused(
-            f"route has no stones: {route.display}", "add files like 1.vision.stone (or check --route)"
-        )
-    return route
-
-
 def get(route_option: str | None, selector: str) -> GetResult:
     route = open_route(route_option)
     return GetResult(route, selector, select(route, selector))
@@ -103,7 +92,7 @@ def set_passed(route_option: str | None, stone: str, *, rerun: bool = False) -> 
     refuse_out_of_order(context)
     artifacts = inputs.artifacts_or_refuse(context)  # refuse before creating anything under .route/
     inputs.refuse_symlinked_gate(context, artifacts)
-    with _writing(route):
+    with store.writing(route):
         store.ensure_state_dir(route)
         lock, waited = store.acquire_stone_lock(route, context.stone.name)
         try:
@@ -227,18 +216,6 @@ def _keep(route: Route, stone: Stone, guard: Guard | None, base: Path) -> Kept |
             )
         return Kept(stone.name, "marker", route.show(marker))
     return None
-
-
-@contextlib.contextmanager
-def _writing(route: Route) -> Iterator[None]:
-    """A file the driver cannot write under .route/ (permissions, full disk) is a malfunction, in one line."""
-    try:
-        yield
-    except OSError as exc:
-        where = exc.filename or route.show(route.state_dir)
-        raise Malfunction(
-            f"cannot write {where}: {exc.strerror or exc}", "check permissions and free space"
-        ) from None
 
 
 def _unlink(path: Path) -> bool:

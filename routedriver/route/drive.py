@@ -21,12 +21,11 @@ from typing import TYPE_CHECKING, NamedTuple
 from routedriver.report import Report
 from routedriver.report import as_json as json_text
 from routedriver.route import inputs, judges, records, store
-from routedriver.route.api import open_route
 from routedriver.route.artifacts import artifact_globs
 from routedriver.route.guardfile import load_guard
 from routedriver.route.hashing import relative_posix
 from routedriver.route.inputs import StoneContext, unlisted_approver
-from routedriver.route.load import GUARD_SUFFIX, STONE_SUFFIX, stone_text
+from routedriver.route.load import GUARD_SUFFIX, STONE_SUFFIX, open_route, stone_text
 from routedriver.route.model import STATE_DIR, Guard, JudgeRecord, ReviewRecord, Route, Stone
 from routedriver.route.select import NEXT_ALL, select, survey_of
 from routedriver.route.state import Done, Survey

@@ -36,6 +36,7 @@ from routedriver import gitops
 from routedriver.errors import Refused
 from routedriver.later import Later
 from routedriver.route import committed, inputs, judges, records, store
+from routedriver.route.checks import StoneCheck
 from routedriver.route.hashing import relative_posix
 from routedriver.route.inputs import ApprovalState, StoneContext
 from routedriver.route.load import load_route, resolve_route
@@ -48,32 +49,6 @@ if TYPE_CHECKING:
     from routedriver.route import policy
     from routedriver.route.policy import PolicyReport
     from routedriver.route.recheck import Options, RecheckReport
-
-STATUSES = (
-    "passed",
-    "incomplete",
-    "stale",
-    "unproven",
-    "unapproved",
-    "policy-changed",
-    "uncommitted",  # passed in this work tree, but on files no commit holds: CI's checkout would not pass it
-    "rejected",  # --recheck: CI's own run of the guard did not pass it
-    "forged",
-    "broken",
-    "malfunction",  # --recheck: a review or judge broke in CI (verify exits 1 when nothing else failed)
-)
-
-
-class StoneCheck(NamedTuple):
-    route: str  # the route relative to the top-level (the cwd outside git)
-    stone: str
-    status: str  # one of STATUSES
-    why: str
-    file: str  # the file a reader should look at, relative to the top-level
-
-    def ok(self, allow_incomplete: bool) -> bool:
-        return self.status == "passed" or (allow_incomplete and self.status == "incomplete")
-
 
 class VerifyReport(NamedTuple):
     checks: tuple[StoneCheck, ...]
