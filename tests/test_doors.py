@@ -628,6 +628,7 @@ EXCEPTIONS: tuple[Allowed, ...] = (
             "route/api.py",
             "route/approval_commit.py",
             "route/bind.py",
+            "route/context.py",
             "route/drive.py",
             "route/init.py",
             "route/inputs.py",
@@ -644,7 +645,7 @@ EXCEPTIONS: tuple[Allowed, ...] = (
         "puts env -S's arguments back after its script as words, for shellsyntax to read the whole again",
     ),
     Allowed(
-        "route/judges.py",
+        "route/builtin_judges.py",
         "shell",
         "command.split()",
         "a judge line's first word says whether it is a built-in judge (reviewed?, approved?), whose flags "

@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 from routedriver.cli._plain import Option, PlainCommand
 from routedriver.errors import Refused, UserError
 from routedriver.report import Report
-from routedriver.route import api, stone_report
+from routedriver.route import api, builtin_judges, stone_report
 
 T = TypeVar("T")
 
@@ -136,41 +136,37 @@ DEL = PlainCommand(
 # ---------------------------------------------------------------- route.stone.judge
 
 
-def run_judge(
-    mechanism: str,
-    route_option: str | None,
-    stone: str,
-    allow_blockers: int | None,
-    allow_nitpicks: int | None,
-) -> Report:
-    verdict = api.judge(route_option, stone, mechanism, allow_blockers, allow_nitpicks)
+def run_judge(mechanism: str, route_option: str | None, stone: str, **flags: int | None) -> Report:
+    verdict = api.judge(route_option, stone, mechanism, flags)
     return stone_report.verdict_report(stone, mechanism, verdict)
 
 
-JUDGE = PlainCommand(
-    "route.stone.judge",
-    (
+def judge_options() -> tuple[Option, ...]:
+    """route.stone.judge's flags: the built-in judges and each one's flags (``route.builtin_judges``)."""
+    judges = builtin_judges.BUILTINS
+    names = tuple(judge.name for judge in judges)
+    return (
         Option(
             "--mechanism",
             "mechanism",
             "The built-in judge to run.",
-            "[reviewed?|approved?]",
+            f"[{'|'.join(names)}]",
             required=True,
-            choices=("reviewed?", "approved?"),
+            choices=names,
         ),
         ROUTE,
         Option("--stone", "stone", "The stone's name.", "TEXT", required=True),
-        Option(
-            "--allow-blockers", "allow_blockers", "reviewed?: blockers allowed (0).", "INTEGER", minimum=0
+        *(
+            Option(flag.flag, flag.keyword, f"{judge.name}: {flag.help}", "INTEGER", minimum=0)
+            for judge in judges
+            for flag in judge.flags
         ),
-        Option(
-            "--allow-nitpicks",
-            "allow_nitpicks",
-            "reviewed?: nitpicks allowed (default: any number).",
-            "INTEGER",
-            minimum=0,
-        ),
-    ),
+    )
+
+
+JUDGE = PlainCommand(
+    "route.stone.judge",
+    judge_options(),
     run_judge,
     "A built-in judge: prints 'passed: true|false' and 'reason: …' (exit 0 passed, 2 failed, 1 broke).",
 )

@@ -20,7 +20,8 @@ from pathlib import Path
 
 from routedriver import gitops
 from routedriver.errors import Refused
-from routedriver.route import hashing, inputs, store
+from routedriver.route import hashing, store
+from routedriver.route.human_gate import SYMLINK_FIX
 from routedriver.route.model import Route
 
 HUMANS_ONLY = "only humans can approve"
@@ -232,7 +233,7 @@ def refuse_unfaithful(files: Mapping[str, Path], stored: Mapping[str, str], obje
             raise Refused(
                 f"{relative} is a symlink (to {os.readlink(path)}): an approval would cover the link, "
                 "not what it points at",
-                f"{inputs.SYMLINK_FIX}, then approve",
+                f"{SYMLINK_FIX}, then approve",
             )
     for relative, path in sorted(files.items()):
         on_disk = hashing.blob_id(path, object_format)  # the bytes as they are: no filter, no conversion

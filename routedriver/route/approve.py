@@ -23,6 +23,7 @@ from routedriver import gitops
 from routedriver.errors import Refused
 from routedriver.route import approval_commit, hashing, inputs, store
 from routedriver.route.approval_commit import HUMANS_ONLY
+from routedriver.route.context import StoneContext
 from routedriver.route.load import open_route
 from routedriver.route.model import Route
 from routedriver.route.provenance import find_approvers, mixed_changes
@@ -102,7 +103,7 @@ def approve(route_option: str | None, stone: str, *, human: bool, commit: bool =
     return result._replace(commit=sha)
 
 
-def _unlisted(context: inputs.StoneContext, email: str) -> tuple[str, ...]:
+def _unlisted(context: StoneContext, email: str) -> tuple[str, ...]:
     """A warning when an approvers file exists and does not list ``email``: route.verify will not accept
     the approval (said now, while the approver is at the terminal)."""
     found = find_approvers(context.route, context.repo)

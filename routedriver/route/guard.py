@@ -15,8 +15,9 @@ from typing import Literal, NamedTuple
 
 from routedriver import proc
 from routedriver.errors import Malfunction, Refused
-from routedriver.route import inputs, judges, records, state, store
-from routedriver.route.inputs import StoneContext
+from routedriver.route import builtin_judges, inputs, judges, records, state, store
+from routedriver.route.builtin_judges import Reading
+from routedriver.route.context import StoneContext
 from routedriver.route.model import JudgeRecord, ReviewRecord, Verdict
 from routedriver.route.outcome import CommandOutcome
 from routedriver.route.subst import environment, substitute
@@ -45,8 +46,9 @@ class Evaluation(NamedTuple):
     """What ``route.stone.set --as passed`` decided, with every file it used."""
 
     stone: str
-    # passed; rejected (a judge said no: the robot fixes it); waiting (only approved? said no: a human
-    # approves); malfunction (a review or judge command broke: a human fixes the guard or the tool)
+    # passed; rejected (a judge said no: the robot fixes it); waiting (only judges that need a human, such as
+    # approved?, said no: a human approves); malfunction (a review or judge command broke: a human fixes the
+    # guard or the tool)
     outcome: Outcome
     review_input_hash: str
     judge_input_hash: str | None  # None when a review malfunctioned and judges did not run
@@ -289,9 +291,9 @@ def evaluate(
     judge_results: list[JudgeResult] = []
     pass_number: int | None = None
     for position, command in enumerate(guard.judges if guard else (), start=1):
-        spec = judges.parse_builtin(command)
+        spec = builtin_judges.parse_builtin(command)
         builtin = (
-            inputs.builtin_verdict(context, spec, review_records, approval, review_input_hash, ids)
+            spec.verdict(Reading(context, review_input_hash, ids, review_records, approval))
             if spec is not None
             else None
         )
@@ -360,7 +362,7 @@ def _outcome(results: Sequence[JudgeResult]) -> Outcome:
     failing = [judge.record for judge in results if not judge.record.passed]
     if not failing:
         return "passed"
-    if all(judges.first_word(record.command) == "approved?" for record in failing):
+    if all(builtin_judges.human_judge(record.command) is not None for record in failing):
         return "waiting"  # every other judge said yes: nothing for the robot to fix
     return "rejected"
 

@@ -45,12 +45,12 @@ from typing import TYPE_CHECKING, Literal, NamedTuple
 
 from routedriver import gitops, globs
 from routedriver.errors import Refused
+from routedriver.route import builtin_judges, guardfile, hashing, inputs, programs, state, store
 from routedriver.route import guard as guards
-from routedriver.route import guardfile, hashing, inputs, judges, programs, state, store
 from routedriver.route.artifacts import artifact_patterns, input_patterns
 from routedriver.route.checks import StoneCheck
+from routedriver.route.context import StoneContext
 from routedriver.route.guardfile import DEFAULT_ARTIFACTS
-from routedriver.route.inputs import StoneContext
 from routedriver.route.load import GUARD_SUFFIX, STONE_SUFFIX
 from routedriver.route.model import STATE_DIR, Guard, JudgeRecord, PassRecord, ReviewRecord
 from routedriver.route.words import count
@@ -568,7 +568,7 @@ def _commands(guard: Guard | None) -> list[str]:
     """The commands a guard runs: its reviews and shell judges (the built-in judges run nothing)."""
     if guard is None:
         return []
-    return [*guard.reviews, *(judge for judge in guard.judges if judges.parse_builtin(judge) is None)]
+    return [*guard.reviews, *(judge for judge in guard.judges if builtin_judges.parse_builtin(judge) is None)]
 
 
 # ---------------------------------------------------------------- one stone
@@ -627,12 +627,13 @@ def _recheck(plan: _Plan, directory: Path) -> StoneRecheck:
     judge_input_hash = inputs.judge_input_hash(review_input_hash, ordered, approval)
     verdicts: list[JudgeRecord] = []
     for position, command in enumerate(guard.judges, start=1):
-        spec = judges.parse_builtin(command)
+        spec = builtin_judges.parse_builtin(command)
         builtin = None
-        if spec is not None:
-            builtin = inputs.builtin_verdict(
-                context, spec, ordered, approval, review_input_hash, now.artifacts, plan.approvers
+        if spec is not None:  # asked again, on CI's own reviews
+            reading = builtin_judges.Reading(
+                context, review_input_hash, now.artifacts, ordered, approval, plan.approvers
             )
+            builtin = spec.verdict(reading)
         try:
             record = guards.run_judge(out, 1, 1, position, review_input_hash, judge_input_hash, builtin)
         except Refused as exc:
