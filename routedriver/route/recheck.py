@@ -616,24 +616,19 @@ def _recheck(plan: _Plan, directory: Path) -> StoneRecheck:
     ran += [_ran(f"review r{review.position}", review, directory) for review in ordered]
     broken = next((review for review in ordered if not review.ok), None)
     if broken is not None:
-        how = (
-            f"timed out after {guard.timeout_s:g}s"
-            if broken.status == "timeout"
-            else f"failed with exit {broken.exit_code}"
-        )
-        what = f"review r{broken.position} ({broken.command}) {how}{guards.said(broken.stderr_tail)}"
+        how = guards.how_it_broke(broken, guard.timeout_s) + guards.said(broken.stderr_tail)
+        what = f"review r{broken.position} ({broken.command}) {how}"
         return finished("malfunction", _broke(what), "malfunction", ran)
     approval = inputs.approval_state(context.route, check.stone, content_id=now.approval_id)
     judge_input_hash = inputs.judge_input_hash(review_input_hash, ordered, approval)
+    # The built-in judges are asked again, on CI's own reviews.
+    reading = builtin_judges.Reading(
+        context, review_input_hash, now.artifacts, ordered, approval, plan.approvers
+    )
     verdicts: list[JudgeRecord] = []
     for position, command in enumerate(guard.judges, start=1):
         spec = builtin_judges.parse_builtin(command)
-        builtin = None
-        if spec is not None:  # asked again, on CI's own reviews
-            reading = builtin_judges.Reading(
-                context, review_input_hash, now.artifacts, ordered, approval, plan.approvers
-            )
-            builtin = spec.verdict(reading)
+        builtin = spec.verdict(reading) if spec is not None else None
         try:
             record = guards.run_judge(out, 1, 1, position, review_input_hash, judge_input_hash, builtin)
         except Refused as exc:
