@@ -624,7 +624,6 @@ EXCEPTIONS: tuple[Allowed, ...] = (
     *(
         Allowed(module, "shell", "shlex.quote", _HINT)
         for module in (
-            "cli/route_init.py",
             "route/api.py",
             "route/approval_commit.py",
             "route/bind.py",
@@ -683,36 +682,12 @@ EXCEPTIONS: tuple[Allowed, ...] = (
         "a server: the notice that it serves is said on stderr before it serves (stdout is the MCP wire); a "
         "Report could only come when it ends",
     ),
-    # Not yet a Report, in files other branches are changing now (issue 23 §3 leaves them for after):
-    Allowed(
-        "cli/route_init.py",
-        "output",
-        "click.echo",
-        "route.init is being changed by wp-newcomer (issue 21 §3); it returns a Report once that is merged",
-    ),
-    Allowed(
-        "cli/route_stone.py",
-        "output",
-        "sys.stdout.write",
-        "route.stone.* --json's refusal document; cli/route_stone.py is wp-speed's (issue 23 §2) until it is "
-        "merged: then call() returns Report(refusal, (line,), code)",
-    ),
-    Allowed(
-        "cli/route_stone.py", "output", "sys.stdout.flush", "the same refusal document (wp-speed's file)"
-    ),
-    Allowed(
-        "cli/route_verify.py",
-        "output",
-        "sys.stderr.write",
-        "route.verify's warning that GITHUB_STEP_SUMMARY cannot be appended to; cli/route_verify.py is "
-        "wp-speed's and wp-recheck's until they are merged: then the warning goes into the Report's stderr",
-    ),
     Allowed(
         "cli/_plain.py",
         "output",
         "sys.exit",
-        "PlainCommand, the click-free start of route.stone.* and route.verify, which wp-speed removes (issue "
-        "23 §2): this entry goes with it",
+        "PlainCommand.main, the click-free console script of route.stone.* and route.verify, exits with the "
+        "code _exits.run made, as cli/_command.py's Command.main does for click's commands",
     ),
 )
 
