@@ -624,15 +624,15 @@ EXCEPTIONS: tuple[Allowed, ...] = (
     *(
         Allowed(module, "shell", "shlex.quote", _HINT)
         for module in (
-            "cli/route_init.py",
             "route/api.py",
-            "route/approve.py",
+            "route/approval_commit.py",
             "route/bind.py",
-            "route/bounce.py",
+            "route/context.py",
             "route/drive.py",
             "route/init.py",
             "route/inputs.py",
             "route/policy.py",
+            "route/protection.py",
             "route/select.py",
         )
     ),
@@ -644,7 +644,7 @@ EXCEPTIONS: tuple[Allowed, ...] = (
         "puts env -S's arguments back after its script as words, for shellsyntax to read the whole again",
     ),
     Allowed(
-        "route/judges.py",
+        "route/builtin_judges.py",
         "shell",
         "command.split()",
         "a judge line's first word says whether it is a built-in judge (reviewed?, approved?), whose flags "
@@ -682,36 +682,12 @@ EXCEPTIONS: tuple[Allowed, ...] = (
         "a server: the notice that it serves is said on stderr before it serves (stdout is the MCP wire); a "
         "Report could only come when it ends",
     ),
-    # Not yet a Report, in files other branches are changing now (issue 23 §3 leaves them for after):
-    Allowed(
-        "cli/route_init.py",
-        "output",
-        "click.echo",
-        "route.init is being changed by wp-newcomer (issue 21 §3); it returns a Report once that is merged",
-    ),
-    Allowed(
-        "cli/route_stone.py",
-        "output",
-        "sys.stdout.write",
-        "route.stone.* --json's refusal document; cli/route_stone.py is wp-speed's (issue 23 §2) until it is "
-        "merged: then call() returns Report(refusal, (line,), code)",
-    ),
-    Allowed(
-        "cli/route_stone.py", "output", "sys.stdout.flush", "the same refusal document (wp-speed's file)"
-    ),
-    Allowed(
-        "cli/route_verify.py",
-        "output",
-        "sys.stderr.write",
-        "route.verify's warning that GITHUB_STEP_SUMMARY cannot be appended to; cli/route_verify.py is "
-        "wp-speed's and wp-recheck's until they are merged: then the warning goes into the Report's stderr",
-    ),
     Allowed(
         "cli/_plain.py",
         "output",
         "sys.exit",
-        "PlainCommand, the click-free start of route.stone.* and route.verify, which wp-speed removes (issue "
-        "23 §2): this entry goes with it",
+        "PlainCommand.main, the click-free console script of route.stone.* and route.verify, exits with the "
+        "code _exits.run made, as cli/_command.py's Command.main does for click's commands",
     ),
 )
 
@@ -868,3 +844,200 @@ def test_a_finding_says_where_which_door_and_what_to_do() -> None:
     assert text.startswith("routedriver/route/judges.py:3: shell door: shlex.split in parse, outside ")
     assert "routedriver/shellsyntax/" in text
     assert "Allowed('route/judges.py', 'shell', 'shlex.split', why=...)" in text
+
+
+# -- no import cycles ---------------------------------------------------------------------------------------
+# Data flows one way (docs/architecture.md): a module never imports, directly or through others, a module that
+# imports it. An import inside a function counts (it only hides a cycle until the function runs); so, for the
+# route driver, does an import only for the type checker (``if TYPE_CHECKING:``): its modules are layered in
+# their types too. What a package's ``__init__`` re-exports is not an edge of the modules below it (importing
+# ``a.b.c`` runs ``a/b/__init__.py`` first: that is Python's order, not a dependency of ``c``).
+
+
+class Import(NamedTuple):
+    module: str  # the importing module, dotted ("routedriver.route.api")
+    line: int
+    imported: str  # the package's module it names (the deepest one: a name from it, or it)
+    typing_only: bool  # inside ``if TYPE_CHECKING:``: never runs
+
+
+def _dotted(module: str) -> str:
+    """``route/judges.py`` → ``routedriver.route.judges``; ``route/__init__.py`` → ``routedriver.route``."""
+    parts = ["routedriver", *module.removesuffix(".py").split("/")]
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _type_checking(test: ast.expr) -> bool:
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def imports_of(source: str, module: str, known: frozenset[str]) -> list[Import]:
+    """Every import of one of the ``known`` modules in ``source`` (the module ``module``, relative to the
+    package), wherever it stands: at the top, in a function, in a class, under ``if TYPE_CHECKING:``."""
+    tree = ast.parse(source, filename=module)
+    typing_only: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and _type_checking(node.test):
+            typing_only.update(id(inner) for statement in node.body for inner in ast.walk(statement))
+
+    def deepest(name: str) -> str | None:
+        while name and name not in known:
+            name = name.rpartition(".")[0]
+        return name or None
+
+    found: list[Import] = []
+    me = _dotted(module)
+    for node in ast.walk(tree):
+        names: list[str] = []
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = _from(node, module)
+            names = [f"{base}.{alias.name}" if base else alias.name for alias in node.names]
+        for name in names:
+            target = deepest(name)
+            if target is not None and target != me:
+                found.append(Import(me, node.lineno, target, id(node) in typing_only))
+    return found
+
+
+def import_graph(under: str = "", *, typing: bool) -> dict[str, list[Import]]:
+    """The package's modules (those below the folder ``under``, relative to it) → their imports of each
+    other; ``typing``: count imports for the type checker too."""
+    sources = {
+        path.relative_to(PACKAGE).as_posix(): path
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if path.relative_to(PACKAGE).as_posix().startswith(under)
+    }
+    known = frozenset(_dotted(module) for module in sources)
+    graph: dict[str, list[Import]] = {}
+    for module, path in sources.items():
+        found = imports_of(path.read_text(encoding="utf-8"), module, known)
+        graph[_dotted(module)] = [edge for edge in found if typing or not edge.typing_only]
+    return graph
+
+
+def cycles(graph: dict[str, list[Import]]) -> list[list[Import]]:
+    """One cycle through each group of modules that import each other (Tarjan's strongly connected
+    components), as the imports that close it, starting at the group's first module by name."""
+    order: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    groups: list[set[str]] = []
+
+    def visit(module: str) -> None:  # the graph is a few hundred modules: recursion is fine
+        order[module] = low[module] = len(order)
+        stack.append(module)
+        for edge in graph.get(module, ()):
+            if edge.imported not in order:
+                visit(edge.imported)
+                low[module] = min(low[module], low[edge.imported])
+            elif edge.imported in stack:
+                low[module] = min(low[module], order[edge.imported])
+        if low[module] == order[module]:
+            group = set()
+            while True:
+                member = stack.pop()
+                group.add(member)
+                if member == module:
+                    break
+            if len(group) > 1:
+                groups.append(group)
+
+    for module in sorted(graph):
+        if module not in order:
+            visit(module)
+    return [_one_cycle(graph, group) for group in sorted(groups, key=min)]
+
+
+def _one_cycle(graph: dict[str, list[Import]], group: set[str]) -> list[Import]:
+    """The shortest way from the group's first module back to it, through the group (breadth first)."""
+    start = min(group)
+    paths: dict[str, list[Import]] = {start: []}
+    queue = [start]
+    for module in queue:
+        for edge in sorted(graph.get(module, ()), key=lambda edge: (edge.imported, edge.line)):
+            if edge.imported == start:
+                return [*paths[module], edge]
+            if edge.imported in group and edge.imported not in paths:
+                paths[edge.imported] = [*paths[module], edge]
+                queue.append(edge.imported)
+    raise AssertionError(f"no cycle through {sorted(group)}")
+
+
+def _shown(cycle: list[Import]) -> str:
+    steps = " → ".join(
+        f"{edge.module} (line {edge.line}{', for types' if edge.typing_only else ''})" for edge in cycle
+    )
+    return f"{steps} → {cycle[0].module}"
+
+
+_CYCLE_FIX = (
+    "move what both need down into a module both can import (as route.checks holds StoneCheck for verify, "
+    "policy and recheck)"
+)
+
+
+def test_the_route_driver_has_no_import_cycle() -> None:
+    found = cycles(import_graph("route/", typing=True))
+    assert not found, f"{len(found)} import cycle(s) in routedriver/route/; {_CYCLE_FIX}:\n" + "\n".join(
+        map(_shown, found)
+    )
+
+
+def test_the_package_has_no_import_cycle_that_runs() -> None:
+    """Everywhere else, the imports that run (a type-only import of each other is how two modules name each
+    other's types: ``brain.toolbox`` and ``brain.tools.base``)."""
+    found = cycles(import_graph(typing=False))
+    assert not found, f"{len(found)} import cycle(s) in routedriver/; {_CYCLE_FIX}:\n" + "\n".join(
+        map(_shown, found)
+    )
+
+
+def _graph_of(sources: dict[str, str]) -> dict[str, list[Import]]:
+    known = frozenset(_dotted(module) for module in sources)
+    return {_dotted(module): imports_of(source, module, known) for module, source in sources.items()}
+
+
+def test_the_cycle_finder_sees_imports_in_functions_and_for_types() -> None:
+    graph = _graph_of(
+        {
+            "route/a.py": "from routedriver.route import b\n",
+            "route/b.py": "def f():\n    from routedriver.route.c import thing\n",
+            "route/c.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from . import a\n",
+            "route/d.py": "import routedriver.route.a\nfrom routedriver.route import x_function\n",
+            "route/__init__.py": "from routedriver.route.d import y\n",
+        }
+    )
+    # A name imported from a package is an edge to the package (its __init__), which here imports d.
+    package, cycle = cycles(graph)
+    assert [(edge.module, edge.imported) for edge in package] == [
+        ("routedriver.route", "routedriver.route.d"),
+        ("routedriver.route.d", "routedriver.route"),
+    ]
+    assert [(edge.module, edge.imported, edge.typing_only) for edge in cycle] == [
+        ("routedriver.route.a", "routedriver.route.b", False),
+        ("routedriver.route.b", "routedriver.route.c", False),
+        ("routedriver.route.c", "routedriver.route.a", True),
+    ]
+    assert _shown(cycle) == (
+        "routedriver.route.a (line 1) → routedriver.route.b (line 2) → routedriver.route.c (line 3, for "
+        "types) → routedriver.route.a"
+    )
+    without_types = {
+        module: [edge for edge in edges if not edge.typing_only] for module, edges in graph.items()
+    }
+    assert cycles(without_types) == [package]
+
+
+def test_the_cycle_finder_passes_a_layered_graph() -> None:
+    graph = _graph_of(
+        {
+            "route/top.py": "from routedriver.route import low, middle\n",
+            "route/middle.py": "def f():\n    from routedriver.route.low import g\n",
+            "route/low.py": "import os\nfrom routedriver import errors\n",
+        }
+    )
+    assert cycles(graph) == []

@@ -37,7 +37,7 @@ def mcp_command(route_option: str | None) -> int:
     (in "args"). More: docs/mcp.md, installed with the package as routedriver/docs/mcp.md."""
     if route_option is not None:
         # Here, not at the top: the handshake is answered before anything of the driver is imported.
-        from routedriver.route.api import open_route
+        from routedriver.route.load import open_route
 
         open_route(route_option)  # a wrong --route is refused now, in one line, not at every call
     if sys.stdin is not None and sys.stdin.isatty():

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import click
 
 from routedriver.cli._command import Command
-from routedriver.cli.route_stone import ROUTE_HELP, call
+from routedriver.cli.route_stone import ROUTE_HELP, answered
 from routedriver.report import Report
 from routedriver.report import as_json as json_document
 
@@ -40,12 +40,13 @@ def approve_command(route_option: str | None, no_commit: bool, base_ref: str | N
 
     # A robot runs commands with stdin from a pipe or /dev/null; a person types them at a terminal.
     human = os.isatty(0)
-    result = call(
+    return answered(
         as_json,
         {"route": route_option},
-        lambda: policy.approve(route_option, human=human, commit=not no_commit, base_ref=base_ref),
+        lambda: _report(
+            policy.approve(route_option, human=human, commit=not no_commit, base_ref=base_ref), as_json
+        ),
     )
-    return _report(result, as_json)
 
 
 def _report(result: PolicyApproveResult, as_json: bool) -> Report:

@@ -1,6 +1,6 @@
 """``route.bind``, ``route.drive`` and ``route.bounce``: a robot's session on a route. Each
-command reads its flags and returns the Report a core function makes (``bind.answer``, ``drive.report``,
-``session.answer``, ``bounce.hook``).
+command reads its flags and returns the Report a core function makes (``bind_report.answer``,
+``drive.report``, ``session.answer``, ``bounce.hook``).
 
 ``route.drive --when …`` and ``route.bounce`` are Claude Code hooks. For them exit 2 means "block" (a
 Stop hook: keep going; a PreToolUse hook: do not run the tool), so a mistake in the hook's own command
@@ -27,9 +27,9 @@ ROUTE_HELP = "The route directory (default: the route bound to this branch)."
 @click.option("--del", "del_", is_flag=True, help="Unbind the current branch.")
 def bind_command(set_route: str | None, get_: bool, del_: bool) -> Report:
     """Bind a route to the current git branch, so route.* commands can leave out --route."""
-    from routedriver.route import bind
+    from routedriver.route import bind_report
 
-    return bind.answer(set_route=set_route, get=get_, delete=del_)
+    return bind_report.answer(set_route=set_route, get=get_, delete=del_)
 
 
 # ---------------------------------------------------------------- route.drive

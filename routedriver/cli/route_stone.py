@@ -8,39 +8,38 @@ declared once, as a ``PlainCommand``; click is imported only for ``--help`` and 
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any
 
 from routedriver.cli._plain import Option, PlainCommand
 from routedriver.errors import Refused, UserError
 from routedriver.report import Report
-from routedriver.route import api, stone_report
-
-T = TypeVar("T")
+from routedriver.route import api, builtin_judges, stone_report
 
 ROUTE_HELP = "The route directory (holds <name>.stone files)."
 ROUTE = Option("--route", "route_option", ROUTE_HELP, "DIR")
 JSON = Option("--json", "as_json", "Print one JSON object.")
 
 
-def call(as_json: bool, facts: dict[str, Any], operation: Callable[[], T]) -> T:
-    """Run ``operation``; with --json a refusal or malfunction still prints one JSON object on stdout."""
+def answered(as_json: bool, facts: dict[str, Any], body: Callable[[], Report]) -> Report:
+    """``body``'s report; with --json a refusal or malfunction is still one JSON object on stdout (its line on
+    stderr and its exit code as without --json)."""
     try:
-        return operation()
+        return body()
     except UserError as exc:
-        if as_json:
-            sys.stdout.write(stone_report.refusal(facts, exc))
-            sys.stdout.flush()
-        raise
+        if not as_json:
+            raise
+        return Report(stone_report.refusal(facts, exc), (exc.line(),), exc.exit_code)
 
 
 # ---------------------------------------------------------------- route.stone.get
 
 
 def run_get(route_option: str | None, selector: str, say: bool, as_json: bool) -> Report:
-    result = call(as_json, {"route": route_option, "stones": []}, lambda: api.get(route_option, selector))
-    return stone_report.get_report(result, say, as_json)
+    facts: dict[str, Any] = {"route": route_option, "stones": []}
+    return answered(
+        as_json, facts, lambda: stone_report.get_report(api.get(route_option, selector), say, as_json)
+    )
 
 
 GET = PlainCommand(
@@ -72,16 +71,20 @@ def run_set(
     if as_ == "approved":
         # A robot runs commands with stdin from a pipe or /dev/null; a person types them at a terminal.
         human = os.isatty(0)
-        approval = call(
+        return answered(
             as_json,
             facts,
-            lambda: api.set_approved(route_option, stone, human=human, commit=not no_commit),
+            lambda: stone_report.approved_report(
+                api.set_approved(route_option, stone, human=human, commit=not no_commit), as_json
+            ),
         )
-        return stone_report.approved_report(approval, as_json)
     if no_commit:
         raise Refused("--no-commit applies only to --as approved", "drop it")
-    result = call(as_json, facts, lambda: api.set_passed(route_option, stone, rerun=rerun))
-    return stone_report.set_report(result, as_json)
+    return answered(
+        as_json,
+        facts,
+        lambda: stone_report.set_report(api.set_passed(route_option, stone, rerun=rerun), as_json),
+    )
 
 
 SET = PlainCommand(
@@ -119,10 +122,10 @@ SET = PlainCommand(
 
 
 def run_del(route_option: str | None, pattern: str, as_json: bool) -> Report:
-    result = call(
-        as_json, {"route": route_option, "stone": pattern}, lambda: api.delete(route_option, pattern)
+    facts = {"route": route_option, "stone": pattern}
+    return answered(
+        as_json, facts, lambda: stone_report.del_report(api.delete(route_option, pattern), as_json)
     )
-    return stone_report.del_report(result, as_json)
 
 
 DEL = PlainCommand(
@@ -136,41 +139,37 @@ DEL = PlainCommand(
 # ---------------------------------------------------------------- route.stone.judge
 
 
-def run_judge(
-    mechanism: str,
-    route_option: str | None,
-    stone: str,
-    allow_blockers: int | None,
-    allow_nitpicks: int | None,
-) -> Report:
-    verdict = api.judge(route_option, stone, mechanism, allow_blockers, allow_nitpicks)
+def run_judge(mechanism: str, route_option: str | None, stone: str, **flags: int | None) -> Report:
+    verdict = api.judge(route_option, stone, mechanism, flags)
     return stone_report.verdict_report(stone, mechanism, verdict)
 
 
-JUDGE = PlainCommand(
-    "route.stone.judge",
-    (
+def judge_options() -> tuple[Option, ...]:
+    """route.stone.judge's flags: the built-in judges and each one's flags (``route.builtin_judges``)."""
+    judges = builtin_judges.BUILTINS
+    names = tuple(judge.name for judge in judges)
+    return (
         Option(
             "--mechanism",
             "mechanism",
             "The built-in judge to run.",
-            "[reviewed?|approved?]",
+            f"[{'|'.join(names)}]",
             required=True,
-            choices=("reviewed?", "approved?"),
+            choices=names,
         ),
         ROUTE,
         Option("--stone", "stone", "The stone's name.", "TEXT", required=True),
-        Option(
-            "--allow-blockers", "allow_blockers", "reviewed?: blockers allowed (0).", "INTEGER", minimum=0
+        *(
+            Option(flag.flag, flag.keyword, f"{judge.name}: {flag.help}", "INTEGER", minimum=0)
+            for judge in judges
+            for flag in judge.flags
         ),
-        Option(
-            "--allow-nitpicks",
-            "allow_nitpicks",
-            "reviewed?: nitpicks allowed (default: any number).",
-            "INTEGER",
-            minimum=0,
-        ),
-    ),
+    )
+
+
+JUDGE = PlainCommand(
+    "route.stone.judge",
+    judge_options(),
     run_judge,
     "A built-in judge: prints 'passed: true|false' and 'reason: …' (exit 0 passed, 2 failed, 1 broke).",
 )

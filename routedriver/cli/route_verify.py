@@ -10,7 +10,6 @@ for the plain reading and for click's.
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 
 from routedriver.cli._plain import Option, PlainCommand
@@ -134,9 +133,9 @@ def run_verify(
     if junit_path is not None:  # first: a path it cannot write is refused before any report is shown
         _write_junit(junit_path, verify_report.junit(report))
     github = os.environ.get("GITHUB_ACTIONS") == "true"
-    if github:
-        _append_summary(verify_report.step_summary(report))
-    return verify_report.outcome(report, json=as_json, github=github)
+    unsummarized = _append_summary(verify_report.step_summary(report)) if github else ()
+    outcome = verify_report.outcome(report, json=as_json, github=github)
+    return outcome._replace(stderr=(*unsummarized, *outcome.stderr))
 
 
 VERIFY = PlainCommand(PROG, OPTIONS, run_verify, HELP)
@@ -151,12 +150,14 @@ def _write_junit(path: Path, xml: str) -> None:
         ) from None
 
 
-def _append_summary(markdown: str) -> None:
-    """The step summary GitHub shows for the job (``$GITHUB_STEP_SUMMARY``), appended to."""
+def _append_summary(markdown: str) -> tuple[str, ...]:
+    """The step summary GitHub shows for the job (``$GITHUB_STEP_SUMMARY``), appended to; the warning when it
+    cannot be (the gate's verdict does not depend on it)."""
     summary_path = os.environ.get("GITHUB_STEP_SUMMARY")
     if summary_path:
         try:
             with open(summary_path, "a", encoding="utf-8") as handle:
                 handle.write(markdown)
         except OSError as exc:
-            sys.stderr.write(f"warning: cannot append to GITHUB_STEP_SUMMARY ({exc.strerror})\n")
+            return (f"warning: cannot append to GITHUB_STEP_SUMMARY ({exc.strerror})",)
+    return ()

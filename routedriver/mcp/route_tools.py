@@ -21,6 +21,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Literal, NamedTuple
 
 from routedriver.errors import ExitCode, Malfunction, Refused, UserError
+from routedriver.route import builtin_judges
 
 Meaning = Literal["refused", "malfunction"]
 
@@ -54,9 +55,9 @@ def _with_error(answer: Answer, line: str | None, meaning: Meaning) -> Answer:
 
 def _human_gate(route_option: str | None, stone: str) -> str:
     """What a robot is told when only a human can move the stone on."""
-    from routedriver.route.api import open_route
     from routedriver.route.drive import commands
     from routedriver.route.inputs import find_stone
+    from routedriver.route.load import open_route
 
     route = open_route(route_option)
     approve = commands(route, find_stone(route, stone))[2]
@@ -84,7 +85,7 @@ def _next(route_option: str | None, arguments: Mapping[str, Any]) -> Answer:
 def status_document(route_option: str | None) -> dict[str, Any]:
     """The board of the route: the same document ``route.status --json`` prints (its one route)."""
     from routedriver.route import status, status_report
-    from routedriver.route.api import open_route
+    from routedriver.route.load import open_route
 
     board = status.board(open_route(route_option))
     routes = status_report.to_json([board])["routes"]
@@ -123,11 +124,13 @@ def _judge(route_option: str | None, arguments: Mapping[str, Any]) -> Answer:
     from routedriver.route.stone_report import verdict_error_line
 
     stone, mechanism = arguments["stone"], arguments["mechanism"]
-    verdict = api.judge(
-        route_option, stone, mechanism, arguments.get("allow_blockers"), arguments.get("allow_nitpicks")
-    )
+    flags = {
+        flag.keyword: arguments.get(flag.keyword) for judge in builtin_judges.BUILTINS for flag in judge.flags
+    }
+    verdict = api.judge(route_option, stone, mechanism, flags)
     text = verdict.output
-    if mechanism == "approved?" and verdict.status == "failed":
+    asked = builtin_judges.named(mechanism)
+    if asked is not None and asked.needs_human and verdict.status == "failed":
         text = f"{_human_gate(route_option, stone)}\n\n{text}"
     meaning: Meaning = "refused" if verdict.status == "failed" else "malfunction"
     return _with_error(Answer(text), verdict_error_line(stone, mechanism, verdict), meaning)
@@ -151,6 +154,30 @@ def _schema(properties: Mapping[str, Any], required: tuple[str, ...] = ()) -> di
         "required": list(required),
         "additionalProperties": False,
     }
+
+
+def judge_tool() -> RouteTool:
+    """``route_judge``: the built-in judges (``route.builtin_judges``), each with its flags as arguments."""
+    said = "; ".join(f"{judge.name} {judge.summary}" for judge in builtin_judges.BUILTINS)
+    flags = {
+        flag.keyword: {**_COUNT, "description": f"{judge.name}: {flag.help}"}
+        for judge in builtin_judges.BUILTINS
+        for flag in judge.flags
+    }
+    return RouteTool(
+        "route_judge",
+        "Run a built-in judge",
+        f"A built-in judge on the stone as it is now (route.stone.judge): {said}.",
+        _schema(
+            {
+                "stone": _STONE,
+                "mechanism": {"type": "string", "enum": [judge.name for judge in builtin_judges.BUILTINS]},
+                **flags,
+            },
+            ("stone", "mechanism"),
+        ),
+        _judge,
+    )
 
 
 TOOLS: tuple[RouteTool, ...] = (
@@ -193,22 +220,7 @@ TOOLS: tuple[RouteTool, ...] = (
         _set_passed,
         runs_commands=True,
     ),
-    RouteTool(
-        "route_judge",
-        "Run a built-in judge",
-        "A built-in judge on the stone as it is now (route.stone.judge): reviewed? reads the latest reviews' "
-        "blocker and nitpick counts; approved? says whether a human approved the current artifacts.",
-        _schema(
-            {
-                "stone": _STONE,
-                "mechanism": {"type": "string", "enum": ["reviewed?", "approved?"]},
-                "allow_blockers": {**_COUNT, "description": "reviewed?: blockers allowed (default 0)."},
-                "allow_nitpicks": {**_COUNT, "description": "reviewed?: nitpicks allowed (default: any)."},
-            },
-            ("stone", "mechanism"),
-        ),
-        _judge,
-    ),
+    judge_tool(),
 )
 BY_NAME = {tool.name: tool for tool in TOOLS}
 

@@ -223,7 +223,7 @@ async def in_thread(work: Callable[[], T], progress: ProgressReporter | None = N
 def stone_files(default_route: str | None) -> dict[str, tuple[str, Path]]:
     """The served route's stones by resource URI: ``{uri: (name, path)}``; empty when no route is given or
     bound (the tools say what is wrong; a resource listing has no one to tell)."""
-    from routedriver.route.api import open_route
+    from routedriver.route.load import open_route
 
     try:
         route = open_route(default_route)

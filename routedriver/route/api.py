@@ -8,28 +8,28 @@ saving more than 20% of ``route.stone.get`` on a small route).
 
 from __future__ import annotations
 
-import contextlib
 import os
 import shlex
-from collections.abc import Iterator
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
-from routedriver.errors import Malfunction, Refused
-from routedriver.route import inputs, judges, store
+from routedriver.errors import Refused
+from routedriver.route import builtin_judges, inputs, store
 from routedriver.route.artifacts import find_artifacts
+from routedriver.route.builtin_judges import Reading
+from routedriver.route.context import ApprovalState
 from routedriver.route.guardfile import load_guard
 from routedriver.route.hashing import relative_posix
-from routedriver.route.judges import first_word
-from routedriver.route.load import load_route, resolve_route
-from routedriver.route.model import Guard, Route, Stone, Verdict
+from routedriver.route.load import open_route
+from routedriver.route.model import Guard, ReviewRecord, Route, Stone, Verdict
 from routedriver.route.select import Selection, has_glob, match_names, select
 from routedriver.route.state import Survey
 
 if TYPE_CHECKING:
     from routedriver.route.approve import ApproveResult
+    from routedriver.route.context import StoneContext
     from routedriver.route.guard import Evaluation
-    from routedriver.route.inputs import StoneContext
 
 
 class GetResult(NamedTuple):
@@ -53,19 +53,20 @@ class Kept(NamedTuple):
     stone: str
     kind: str  # "artifact" | "gate" | "marker": the JSON key that names ``path``
     path: str  # the artifact, the guard or the marker, as shown to the user
+    judge: str = ""  # a gate: the judge in the guard that needs a human (approved?)
 
     @property
     def reason(self) -> str:
         """Why, in the words of the refusal and of the batch's notice (after the stone's name)."""
         if self.kind == "gate":
-            return f"human gate; {self.stone}: {self.path} judges approved?; {_GATE_ADVICE}"
+            return f"human gate; {self.stone}: {self.path} judges {self.judge}; {_GATE_ADVICE}"
         return f"{self.kind} exists; {self.stone}: {self.path}"
 
     @property
     def notice(self) -> str:
         """The batch's line on stderr for this stone."""
         if self.kind == "gate":
-            return f"notice: kept {self.stone}: human gate ({self.path} judges approved?); {_GATE_ADVICE}"
+            return f"notice: kept {self.stone}: human gate ({self.path} judges {self.judge}); {_GATE_ADVICE}"
         return f"notice: kept {self.stone}: {self.kind} exists ({self.path})"
 
 
@@ -76,15 +77,6 @@ class DelResult(NamedTuple):
     route: Route
     deleted: tuple[tuple[str, tuple[Path, ...]], ...]  # stone name, the files removed
     kept: tuple[Kept, ...]
-
-
-def open_route(route_option: str | None) -> Route:
-    route = load_route(resolve_route(route_option))
-    if not route.stones:
-        raise Refused(
-            f"route has no stones: {route.display}", "add files like 1.vision.stone (or check --route)"
-        )
-    return route
 
 
 def get(route_option: str | None, selector: str) -> GetResult:
@@ -103,7 +95,7 @@ def set_passed(route_option: str | None, stone: str, *, rerun: bool = False) -> 
     refuse_out_of_order(context)
     artifacts = inputs.artifacts_or_refuse(context)  # refuse before creating anything under .route/
     inputs.refuse_symlinked_gate(context, artifacts)
-    with _writing(route):
+    with store.writing(route):
         store.ensure_state_dir(route)
         lock, waited = store.acquire_stone_lock(route, context.stone.name)
         try:
@@ -144,43 +136,38 @@ def set_approved(route_option: str | None, stone: str, *, human: bool, commit: b
 
 
 def judge(
-    route_option: str | None,
-    stone: str,
-    mechanism: str,
-    allow_blockers: int | None = None,
-    allow_nitpicks: int | None = None,
+    route_option: str | None, stone: str, mechanism: str, flags: Mapping[str, int | None] | None = None
 ) -> Verdict:
-    """A built-in judge as a command: ``reviewed?`` or ``approved?`` on the stone as it is now."""
-    if mechanism not in judges.BUILTINS:
-        raise Refused(f"unknown judge mechanism {mechanism!r}", f"built-ins: {', '.join(judges.BUILTINS)}")
-    if mechanism != "reviewed?" and (allow_blockers is not None or allow_nitpicks is not None):
-        raise Refused("--allow-blockers and --allow-nitpicks apply only to reviewed?", "drop them")
+    """A built-in judge as a command (``route.stone.judge``): ``mechanism`` on the stone as it is now, with
+    the ``flags`` given (by keyword; None: not given). Gathers what the judge reads
+    (``builtin_judges.Builtin.reads``)."""
+    spec = builtin_judges.asked(mechanism, flags or {})
     route = open_route(route_option)
     context = inputs.stone_context(route, stone)
-    if mechanism == "approved?":
-        approval = inputs.approval_state(route, context.stone.name)
-        current, ids = inputs.review_input(context)
-        return inputs.approved_verdict(context, approval, current, ids.ids)
+    reads = spec.judge.reads
     commands = context.guard.reviews if context.guard else ()
-    if not commands:  # running set would not help: there is nothing for reviewed? to read
+    if "reviews" in reads and not commands:  # running set would not help: there is nothing to read
         where = "its guard lists none" if context.guard else "it has no guard"
-        reason = f"{context.stone.name} has no reviews ({where}): reviewed? judges what reviews say"
+        reason = f"{context.stone.name} has no reviews ({where}): {spec.name} judges what reviews say"
         return Verdict("failed", reason, f"passed: false\nreason: {reason}\n")
-    review_input_hash = inputs.review_input(context)[0]
-    found = inputs.reviews_in_use(context, review_input_hash)
-    missing = [position for position in range(1, len(commands) + 1) if position not in found]
-    if missing and found:
-        reason = (
-            f"review r{missing[0]} has no successful result for the current artifacts; "
-            f"run {context.command_hint('set')} --as passed"
-        )
-        return Verdict("failed", reason, f"passed: false\nreason: {reason}\n")
-    return judges.reviewed(
-        [found[position] for position in sorted(found)],
-        context.show,
-        0 if allow_blockers is None else allow_blockers,
-        allow_nitpicks,
+    approval = (
+        inputs.approval_state(route, context.stone.name)
+        if "approval" in reads
+        else ApprovalState(None, False, None)
     )
+    review_input_hash, ids = inputs.review_input(context)
+    reviews: list[ReviewRecord] = []
+    if "reviews" in reads:
+        found = inputs.reviews_in_use(context, review_input_hash)
+        missing = [position for position in range(1, len(commands) + 1) if position not in found]
+        if missing and found:
+            reason = (
+                f"review r{missing[0]} has no successful result for the current artifacts; "
+                f"run {context.command_hint('set')} --as passed"
+            )
+            return Verdict("failed", reason, f"passed: false\nreason: {reason}\n")
+        reviews = [found[position] for position in sorted(found)]
+    return spec.verdict(Reading(context, review_input_hash, ids.ids, reviews, approval))
 
 
 def delete(route_option: str | None, pattern: str) -> DelResult:
@@ -211,13 +198,15 @@ def delete(route_option: str | None, pattern: str) -> DelResult:
 
 def _keep(route: Route, stone: Stone, guard: Guard | None, base: Path) -> Kept | None:
     """Why deleting ``stone`` would lose something (None: nothing would be lost). Its artifacts are its
-    work; an ``approved?`` judge makes it a human's gate, which a robot must not remove; a ``.passed`` or
-    ``.approved`` marker is its history (the approval is the record of a human's decision)."""
+    work; a judge that needs a human (``approved?``) makes it a human's gate, which a robot must not remove;
+    a ``.passed`` or ``.approved`` marker is its history (the approval is the record of a human's
+    decision)."""
     artifacts = find_artifacts(route, stone, guard, base)
     if artifacts:
         return Kept(stone.name, "artifact", _show(route, base, artifacts[0]))
-    if guard is not None and any(first_word(judge) == "approved?" for judge in guard.judges):
-        return Kept(stone.name, "gate", route.show(guard.path))
+    gate = builtin_judges.gate_of(guard)
+    if guard is not None and gate is not None:
+        return Kept(stone.name, "gate", route.show(guard.path), gate.name)
     names = store.list_state(route)
     if store.has_marker(names, stone.name):
         marker = store.approved_path(route, stone.name)
@@ -227,18 +216,6 @@ def _keep(route: Route, stone: Stone, guard: Guard | None, base: Path) -> Kept |
             )
         return Kept(stone.name, "marker", route.show(marker))
     return None
-
-
-@contextlib.contextmanager
-def _writing(route: Route) -> Iterator[None]:
-    """A file the driver cannot write under .route/ (permissions, full disk) is a malfunction, in one line."""
-    try:
-        yield
-    except OSError as exc:
-        where = exc.filename or route.show(route.state_dir)
-        raise Malfunction(
-            f"cannot write {where}: {exc.strerror or exc}", "check permissions and free space"
-        ) from None
 
 
 def _unlink(path: Path) -> bool:

@@ -19,7 +19,6 @@ from typing import NamedTuple
 
 from routedriver import gitops
 from routedriver.errors import Refused
-from routedriver.report import Report
 from routedriver.route import frontmatter as fm
 from routedriver.route import store
 from routedriver.route.model import STATE_DIR, Route
@@ -227,39 +226,3 @@ def bind_del(cwd: Path | None = None) -> BindResult:
         binding.flag.unlink(missing_ok=True)
     action = "unbound" if bindings else "nothing-bound"
     return BindResult(action, branch, tuple(binding.route_dir for binding in bindings))
-
-
-def answer(*, set_route: str | None, get: bool, delete: bool) -> Report:
-    """What ``route.bind --set DIR | --get | --del`` says (paths relative to where you are)."""
-    if sum((set_route is not None, get, delete)) != 1:
-        raise Refused("give exactly one of --set DIR, --get, --del", "see route.bind --help")
-    cwd = Path.cwd()
-    if set_route is not None:
-        from routedriver.route.load import load_route
-
-        result = bind_set(load_route(set_route))
-        shown = os.path.relpath(result.routes[0], cwd)
-        said = f"{shown} is already bound to" if result.action == "already-bound" else f"bound {shown} to"
-        notices = tuple(
-            f"notice: unbound {os.path.relpath(replaced, cwd)} from {result.branch}"
-            for replaced in result.replaced
-        )
-        return Report(f"{said} branch {result.branch}\n", notices)
-    if get:
-        result = bind_get(cwd)
-        if not result.routes:
-            raise Refused(f"{NOT_BOUND} ({result.branch})", "bind one with route.bind --set DIR")
-        if len(result.routes) > 1:
-            names = " and ".join(os.path.relpath(path, cwd) for path in result.routes)
-            raise Refused(
-                f"{len(result.routes)} routes are bound to branch {result.branch}: {names}",
-                "keep one: route.bind --set DIR replaces the others",
-            )
-        return Report(os.path.relpath(result.routes[0], cwd) + "\n")
-    result = bind_del(cwd)
-    unbound = "".join(
-        f"unbound {os.path.relpath(path, cwd)} from branch {result.branch}\n" for path in result.routes
-    )
-    if not result.routes:
-        return Report(unbound, (f"notice: no route was bound to branch {result.branch}",))
-    return Report(unbound)

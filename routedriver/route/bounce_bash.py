@@ -3,8 +3,8 @@
 ``bash_writes`` reads the command (with the one shell reader) into the paths it writes, the directories it
 moves to, the programs it cannot read and why it is unsure. Here those paths are resolved against the
 event's ``cwd`` and every ``cd`` of the command (a relative path may land under any of them: each is judged)
-and through symlinks, and checked with the rules of file edits (``bounce.driver_file``, the ``protect:``
-globs of ``bounce.Protection``). A write below a directory (``rm -r``, ``git checkout .``, ``git reset
+and through symlinks, and checked with the rules of file edits (``protection.driver_file``, the ``protect:``
+globs of ``protection.Protection``). A write below a directory (``rm -r``, ``git checkout .``, ``git reset
 --hard``, ``find … -delete``) is blocked when the directory holds a protected path: a route's stones and
 guards, its ``.route/``, the repository's ``.route-approvers``, a path a ``protect:`` glob covers.
 
@@ -28,7 +28,7 @@ from pathlib import Path
 
 from routedriver import globs
 from routedriver.route.bash_writes import Reading, Target, read_writes
-from routedriver.route.bounce import Bounce, Protection, driver_file
+from routedriver.route.protection import Bounce, Protection, driver_file
 
 MAX_PLACES = 16  # directories a relative path may be relative to (the cwd and every cd)
 MAX_MATCHES = 2000  # files a glob is expanded to before it counts as its whole directory

@@ -20,13 +20,13 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from routedriver.report import Report
 from routedriver.report import as_json as json_text
-from routedriver.route import inputs, judges, records, store
-from routedriver.route.api import open_route
+from routedriver.route import builtin_judges, inputs, records, store
 from routedriver.route.artifacts import artifact_globs
+from routedriver.route.context import StoneContext
 from routedriver.route.guardfile import load_guard
 from routedriver.route.hashing import relative_posix
-from routedriver.route.inputs import StoneContext, unlisted_approver
-from routedriver.route.load import GUARD_SUFFIX, STONE_SUFFIX, stone_text
+from routedriver.route.human_gate import unlisted_approver
+from routedriver.route.load import GUARD_SUFFIX, STONE_SUFFIX, open_route, stone_text
 from routedriver.route.model import STATE_DIR, Guard, JudgeRecord, ReviewRecord, Route, Stone
 from routedriver.route.select import NEXT_ALL, select, survey_of
 from routedriver.route.state import Done, Survey
@@ -133,10 +133,6 @@ def not_done(stone: Stone, done: Done) -> StoneState:
     return StoneState(stone, STALE, done.why, key)
 
 
-def _gated(guard: Guard | None) -> bool:
-    return guard is not None and any(judges.first_word(judge) == "approved?" for judge in guard.judges)
-
-
 def state_of(survey: Survey, stone: Stone, done: Done | None) -> StoneState:
     """What the robot should do about a stone of the active tier (``done``: its state, when it has a pass
     record to check). A stale stone whose guard already judged its current content is in the state that
@@ -184,15 +180,16 @@ def _judged_state(survey: Survey, stone: Stone) -> StoneState:
             for record in malfunctioned
         )
         return StoneState(stone, MALFUNCTION, problems, review_input_hash)
-    only_approval = all(judges.first_word(record.command) == "approved?" for record in failing)
-    if only_approval and _gated(guard):
+    only_approval = all(builtin_judges.human_judge(record.command) is not None for record in failing)
+    if only_approval and builtin_judges.gated(guard):
         unlisted = unlisted_approver(approval.marker, survey.approvers(), context)
         if approved_now and not unlisted:
             return StoneState(stone, READY, "a human approved it since the last run", review_input_hash)
         why = unlisted or "every other judge passed; it waits for a human"
         return StoneState(stone, WAITING, why, review_input_hash)
     reasons = "; ".join(
-        f"j{record.position} {judges.first_word(record.command)}: {record.reason}" for record in failing
+        f"j{record.position} {builtin_judges.first_word(record.command)}: {record.reason}"
+        for record in failing
     )
     files = ", ".join(context.route.show(record.path) for record in failing)
     return StoneState(stone, REJECTED, f"{reasons} (read {files})", review_input_hash)
@@ -299,8 +296,8 @@ def _checks(guard: Guard | None) -> str:
     if guard.reviews:
         parts.append(f"{len(guard.reviews)} review{'s' if len(guard.reviews) != 1 else ''}")
     for judge in guard.judges:
-        word = judges.first_word(judge)
-        parts.append("approved? (a human approves)" if word == "approved?" else f"judge: {judge}")
+        human = builtin_judges.human_judge(judge)
+        parts.append(f"{human.name} (a human approves)" if human is not None else f"judge: {judge}")
     return "; ".join(parts) or "the guard has no reviews or judges"
 
 
@@ -405,7 +402,7 @@ def _stone_json(route: Route, state: StoneState) -> dict[str, object]:
         "commands": {
             "read": get,
             "pass": set_passed,
-            "approve": set_approved if _gated(load_guard(route, state.stone)) else None,
+            "approve": set_approved if builtin_judges.gated(load_guard(route, state.stone)) else None,
         },
     }
 

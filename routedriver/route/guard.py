@@ -15,8 +15,9 @@ from typing import Literal, NamedTuple
 
 from routedriver import proc
 from routedriver.errors import Malfunction, Refused
-from routedriver.route import inputs, judges, records, state, store
-from routedriver.route.inputs import StoneContext
+from routedriver.route import builtin_judges, inputs, judges, records, state, store
+from routedriver.route.builtin_judges import Reading
+from routedriver.route.context import StoneContext
 from routedriver.route.model import JudgeRecord, ReviewRecord, Verdict
 from routedriver.route.outcome import CommandOutcome
 from routedriver.route.subst import environment, substitute
@@ -45,8 +46,9 @@ class Evaluation(NamedTuple):
     """What ``route.stone.set --as passed`` decided, with every file it used."""
 
     stone: str
-    # passed; rejected (a judge said no: the robot fixes it); waiting (only approved? said no: a human
-    # approves); malfunction (a review or judge command broke: a human fixes the guard or the tool)
+    # passed; rejected (a judge said no: the robot fixes it); waiting (only judges that need a human, such as
+    # approved?, said no: a human approves); malfunction (a review or judge command broke: a human fixes the
+    # guard or the tool)
     outcome: Outcome
     review_input_hash: str
     judge_input_hash: str | None  # None when a review malfunctioned and judges did not run
@@ -247,59 +249,72 @@ def evaluate(
     when one already ran on these artifacts (a fixed review command whose old output is still reused).
 
     Everything a pass binds is hashed from disk (what the reviews read), never taken from git's index."""
-    route, stone, guard = context.route, context.stone.name, context.guard
+    route, stone = context.route, context.stone.name
     if artifacts is None:
         artifacts = inputs.artifacts_or_refuse(context)
     now = state.gather(context, {context.show(path): path for path in artifacts}, from_disk=True)
-    review_input_hash, ids = now.review_input_hash, now.artifacts
-    names = store.list_state(route)
-    commands = guard.reviews if guard else ()
-
-    used = {} if rerun else inputs.reviews_in_use(context, review_input_hash, names)
-    reused_positions = set(used)
-    missing = [position for position in range(1, len(commands) + 1) if position not in used]
-    ran_iteration: int | None = None
-    if missing:
-        ran_iteration = _max_iteration(names, stone) + 1
-        used.update(run_reviews(context, review_input_hash, ran_iteration, missing))
-    reviews = tuple(ReviewResult(used[position], position in reused_positions) for position in sorted(used))
-    artifact_names = tuple(sorted(ids))
-
-    broken = [review.record for review in reviews if not review.record.ok]
-    if broken:
-        first = broken[0]
-        how = (
-            f"timed out after {guard.timeout_s:g}s"
-            if guard and first.status == "timeout"
-            else f"failed with exit {first.exit_code}"
-        )
-        # One short line: the command and its file are on stdout (route.stone.set lists them), so the line
-        # holds what the command said and what to do (a missing API key must read as one).
-        problem = f"{stone}: review r{first.position} {how}{said(first.stderr_tail)}; {fix_hint(context)}"
+    review_input_hash, artifact_names = now.review_input_hash, tuple(sorted(now.artifacts))
+    reviews, ran = _reviews(context, review_input_hash, store.list_state(route), rerun=rerun)
+    broken = next((review.record for review in reviews if not review.record.ok), None)
+    if broken is not None:  # judges do not run on what a broken review did not say
         store.remove_pass(route, stone, now.key)
+        problem = _review_problem(context, broken)
         return Evaluation(
             stone, "malfunction", review_input_hash, None, artifact_names, reviews, (), None, problem
         )
 
-    review_records = [review.record for review in reviews]
+    used = [review.record for review in reviews]
     approval = inputs.approval_state(route, stone, content_id=now.approval_id)
-    judge_input_hash = inputs.judge_input_hash(review_input_hash, review_records, approval)
-    names = store.list_state(route)
-    iteration = _judge_iteration(names, stone, review_input_hash, ran_iteration, review_records)
-    judge_results: list[JudgeResult] = []
+    judge_input_hash = inputs.judge_input_hash(review_input_hash, used, approval)
+    reading = Reading(context, review_input_hash, now.artifacts, used, approval)
+    judged = _judges(context, reading, judge_input_hash, ran)
+    outcome = _outcome(judged)
+    marker = None
+    if outcome == "passed":
+        marker = _write_pass(context, now, reviews, judged, judge_input_hash)
+    else:
+        store.remove_pass(route, stone, now.key)
+    problem = _judge_problem(context, judged) if outcome == "malfunction" else ""
+    return Evaluation(
+        stone, outcome, review_input_hash, judge_input_hash, artifact_names, reviews, judged, marker, problem
+    )
+
+
+def _reviews(
+    context: StoneContext, review_input_hash: str, names: frozenset[str], *, rerun: bool
+) -> tuple[tuple[ReviewResult, ...], int | None]:
+    """The guard's reviews of these artifacts, by position: each reused where a run of it succeeded on them
+    (unless ``rerun``), the others run now, in a new iteration (returned too; None when none ran)."""
+    count = len(context.guard.reviews) if context.guard else 0
+    used = {} if rerun else inputs.reviews_in_use(context, review_input_hash, names)
+    reused = set(used)
+    missing = [position for position in range(1, count + 1) if position not in used]
+    iteration: int | None = None
+    if missing:
+        iteration = _max_iteration(names, context.stone.name) + 1
+        used.update(run_reviews(context, review_input_hash, iteration, missing))
+    return tuple(ReviewResult(used[position], position in reused) for position in sorted(used)), iteration
+
+
+def _judges(
+    context: StoneContext, reading: Reading, judge_input_hash: str, ran: int | None
+) -> tuple[JudgeResult, ...]:
+    """Every judge of the guard, in order: reused where a file holds its verdict on exactly these inputs,
+    else asked (a built-in, on ``reading``) or run, into one new pass of the iteration (``ran``: the one the
+    reviews just ran in)."""
+    stone, review_input_hash = context.stone.name, reading.review_input_hash
+    names = store.list_state(context.route)  # again: reviews that ran wrote their files
+    iteration = _judge_iteration(names, stone, review_input_hash, ran, reading.reviews)
+    results: list[JudgeResult] = []
     pass_number: int | None = None
-    for position, command in enumerate(guard.judges if guard else (), start=1):
-        spec = judges.parse_builtin(command)
-        builtin = (
-            inputs.builtin_verdict(context, spec, review_records, approval, review_input_hash, ids)
-            if spec is not None
-            else None
-        )
+    for position, command in enumerate(context.guard.judges if context.guard else (), start=1):
+        spec = builtin_judges.parse_builtin(command)
+        builtin = spec.verdict(reading) if spec is not None else None
         prior = _reusable_judge(
             context, names, review_input_hash, judge_input_hash, position, command, builtin
         )
         if prior is not None:
-            judge_results.append(JudgeResult(prior, True))
+            results.append(JudgeResult(prior, True))
             continue
         if pass_number is None:
             passes = [
@@ -309,47 +324,55 @@ def evaluate(
         record = run_judge(
             context, iteration, pass_number, position, review_input_hash, judge_input_hash, builtin
         )
-        judge_results.append(JudgeResult(record, False))
+        results.append(JudgeResult(record, False))
+    return tuple(results)
 
-    outcome = _outcome(judge_results)
-    marker = None
-    problem = ""
-    if outcome == "passed":
-        files = [review.record.path.name for review in reviews] + [
-            judge.record.path.name for judge in judge_results
-        ]
-        marker = store.write_pass(
-            route,
-            stone,
-            review_input_hash=review_input_hash,
-            stone_id=now.stone_id,
-            guard_id=now.guard_id,
-            approval_id=now.approval_id,
-            judge_input_hash=judge_input_hash,
-            files=files,
-            manifest=ids,
-            inputs=now.inputs,
-        )
-    else:
-        store.remove_pass(route, stone, now.key)
-        if outcome == "malfunction":
-            first_broken = next(
-                judge.record for judge in judge_results if judge.record.status == "malfunction"
-            )
-            problem = (
-                f"{stone}: judge j{first_broken.position} malfunctioned ({first_broken.command}): "
-                f"{first_broken.reason}{said(first_broken.stderr_tail)}; {fix_hint(context, rerun=True)}"
-            )
-    return Evaluation(
-        stone,
-        outcome,
-        review_input_hash,
-        judge_input_hash,
-        artifact_names,
-        reviews,
-        tuple(judge_results),
-        marker,
-        problem,
+
+def _write_pass(
+    context: StoneContext,
+    now: state.StoneInputs,
+    reviews: Sequence[ReviewResult],
+    judged: Sequence[JudgeResult],
+    judge_input_hash: str,
+) -> Path:
+    """The pass record: what the stone passed on (``now``) and the review and judge files it relied on."""
+    files = [review.record.path.name for review in reviews] + [judge.record.path.name for judge in judged]
+    return store.write_pass(
+        context.route,
+        context.stone.name,
+        review_input_hash=now.review_input_hash,
+        stone_id=now.stone_id,
+        guard_id=now.guard_id,
+        approval_id=now.approval_id,
+        judge_input_hash=judge_input_hash,
+        files=files,
+        manifest=now.artifacts,
+        inputs=now.inputs,
+    )
+
+
+def how_it_broke(record: ReviewRecord, timeout_s: float) -> str:
+    """``timed out after 60s`` or ``failed with exit 3``: what became of a review that did not succeed."""
+    return (
+        f"timed out after {timeout_s:g}s"
+        if record.status == "timeout"
+        else f"failed with exit {record.exit_code}"
+    )
+
+
+def _review_problem(context: StoneContext, broken: ReviewRecord) -> str:
+    """One short line: the command and its file are on stdout (route.stone.set lists them), so the line holds
+    what the command said and what to do (a missing API key must read as one)."""
+    assert context.guard is not None  # reviews are a guard's
+    how = how_it_broke(broken, context.guard.timeout_s) + said(broken.stderr_tail)
+    return f"{context.stone.name}: review r{broken.position} {how}; {fix_hint(context)}"
+
+
+def _judge_problem(context: StoneContext, judged: Sequence[JudgeResult]) -> str:
+    first = next(judge.record for judge in judged if judge.record.status == "malfunction")
+    return (
+        f"{context.stone.name}: judge j{first.position} malfunctioned ({first.command}): "
+        f"{first.reason}{said(first.stderr_tail)}; {fix_hint(context, rerun=True)}"
     )
 
 
@@ -360,7 +383,7 @@ def _outcome(results: Sequence[JudgeResult]) -> Outcome:
     failing = [judge.record for judge in results if not judge.record.passed]
     if not failing:
         return "passed"
-    if all(judges.first_word(record.command) == "approved?" for record in failing):
+    if all(builtin_judges.human_judge(record.command) is not None for record in failing):
         return "waiting"  # every other judge said yes: nothing for the robot to fix
     return "rejected"
 

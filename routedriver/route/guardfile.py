@@ -10,7 +10,7 @@ from typing import Any, NamedTuple
 
 from routedriver import userfile
 from routedriver.errors import Refused
-from routedriver.route.judges import JudgeSpecError, parse_builtin
+from routedriver.route.builtin_judges import JudgeSpecError, parse_builtin
 from routedriver.route.model import DEFAULT_TIMEOUT_S, STATE_DIR, Guard, Route, Stone
 
 ALLOWED_KEYS = ("artifacts", "inputs", "judges", "protect", "reviews", "timeout")
@@ -191,10 +191,10 @@ def _guard_from(
                     problems.append(Refused(f"{shown}: judges[{index}]: {exc}"))
                     continue
                 # Reviews absent or an empty list (reviews of a wrong shape are a problem of their own).
-                if builtin is not None and builtin.mechanism == "reviewed?" and data.get("reviews", []) == []:
+                if builtin is not None and "reviews" in builtin.judge.reads and data.get("reviews", []) == []:
                     problems.append(
                         Refused(
-                            f"{shown}: judges[{index}]: reviewed? needs reviews to read",
+                            f"{shown}: judges[{index}]: {builtin.name} needs reviews to read",
                             "add a command under reviews: or remove the judge",
                         )
                     )

@@ -10,6 +10,9 @@ Nothing is written unless everything can be: a file the template would replace, 
 holds another route, a ``--bind`` that would be refused and a ``.claude/settings.json`` that cannot be merged
 are all refused (exit 2) before the first write. ``--force`` replaces the template's own files (regular files
 only: a directory, symlink or FIFO in the way is always refused) and leaves every other file alone.
+
+``report`` is the command: its Report's stdout lists the files written, the binding and the hooks added (or,
+with ``--list``, one line per template); its stderr says what to run next.
 """
 
 from __future__ import annotations
@@ -17,17 +20,20 @@ from __future__ import annotations
 import contextlib
 import os
 import shlex
+import shutil
 from importlib import resources
 from importlib.abc import Traversable
 from pathlib import Path
 from typing import NamedTuple
 
-from routedriver.errors import Refused
+from routedriver.errors import Refused, UserError
 from routedriver.fsutil import atomic_write
 from routedriver.gitops import find_repo
-from routedriver.route.bind import check_bindable
+from routedriver.report import Report
+from routedriver.route.bind import bind_set, check_bindable
+from routedriver.route.claude_hooks import SettingsPlan, plan_settings, write_settings
 from routedriver.route.hashing import refuse_undecodable
-from routedriver.route.load import GUARD_SUFFIX, STONE_SUFFIX
+from routedriver.route.load import GUARD_SUFFIX, STONE_SUFFIX, load_route
 
 DEFAULT_TEMPLATE = "feature"
 SUMMARY_FILE = "template.txt"
@@ -266,3 +272,123 @@ def approvers_hint(cwd: Path) -> str | None:
     if repo is None or os.path.lexists(repo.toplevel / REPO_APPROVERS):
         return None
     return f"route.init --approver-me   # writes {REPO_APPROVERS} listing you, who may approve"
+
+
+# ---------------------------------------------------------------- the command
+
+
+def report(
+    directory: str | None,
+    *,
+    template: str | None,
+    force: bool,
+    list_templates: bool,
+    bind: bool,
+    claude_code: bool,
+    approver_me: bool,
+) -> Report:
+    """``route.init``: plan everything asked for (every refusal comes here, before the first write), then
+    write it. A write that fails after others still reports what was written before it."""
+    if list_templates:
+        if directory is not None or template or force or bind or claude_code or approver_me:
+            raise Refused("--list takes nothing else", "run route.init --list alone")
+        lines = [
+            f"{found.name + (' (default)' if found.name == DEFAULT_TEMPLATE else ''):<19} {found.summary}"
+            for found in templates()
+        ]
+        return Report("".join(f"{line}\n" for line in lines))
+    if directory is None and (not (claude_code or approver_me) or template or force or bind):
+        # Without DIR only --claude-code and --approver-me make sense: they serve routes that exist already.
+        raise Refused("missing DIR", "name the route's directory: route.init routes/my-feature")
+    plan = plan_route(directory, template or DEFAULT_TEMPLATE, force=force) if directory is not None else None
+    branch = check_bind(plan) if bind and plan is not None else None
+    settings = _settings_plan() if claude_code else None
+    approvers = plan_approvers(Path.cwd()) if approver_me else None
+    # Every refusal is behind us: from here on, write.
+    written: list[str] = []
+    warnings: list[str] = []
+    try:
+        if plan is not None:
+            written += [os.path.relpath(path) for path in write_route(plan)]
+        if branch is not None and plan is not None:
+            bind_set(load_route(os.path.relpath(plan.directory)))
+            written.append(f"bound {os.path.relpath(plan.directory)} to branch {branch}")
+        if settings is not None:
+            write_settings(settings)
+            written += _settings_written(settings)
+            warnings += _not_on_path()
+        if approvers is not None:
+            write_approvers(approvers)
+            written.append(_approvers_written(approvers))
+    except UserError as exc:
+        return Report(_lines(written), (*warnings, exc.line()), exc.exit_code)
+    after = (
+        ()
+        if plan is None
+        else (_next_steps(Path(os.path.relpath(plan.directory)), bound=branch is not None),)
+    )
+    return Report(_lines(written), (*warnings, *after))
+
+
+def _lines(lines: list[str]) -> str:
+    return "".join(f"{line}\n" for line in lines)
+
+
+def _settings_plan() -> SettingsPlan:
+    repo = find_repo(Path.cwd())
+    if repo is None:
+        raise Refused(
+            "--claude-code writes the repository's .claude/settings.json, but this is not a git repository",
+            "run it inside your repository, or leave out --claude-code",
+        )
+    return plan_settings(repo.toplevel)
+
+
+def _settings_written(settings: SettingsPlan) -> list[str]:
+    shown = os.path.relpath(settings.path)
+    lines = [
+        f"{shown}: {hook.program} now also runs for {hook.event} matcher {hook.matcher}"
+        for hook in settings.widened
+    ]
+    if settings.added:
+        lines.append(f"{shown}: added hooks {', '.join(hook.event for hook in settings.added)}")
+    elif not settings.widened:
+        lines.append(f"{shown}: the route hooks are there already; nothing added")
+    return lines
+
+
+def _not_on_path() -> list[str]:
+    missing = [program for program in ("route.drive", "route.bounce") if shutil.which(program) is None]
+    if not missing:
+        return []
+    return [
+        f"warning: {' and '.join(missing)} not on PATH here; Claude Code finds hook commands on its "
+        "PATH, so install routedriver there (pipx install …) or the hooks do nothing"
+    ]
+
+
+def _approvers_written(approvers: ApproversPlan) -> str:
+    shown = os.path.relpath(approvers.path)
+    if approvers.text is None:
+        return f"{shown}: lists {approvers.email} already; nothing written"
+    return f"{shown}: lists {approvers.email}, who may approve (commit it to main first)"
+
+
+def _next_steps(route: Path, *, bound: bool) -> str:
+    shown = shlex.quote(str(route))
+    flag = "" if bound else f" --route {shown}"
+    lines = [
+        f"next: read the stones in {route}, adjust them and their guards to your project, commit them;",
+        f"      route.lint{flag}",
+        f"      route.stone.get{flag} --stone @next-one --say   # what the robot does first",
+    ]
+    if not bound:
+        lines.append(f"      route.bind --set {shown}   # on a work branch: later commands may drop --route")
+    hint = approvers_hint(Path.cwd())
+    if hint is not None:
+        lines.append(f"      {hint}")
+    lines.append(
+        "before the first pull request: the approvers file (and signers) must be on main; see the README's "
+        "'Your first pull request'"
+    )
+    return "\n".join(lines)

@@ -10,50 +10,19 @@ import os
 import shlex
 from collections.abc import Container, Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from routedriver import userfile
 from routedriver.errors import Refused
-from routedriver.route import guardfile, hashing, judges, records, store
+from routedriver.route import builtin_judges, guardfile, hashing, records, store
 from routedriver.route.artifacts import find_artifacts
+from routedriver.route.context import ApprovalState, StoneContext
+from routedriver.route.human_gate import SYMLINK_FIX, symlinked_artifact
 from routedriver.route.load import load_route
-from routedriver.route.model import Guard, Marker, ReviewRecord, Route, Stone, Verdict
+from routedriver.route.model import Guard, ReviewRecord, Route, Stone
 
-if TYPE_CHECKING:  # git and the approvers file only when a command gets that far (route.stone.get mostly not)
-    from routedriver.gitops import IndexSnapshot, Repo
-    from routedriver.route.provenance import Approvers
-
-
-class StoneContext(NamedTuple):
-    route: Route
-    stone: Stone
-    guard: Guard | None
-    repo: Repo | None
-    base: (
-        Path  # the git top-level, or the cwd outside git: commands run here, hashed paths are relative to it
-    )
-
-    @property
-    def route_arg(self) -> str:
-        """``$route`` / ``ROUTE`` as the commands see it: relative to where they run."""
-        relative = hashing.relative_posix(self.route.path, self.base)
-        return f"./{relative}" if relative.startswith("-") else relative
-
-    def show(self, path: Path) -> str:
-        """``path`` relative to where commands run: how files are named inside the files we write."""
-        return hashing.relative_posix(path, self.base)
-
-    def command_hint(self, action: str, portable: bool = False) -> str:
-        """A ``route.stone.<action>`` command line for this stone; ``portable`` names the route relative to
-        the git top-level (for text written into files) instead of as the user named it."""
-        route = self.route_arg if portable else self.route.display
-        return f"route.stone.{action} --route {shlex.quote(route)} --stone {shlex.quote(self.stone.name)}"
-
-
-class ApprovalState(NamedTuple):
-    marker: Marker | None
-    exists: bool
-    content_id: str | None  # the marker file's content id (part of the judge-input hash); None: no marker
+if TYPE_CHECKING:  # git only when a command gets that far (route.stone.get mostly not)
+    from routedriver.gitops import IndexSnapshot
 
 
 def find_stone(route: Route, name: str) -> Stone:
@@ -218,131 +187,21 @@ def approval_state(
     return ApprovalState(marker, True, content_id or hashing.blob_id_of(raw))
 
 
-def approved_verdict(
-    context: StoneContext,
-    approval: ApprovalState,
-    review_input_hash: str,
-    artifacts: dict[str, str],
-    approvers: Approvers | None = None,
-) -> Verdict:
-    """``approved?`` for this stone: does ``approval`` hold for the artifacts as they are now, given by
-    someone the approvers file lists (``approvers``; looked up when not given)? Never for a symlinked
-    artifact (``symlinked_artifact``)."""
-    linked = symlinked_artifact(context, artifacts)
-    if linked:
-        reason = f"{linked}; {SYMLINK_FIX}"
-        return Verdict("failed", reason, f"passed: false\nreason: {reason}\n")
-    verdict = judges.approved(
-        approval.marker,
-        approval.exists,
-        review_input_hash,
-        context.show,
-        context.command_hint("set", portable=True) + " --as approved",
-        current_artifacts=artifacts,
-    )
-    if approvers is None:
-        from routedriver.route.provenance import find_approvers
-
-        approvers = find_approvers(context.route, context.repo)
-    if not verdict.passed:
-        return _who_may_approve(verdict, approvers, context)
-    unlisted = unlisted_approver(approval.marker, approvers, context)
-    if not unlisted:
-        return verdict
-    reason = f"wait for human approval: {unlisted}"
-    return Verdict("failed", reason, f"passed: false\nreason: {reason}\n")
-
-
-SYMLINK_FIX = "make it the file itself, not a link to it"
-
-
-def symlinked_artifact(context: StoneContext, artifacts: Iterable[str]) -> str:
-    """Why a stone a human approves cannot take its artifacts as they are: one of them (relative to
-    ``context.base``) is a symlink. git stores only the link, and an approval binds content ids, so an
-    approved link would stay approved while what it points at changes. "" when none is."""
-    # One directory listing per directory (its entries say whether they are links without a system call
-    # each): route.verify asks this of every gated stone, whose artifacts may be thousands of files.
-    by_directory: dict[str, set[str]] = {}
-    for relative in artifacts:
-        directory, _, name = relative.rpartition("/")
-        by_directory.setdefault(directory, set()).add(name)
-    base = os.fspath(context.base)
-    for directory, names in sorted(by_directory.items()):
-        try:
-            with os.scandir(os.path.join(base, directory)) as entries:
-                links = sorted(entry.name for entry in entries if entry.name in names and entry.is_symlink())
-        except OSError:
-            continue  # hashing the artifacts already said what is wrong with such a directory
-        if links:
-            relative = f"{directory}/{links[0]}" if directory else links[0]
-            target = os.readlink(os.path.join(base, relative))
-            return (
-                f"artifact {relative} is a symlink (to {target}): a stone a human approves takes no "
-                "symlinked artifacts (an approval would cover the link, not what it points at)"
-            )
-    return ""
-
-
-def gated(guard: Guard | None) -> bool:
-    """Does the guard have a human gate (an ``approved?`` judge)?"""
-    return guard is not None and any(judges.first_word(judge) == "approved?" for judge in guard.judges)
-
-
 def refuse_symlinked_gate(context: StoneContext, artifacts: Iterable[Path]) -> None:
-    """``route.stone.set`` on a stone with ``approved?``: a symlinked artifact is the robot's to fix (make
-    it the file itself), refused before anything runs, rather than a gate no human could ever open."""
-    if not gated(context.guard):
+    """``route.stone.set`` on a human gate (a judge that needs a human, such as ``approved?``): a symlinked
+    artifact is the robot's to fix (make it the file itself), refused before anything runs, rather than a
+    gate no human could ever open."""
+    if not builtin_judges.gated(context.guard):
         return
     linked = symlinked_artifact(context, [context.show(path) for path in artifacts])
     if linked:
         raise Refused(linked, SYMLINK_FIX)
 
 
-def _who_may_approve(verdict: Verdict, approvers: Approvers, context: StoneContext) -> Verdict:
-    """A stone that waits for approval says who may give it (the approvers file's emails)."""
-    if approvers.path is None or not approvers.emails:
-        return verdict
-    emails = sorted(approvers.emails)
-    listed = ", ".join(emails[:5]) + (f" and {len(emails) - 5} more" if len(emails) > 5 else "")
-    shown = hashing.relative_posix(approvers.path, context.base)
-    reason = f"{verdict.reason}; who may approve: {listed} ({shown})"
-    output = verdict.output.replace(f"reason: {verdict.reason}\n", f"reason: {reason}\n", 1)
-    return Verdict(verdict.status, reason, output)
-
-
-def unlisted_approver(marker: Marker | None, approvers: Approvers, context: StoneContext) -> str:
-    """Why an approval does not count where an approvers file lists who may approve (its approver is not
-    there), with the command a listed approver runs; "" when it counts or no file decides."""
-    if marker is None or approvers.path is None or approvers.problem or not approvers.emails:
-        return ""
-    email = marker.approver_email.lower()
-    if email and email in approvers.emails:
-        return ""
-    who = marker.approver_email or "someone unnamed"
-    shown = hashing.relative_posix(approvers.path, context.base)
-    return (
-        f"approved by {who}, who is not in {shown}; a listed approver runs, in a terminal: "
-        f"{context.command_hint('set', portable=True)} --as approved"
-    )
-
-
-def builtin_verdict(
-    context: StoneContext,
-    spec: judges.BuiltinJudge,
-    reviews: Sequence[ReviewRecord],
-    approval: ApprovalState,
-    review_input_hash: str,
-    artifacts: dict[str, str],
-    approvers: Approvers | None = None,
-) -> Verdict:
-    """A guard's built-in judge on the reviews and approval in use: what route.stone.set records and what
-    route.verify re-derives."""
-    if spec.mechanism == "reviewed?":
-        return judges.reviewed(reviews, context.show, spec.allow_blockers, spec.allow_nitpicks)
-    return approved_verdict(context, approval, review_input_hash, artifacts, approvers)
-
-
 def judge_input_hash(review_input_hash: str, reviews: Sequence[ReviewRecord], approval: ApprovalState) -> str:
+    """The judge-input hash: the review-input hash and every input a built-in judge reads
+    (``builtin_judges.JUDGE_INPUTS``: the reviews in use, the approval marker's content id), whichever judges
+    the guard has."""
     return hashing.judge_input_hash(
         review_input_hash,
         [(review.position, review.command, review.stdout_sha256) for review in reviews],

@@ -1,4 +1,6 @@
-"""Reading judges: the verdict of any judge command, and the built-in judges ``reviewed?`` and ``approved?``.
+"""Reading judges: the verdict of any judge command, and the verdicts of the built-in judges ``reviewed?`` and
+``approved?`` from their inputs (the table of built-ins, their flags and who asks them is
+``route.builtin_judges``).
 
 A judge prints ``passed: true|false`` and ``reason: …`` (the last of each wins, at the start of a line);
 without a printed verdict its exit code decides: 0 passed, 2 failed, anything else malfunction. A printed
@@ -11,14 +13,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
-from functools import lru_cache
 from pathlib import Path
-from typing import NamedTuple
 
 from routedriver.route import manifest
 from routedriver.route.model import Marker, ReviewRecord, Verdict
 
-BUILTINS = ("approved?", "reviewed?")
 # An approval counts only for the artifacts it was given for (their review-input hash).
 APPROVAL_MUST_MATCH_ARTIFACTS = True
 
@@ -34,55 +33,6 @@ _COUNT_PATTERNS = {
     for kind in ("blocker", "nitpick")
 }
 _LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
-
-
-class JudgeSpecError(ValueError):
-    """A guard's built-in judge is written wrong; the message says what to fix."""
-
-
-class BuiltinJudge(NamedTuple):
-    mechanism: str  # "reviewed?" or "approved?"
-    allow_blockers: int = 0
-    allow_nitpicks: int | None = None  # None: any number of nitpicks is fine
-
-
-def first_word(command: str) -> str:
-    """A judge line's first word: the built-in judge it names (``reviewed?``, ``approved?``), or, for a shell
-    judge, what messages show it by. A built-in judge line is the driver's own syntax, not shell (its name,
-    then its flags, separated by blanks; no quoting), so it is split at blanks here; a shell judge's text is
-    only ever run, or read with ``shellsyntax``."""
-    parts = command.split(None, 1)
-    return parts[0] if parts else ""
-
-
-@lru_cache(maxsize=256)
-def parse_builtin(command: str) -> BuiltinJudge | None:
-    """The built-in judge ``command`` names, None for a shell command; JudgeSpecError when misspelled.
-
-    Cached: a pure function of the text, asked for every judge of every guard (route.verify reads them all,
-    and most guards share the same few judges)."""
-    mechanism = first_word(command)
-    if not mechanism.endswith("?"):
-        return None
-    if mechanism not in BUILTINS:
-        raise JudgeSpecError(f"unknown judge mechanism {mechanism!r}; built-ins: {', '.join(BUILTINS)}")
-    words = command.split()[1:]  # the driver's syntax: flags separated by blanks (see first_word)
-    limits: dict[str, int] = {}
-    allowed = ("--allow-blockers", "--allow-nitpicks") if mechanism == "reviewed?" else ()
-    while words:
-        word = words.pop(0)
-        flag, equals, value = word.partition("=")
-        if flag not in allowed:
-            usage = "--allow-blockers N, --allow-nitpicks N" if allowed else "no flags"
-            raise JudgeSpecError(f"{mechanism}: unknown flag {word!r}; allowed: {usage}")
-        if not equals:
-            if not words:
-                raise JudgeSpecError(f"{mechanism}: {flag} needs a number; write {flag} 0")
-            value = words.pop(0)
-        if not (value.isascii() and value.isdigit()):
-            raise JudgeSpecError(f"{mechanism}: {flag} {value!r} is not a whole number ≥ 0; write {flag} 0")
-        limits[flag] = int(value)
-    return BuiltinJudge(mechanism, limits.get("--allow-blockers", 0), limits.get("--allow-nitpicks"))
 
 
 def _last_line(*texts: str) -> str:

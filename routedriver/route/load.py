@@ -121,3 +121,13 @@ def load_route(path: str | os.PathLike[str], irregular: list[str] | None = None)
         stones.append(Stone(name=name, directory=root, prefix=prefix, has_guard=has_guard))
     stones.sort(key=lambda stone: stone.sort_key)
     return Route.at(root, display, tuple(stones))
+
+
+def open_route(route_option: str | None) -> Route:
+    """The route a command works on (``resolve_route``), loaded; refuses one without stones."""
+    route = load_route(resolve_route(route_option))
+    if not route.stones:
+        raise Refused(
+            f"route has no stones: {route.display}", "add files like 1.vision.stone (or check --route)"
+        )
+    return route

@@ -11,6 +11,8 @@ import os
 from pathlib import Path
 from typing import NamedTuple
 
+from routedriver.route.manifest import manifest_in
+
 # Guard defaults (decisions in docs/route.md).
 DEFAULT_TIMEOUT_S = 1200.0
 STATE_DIR = ".route"  # the driver's own files live in $route/.route/, never next to the stones
@@ -154,8 +156,6 @@ class Marker(NamedTuple):
     def artifacts(self) -> tuple[tuple[str, str], ...]:
         """The artifacts approved, sorted: (path relative to the top-level, content id). Read from ``raw``
         when asked: a marker lists every artifact (hundreds of lines), and most readers need only its hash."""
-        from routedriver.route.store import manifest_in
-
         return manifest_in(self.raw)
 
     @property
@@ -183,8 +183,6 @@ class PassRecord(NamedTuple):
     @property
     def artifacts(self) -> tuple[tuple[str, str], ...]:
         """The artifacts passed, sorted: (path relative to the top-level, content id)."""
-        from routedriver.route.store import manifest_in
-
         return manifest_in(self.raw)
 
     @property
@@ -194,6 +192,4 @@ class PassRecord(NamedTuple):
     @property
     def inputs(self) -> dict[str, str]:
         """The guard's ``inputs:`` files the pass covered: path relative to the top-level → content id."""
-        from routedriver.route.store import manifest_in
-
         return dict(manifest_in(self.raw, "input"))

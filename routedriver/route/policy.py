@@ -44,10 +44,12 @@ from typing import Literal, NamedTuple
 from routedriver import gitops, globs
 from routedriver.errors import Refused
 from routedriver.later import Later
+from routedriver.route import approval_commit, hashing, manifest, programs, store, words
 from routedriver.route import frontmatter as fm
-from routedriver.route import hashing, manifest, programs, store, words
+from routedriver.route.approval_commit import HUMANS_ONLY
+from routedriver.route.checks import StoneCheck
 from routedriver.route.guardfile import load_guard
-from routedriver.route.load import GUARD_SUFFIX, STONE_SUFFIX
+from routedriver.route.load import GUARD_SUFFIX, STONE_SUFFIX, open_route
 from routedriver.route.model import STATE_DIR, Guard, Route
 from routedriver.route.provenance import (
     REPO_APPROVERS,
@@ -57,7 +59,6 @@ from routedriver.route.provenance import (
     Provenance,
     parse_approvers,
 )
-from routedriver.route.verify import StoneCheck
 
 POLICY_APPROVED = "policy.approved"  # in $route/.route/; *.approved: an approval marker like the others
 APPROVE_COMMAND = "route.policy.approve"
@@ -628,17 +629,6 @@ def approve(
     """Record (and commit, alone) a human's approval of the route's current definitions. With ``base_ref``
     (the base the change is for), an approval of the same definitions that the base's history already holds
     is made again, in a new commit: it approves a difference from an older base (see ``_approval``)."""
-    from routedriver.route.api import _writing, open_route
-    from routedriver.route.approve import (
-        HUMANS_ONLY,
-        _commit,
-        _committed,
-        _identity,
-        commit_command,
-        refuse_repository_config,
-        refuse_unfaithful,
-    )
-
     if not human:  # before anything is read or written: a robot learns only that this is not its call
         named = f" --route {shlex.quote(route_option)}" if route_option else ""
         raise Refused(HUMANS_ONLY, f"a person runs {APPROVE_COMMAND}{named} in a terminal")
@@ -649,7 +639,7 @@ def approve(
             f"{route.display} is not in a git repository",
             "a policy approval is a commit: run it in the routes' git work tree",
         )
-    refuse_repository_config(repo)  # the robot's clone: nothing it configured may run (approve.py)
+    approval_commit.refuse_repository_config(repo)  # the robot's clone: nothing it configured may run
     base_commit = None
     if base_ref is not None:
         base_commit = gitops.resolve_commit(repo, base_ref)
@@ -659,12 +649,12 @@ def approve(
                 "fetch the base's history or check the name",
             )
     ids = definitions(route, repo)
-    refuse_unfaithful({path: repo.toplevel / path for path in ids}, ids, repo.object_format)
+    approval_commit.refuse_unfaithful({path: repo.toplevel / path for path in ids}, ids, repo.object_format)
     digest = definitions_hash(ids)
-    approver = _identity(repo.toplevel)
+    approver = approval_commit.identity(repo.toplevel)
     path = marker_path(route)
     route_rel = hashing.relative_posix(route.path, repo.toplevel)
-    with _writing(route):
+    with store.writing(route):
         store.ensure_state_dir(route)
         with store.stone_lock(route, "policy.approve"):
             existing = read_approval(path)
@@ -681,11 +671,11 @@ def approve(
             outcome: Literal["approved", "already-approved"] = "already-approved" if same else "approved"
             result = PolicyApproveResult(route, path, digest, ids, approver, outcome, None, "", since, again)
             if not commit:
-                if same and _committed(repo, path):
+                if same and approval_commit.committed(repo, path):
                     return result
-                how = commit_command(repo, route, "policy", path)
+                how = approval_commit.commit_command(repo, route, "policy", path)
                 return result._replace(not_committed="--no-commit", commit_with=how)
-            return result._replace(commit=_commit(repo, route, "policy", path))
+            return result._replace(commit=approval_commit.commit(repo, route, "policy", path))
 
 
 def _held_by_base(repo: gitops.Repo, path: Path, base_ref: str | None, base_commit: str) -> str:

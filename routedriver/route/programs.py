@@ -51,6 +51,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 from routedriver import globs
+from routedriver.route import builtin_judges
 from routedriver.route.hashing import relative_posix
 from routedriver.route.model import STATE_DIR, Guard, Route, Stone
 from routedriver.route.subst import ENV, substitute
@@ -280,9 +281,7 @@ def _command_names(command: str, route: str, stone: str, top: str) -> Named:
 
 
 def _runs_something(command: str) -> bool:
-    from routedriver.route.judges import first_word
-
-    return not first_word(command).endswith("?")  # the built-in judges (reviewed?, approved?) run nothing
+    return not builtin_judges.is_builtin(command)  # the built-in judges (reviewed?, approved?) run nothing
 
 
 def stone_names(route: Route, stone: Stone, guard: Guard, top: Path) -> Named:

@@ -45,14 +45,14 @@ from typing import TYPE_CHECKING, Literal, NamedTuple
 
 from routedriver import gitops, globs
 from routedriver.errors import Refused
+from routedriver.route import builtin_judges, guardfile, hashing, inputs, programs, state, store
 from routedriver.route import guard as guards
-from routedriver.route import guardfile, hashing, inputs, judges, programs, state, store
 from routedriver.route.artifacts import artifact_patterns, input_patterns
+from routedriver.route.checks import StoneCheck
+from routedriver.route.context import StoneContext
 from routedriver.route.guardfile import DEFAULT_ARTIFACTS
-from routedriver.route.inputs import StoneContext
 from routedriver.route.load import GUARD_SUFFIX, STONE_SUFFIX
 from routedriver.route.model import STATE_DIR, Guard, JudgeRecord, PassRecord, ReviewRecord
-from routedriver.route.verify import StoneCheck
 from routedriver.route.words import count
 
 if TYPE_CHECKING:
@@ -568,7 +568,7 @@ def _commands(guard: Guard | None) -> list[str]:
     """The commands a guard runs: its reviews and shell judges (the built-in judges run nothing)."""
     if guard is None:
         return []
-    return [*guard.reviews, *(judge for judge in guard.judges if judges.parse_builtin(judge) is None)]
+    return [*guard.reviews, *(judge for judge in guard.judges if builtin_judges.parse_builtin(judge) is None)]
 
 
 # ---------------------------------------------------------------- one stone
@@ -616,23 +616,19 @@ def _recheck(plan: _Plan, directory: Path) -> StoneRecheck:
     ran += [_ran(f"review r{review.position}", review, directory) for review in ordered]
     broken = next((review for review in ordered if not review.ok), None)
     if broken is not None:
-        how = (
-            f"timed out after {guard.timeout_s:g}s"
-            if broken.status == "timeout"
-            else f"failed with exit {broken.exit_code}"
-        )
-        what = f"review r{broken.position} ({broken.command}) {how}{guards.said(broken.stderr_tail)}"
+        how = guards.how_it_broke(broken, guard.timeout_s) + guards.said(broken.stderr_tail)
+        what = f"review r{broken.position} ({broken.command}) {how}"
         return finished("malfunction", _broke(what), "malfunction", ran)
     approval = inputs.approval_state(context.route, check.stone, content_id=now.approval_id)
     judge_input_hash = inputs.judge_input_hash(review_input_hash, ordered, approval)
+    # The built-in judges are asked again, on CI's own reviews.
+    reading = builtin_judges.Reading(
+        context, review_input_hash, now.artifacts, ordered, approval, plan.approvers
+    )
     verdicts: list[JudgeRecord] = []
     for position, command in enumerate(guard.judges, start=1):
-        spec = judges.parse_builtin(command)
-        builtin = None
-        if spec is not None:
-            builtin = inputs.builtin_verdict(
-                context, spec, ordered, approval, review_input_hash, now.artifacts, plan.approvers
-            )
+        spec = builtin_judges.parse_builtin(command)
+        builtin = spec.verdict(reading) if spec is not None else None
         try:
             record = guards.run_judge(out, 1, 1, position, review_input_hash, judge_input_hash, builtin)
         except Refused as exc:

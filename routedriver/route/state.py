@@ -28,8 +28,10 @@ from routedriver import userfile
 from routedriver.errors import Refused
 from routedriver.route import hashing, manifest, store
 from routedriver.route.artifacts import Listings, artifact_paths, default_glob_files
+from routedriver.route.context import StoneContext
 from routedriver.route.guardfile import load_guard
-from routedriver.route.inputs import StoneContext, input_files, unlisted_approver
+from routedriver.route.human_gate import unlisted_approver
+from routedriver.route.inputs import input_files
 from routedriver.route.model import STATE_DIR, Guard, PassRecord, Route, Stone
 
 if TYPE_CHECKING:  # on route.stone.get's path: git only once a stone has a pass to check

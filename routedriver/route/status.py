@@ -16,7 +16,7 @@ from typing import Literal, NamedTuple
 from routedriver import gitops
 from routedriver.errors import Refused
 from routedriver.route import drive, judges, records, store
-from routedriver.route.api import open_route
+from routedriver.route.load import open_route
 from routedriver.route.model import Route, Stone
 from routedriver.route.select import NEXT_ALL, select, survey_of
 from routedriver.route.state import Survey

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from routedriver.errors import ExitCode, UserError
 from routedriver.report import Report, as_json, one_line
-from routedriver.route.judges import first_word
+from routedriver.route.builtin_judges import first_word, human_judge
 from routedriver.route.load import stone_text
 from routedriver.route.words import count
 
@@ -126,7 +126,7 @@ def _feedback(output: str) -> list[str]:
 
 def _said_no(result: SetResult) -> list[Any]:
     """The failing judges that are not a human gate waiting (those said no; approved? waits)."""
-    return [judge for judge in result.evaluation.failing if first_word(judge.record.command) != "approved?"]
+    return [judge for judge in result.evaluation.failing if human_judge(judge.record.command) is None]
 
 
 def _judges(result: SetResult) -> str:

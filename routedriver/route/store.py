@@ -9,15 +9,17 @@ unreadable, truncated, hand-edited or named oddly is a miss (``None``), never a 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from itertools import filterfalse
 from pathlib import Path
 from typing import NamedTuple
 
 from routedriver import userfile
+from routedriver.errors import Malfunction
 from routedriver.fsutil import FileLock, LockTimeout, atomic_write
 from routedriver.route import frontmatter as fm
 from routedriver.route.hashing import pass_key
@@ -277,24 +279,6 @@ def read_pass(path: Path, stone: str) -> PassRecord | None:
     )
 
 
-def manifest_in(text: str, key: str = "artifact") -> tuple[tuple[str, str], ...]:
-    """The sorted ``(path, content id)`` pairs of a marker's ``artifact: <content id> <path>`` lines (the id
-    first: paths may hold spaces; ``key="input"``: a pass record's ``input:`` lines, the guard's inputs);
-    empty when ``text`` is not a whole front-matter document."""
-    split = fm.split_document(text)
-    if split is None:
-        return ()
-    fields: fm.Fields = {}
-    for line in split[0]:
-        fm.add_line(fields, line)
-    entries = []
-    for value in fields.get(key, ()):
-        content_id, _, path = value.partition(" ")
-        if path:
-            entries.append((path, content_id))
-    return tuple(sorted(entries))
-
-
 def _manifest_fields(manifest: Mapping[str, str], key: str = "artifact") -> list[tuple[str, fm.Value]]:
     return [(key, f"{content_id} {path}") for path, content_id in sorted(manifest.items())]
 
@@ -402,3 +386,15 @@ def acquire_stone_lock(route: Route, stone: str) -> tuple[FileLock, bool]:
         lock = FileLock(lock_path(route, stone))
         lock.acquire()
         return lock, True
+
+
+@contextlib.contextmanager
+def writing(route: Route) -> Iterator[None]:
+    """A file the driver cannot write under .route/ (permissions, full disk) is a malfunction, in one line."""
+    try:
+        yield
+    except OSError as exc:
+        where = exc.filename or route.show(route.state_dir)
+        raise Malfunction(
+            f"cannot write {where}: {exc.strerror or exc}", "check permissions and free space"
+        ) from None

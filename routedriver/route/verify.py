@@ -35,9 +35,10 @@ from typing import TYPE_CHECKING, NamedTuple
 from routedriver import gitops
 from routedriver.errors import Refused
 from routedriver.later import Later
-from routedriver.route import committed, inputs, judges, records, store
+from routedriver.route import builtin_judges, committed, inputs, judges, records, store
+from routedriver.route.checks import StoneCheck
+from routedriver.route.context import ApprovalState, StoneContext
 from routedriver.route.hashing import relative_posix
-from routedriver.route.inputs import ApprovalState, StoneContext
 from routedriver.route.load import load_route, resolve_route
 from routedriver.route.model import Guard, JudgeRecord, ReviewRecord, Route, Stone
 from routedriver.route.provenance import Approvers, Provenance, marker_paths
@@ -48,31 +49,6 @@ if TYPE_CHECKING:
     from routedriver.route import policy
     from routedriver.route.policy import PolicyReport
     from routedriver.route.recheck import Options, RecheckReport
-
-STATUSES = (
-    "passed",
-    "incomplete",
-    "stale",
-    "unproven",
-    "unapproved",
-    "policy-changed",
-    "uncommitted",  # passed in this work tree, but on files no commit holds: CI's checkout would not pass it
-    "rejected",  # --recheck: CI's own run of the guard did not pass it
-    "forged",
-    "broken",
-    "malfunction",  # --recheck: a review or judge broke in CI (verify exits 1 when nothing else failed)
-)
-
-
-class StoneCheck(NamedTuple):
-    route: str  # the route relative to the top-level (the cwd outside git)
-    stone: str
-    status: str  # one of STATUSES
-    why: str
-    file: str  # the file a reader should look at, relative to the top-level
-
-    def ok(self, allow_incomplete: bool) -> bool:
-        return self.status == "passed" or (allow_incomplete and self.status == "incomplete")
 
 
 class VerifyReport(NamedTuple):
@@ -533,8 +509,7 @@ def _check_stone(
     route, stone, guard = context.route, context.stone, context.guard
     if done.state == "incomplete":
         why = "not passed yet"
-        gated = guard is not None and any(judges.first_word(judge) == "approved?" for judge in guard.judges)
-        if gated and not approval.exists:
+        if builtin_judges.gated(guard) and not approval.exists:
             why += "; waiting for human approval"
         return result("incomplete", why)
     if not done.passed:
@@ -594,7 +569,7 @@ def _check_judges(
     review_input_hash: str,
     judge_input_hash: str,
     reviews: list[ReviewRecord],
-    approval: inputs.ApprovalState,
+    approval: ApprovalState,
     artifact_ids: dict[str, str],
     approvers: Approvers,
     done: Done,
@@ -621,7 +596,7 @@ def _check_judges(
                 "(were the .route/ files committed?)",
                 route.state_dir,
             )
-        spec = judges.parse_builtin(command)
+        spec = builtin_judges.parse_builtin(command)
         if spec is None:
             verdict = judges.parse_verdict(record.stdout, record.exit_code)
             if not verdict.passed:
@@ -632,26 +607,36 @@ def _check_judges(
                     record.path,
                 )
             continue
-        verdict = inputs.builtin_verdict(
-            context, spec, reviews, approval, review_input_hash, artifact_ids, approvers
+        reading = builtin_judges.Reading(
+            context, review_input_hash, artifact_ids, reviews, approval, approvers
         )
+        verdict = spec.verdict(reading)
         if verdict.passed:
             continue
-        if spec.mechanism == "reviewed?":
+        if (
+            spec.judge.verify_as == "forged"
+        ):  # what it reads is what the hashes bind: the record is not its own
             return result(
                 "forged",
-                f"judge file j{position} says reviewed? passed, but the reviews say {verdict.status}: "
-                f"{verdict.reason}",
+                f"judge file j{position} says {spec.name} passed, but {_read_by(spec.judge)} "
+                f"{verdict.status}: {verdict.reason}",
                 record.path,
             )
         return result(
             "unapproved",
-            f"j{position} approved? does not hold now: {verdict.reason}",
+            f"j{position} {spec.name} does not hold now: {verdict.reason}",
             store.approved_path(route, stone),
         )
     judged = len(context.guard.judges)
     why = f"passed and fresh ({count(judged, 'judge')} re-checked)" if judged else "passed and fresh"
     return result("passed", _passed_why(why, done))
+
+
+def _read_by(judge: builtin_judges.Builtin) -> str:
+    """``the reviews say``: what a built-in judge reads, as the subject of what it says now."""
+    read = {"reviews": "the reviews", "approval": "the approval"}
+    subject = " and ".join(read[what] for what in judge.reads) or "its inputs"
+    return f"{subject} {'says' if subject == 'the approval' else 'say'}"
 
 
 def _judge_file(

@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING, Any
 from routedriver.errors import ExitCode
 from routedriver.report import Report
 from routedriver.route import shown
-from routedriver.route.verify import StoneCheck, VerifyReport
+from routedriver.route.checks import STATUSES, StoneCheck
+from routedriver.route.verify import VerifyReport
 
 if TYPE_CHECKING:
     from routedriver.route.policy import PolicyReport
@@ -47,8 +48,6 @@ def summary(report: VerifyReport) -> str:
 
 
 def _order(status: str) -> int:
-    from routedriver.route.verify import STATUSES
-
     return STATUSES.index(status) if status in STATUSES else len(STATUSES)
 
 

@@ -338,7 +338,7 @@ def test_the_approve_command_checks_its_own_commit(tmp_path: Path) -> None:
     was made on. (Nothing in this package can make git do otherwise any more: hooks are off and the
     configuration is checked; so the check is exercised on commits made by hand.)"""
     from routedriver import gitops
-    from routedriver.route.approve import check_commit
+    from routedriver.route.approval_commit import check_commit
 
     repo = tmp_path / "r"
     repo.mkdir()

@@ -333,6 +333,9 @@ def test_bounce_blocks_protected_paths_until_their_stone_passes(git_repo: Path) 
     assert "protected by stone 2.plan" in denied(stale)
 
 
+SETTINGS = "Claude Code's settings wire the hooks that hold the robot to its route"
+
+
 def test_bounce_always_blocks_templates_and_driver_files(git_repo: Path) -> None:
     route = gated_route(git_repo)
     targets = {
@@ -346,8 +349,8 @@ def test_bounce_always_blocks_templates_and_driver_files(git_repo: Path) -> None
         "route/.route/approvers": "files under a route's .route/ are written by the driver only",
         ".route-approvers": "the approvers file says who may approve",
         # The hooks themselves: a robot that edits them away is held by nothing (disableAllHooks).
-        ".claude/settings.json": "Claude Code's settings wire the hooks that hold the robot to its route",
-        ".claude/settings.local.json": "Claude Code's settings wire the hooks that hold the robot to its route",
+        ".claude/settings.json": SETTINGS,
+        ".claude/settings.local.json": SETTINGS,
     }
     for path, why in targets.items():
         for tool in ("Write", "Edit"):

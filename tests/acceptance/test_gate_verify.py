@@ -352,6 +352,27 @@ def test_github_annotations_and_step_summary(git_repo: Path, tmp_path: Path) -> 
     assert not any(line.startswith("::") for line in quiet.out.splitlines())
 
 
+def test_a_step_summary_that_cannot_be_appended_to_is_a_warning(git_repo: Path, tmp_path: Path) -> None:
+    """The verdict, its annotations and its exit code stay what they are; the warning comes first on
+    stderr."""
+    route = gated_route(git_repo)
+    pass_all(git_repo, route)
+    write(route / "2.plan.md", "# Plan, changed\n")
+    summary = write(tmp_path / "summary.md", "")
+    written = verify(
+        git_repo, "--route", "route", env={"GITHUB_ACTIONS": "true", "GITHUB_STEP_SUMMARY": str(summary)}
+    )
+    directory = tmp_path / "a directory"
+    directory.mkdir()
+    env = {"GITHUB_ACTIONS": "true", "GITHUB_STEP_SUMMARY": str(directory)}
+    done = verify(git_repo, "--route", "route", env=env)
+    assert done.code == written.code == 2 and done.out == written.out
+    assert done.err == "warning: cannot append to GITHUB_STEP_SUMMARY (Is a directory)\n" + written.err
+    as_json = verify(git_repo, "--route", "route", "--json", env=env)
+    assert as_json.code == 2 and json.loads(as_json.out)["ok"] is False
+    assert as_json.err.startswith("warning: cannot append to GITHUB_STEP_SUMMARY (Is a directory)\n::error ")
+
+
 def test_all_finds_every_route_including_untracked_ones(git_repo: Path) -> None:
     first = gated_route(git_repo, name="routes/one")
     pass_all(git_repo, first)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from routedriver.route import judges
+from routedriver.route import builtin_judges, judges
 from routedriver.route.model import Marker, ReviewRecord
 from tests.route.routes import make_route, passed_record, run_route, stone_set, write
 from tests.route_gate.gate import forge_pass
@@ -164,13 +164,17 @@ def test_approved() -> None:
     ("command", "expected"),
     [
         ("pytest -q", None),
-        ("reviewed?", judges.BuiltinJudge("reviewed?", 0, None)),
-        ("reviewed? --allow-blockers 1 --allow-nitpicks=4", judges.BuiltinJudge("reviewed?", 1, 4)),
-        ("approved?", judges.BuiltinJudge("approved?")),
+        ("reviewed?", ("reviewed?", {"allow_blockers": 0, "allow_nitpicks": None})),
+        (
+            "reviewed? --allow-blockers 1 --allow-nitpicks=4",
+            ("reviewed?", {"allow_blockers": 1, "allow_nitpicks": 4}),
+        ),
+        ("approved?", ("approved?", {})),
     ],
 )
-def test_parse_builtin(command: str, expected: judges.BuiltinJudge | None) -> None:
-    assert judges.parse_builtin(command) == expected
+def test_parse_builtin(command: str, expected: tuple[str, dict[str, int | None]] | None) -> None:
+    spec = builtin_judges.parse_builtin(command)
+    assert (None if spec is None else (spec.name, dict(spec.values))) == expected
 
 
 @pytest.mark.parametrize(

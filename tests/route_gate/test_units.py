@@ -6,8 +6,9 @@ import pytest
 
 from routedriver.errors import Refused
 from routedriver.route import frontmatter, manifest, verify_report
+from routedriver.route.checks import StoneCheck
 from routedriver.route.provenance import emails_in, parse_approvers, principal_covers
-from routedriver.route.verify import StoneCheck, VerifyReport
+from routedriver.route.verify import VerifyReport
 
 
 def test_approvers_files_take_emails_names_and_comments() -> None:

@@ -1,0 +1,111 @@
+"""``approved?``, the human gate: does a stone's approval hold for its artifacts as they are now, given by
+someone the approvers file lists? (The marker's text is read by ``judges.approved``; who committed it is
+``route.verify``'s question, through ``provenance``.) A stone a human approves takes no symlinked artifact: an
+approval binds content ids, and a link's target could change under an unchanged link.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING
+
+from routedriver.route import hashing, judges
+from routedriver.route.context import ApprovalState, StoneContext
+from routedriver.route.model import Marker, Verdict
+
+if TYPE_CHECKING:  # the approvers file (and git) only when a judge needs them and was not given them
+    from routedriver.route.provenance import Approvers
+
+
+def verdict(
+    context: StoneContext,
+    approval: ApprovalState,
+    review_input_hash: str,
+    artifacts: Mapping[str, str],
+    approvers: Approvers | None = None,
+) -> Verdict:
+    """``approved?`` for this stone: does ``approval`` hold for the artifacts as they are now, given by
+    someone the approvers file lists (``approvers``; looked up when not given)? Never for a symlinked
+    artifact (``symlinked_artifact``)."""
+    linked = symlinked_artifact(context, artifacts)
+    if linked:
+        reason = f"{linked}; {SYMLINK_FIX}"
+        return Verdict("failed", reason, f"passed: false\nreason: {reason}\n")
+    said = judges.approved(
+        approval.marker,
+        approval.exists,
+        review_input_hash,
+        context.show,
+        context.command_hint("set", portable=True) + " --as approved",
+        current_artifacts=artifacts,
+    )
+    if approvers is None:
+        from routedriver.route.provenance import find_approvers
+
+        approvers = find_approvers(context.route, context.repo)
+    if not said.passed:
+        return _who_may_approve(said, approvers, context)
+    unlisted = unlisted_approver(approval.marker, approvers, context)
+    if not unlisted:
+        return said
+    reason = f"wait for human approval: {unlisted}"
+    return Verdict("failed", reason, f"passed: false\nreason: {reason}\n")
+
+
+SYMLINK_FIX = "make it the file itself, not a link to it"
+
+
+def symlinked_artifact(context: StoneContext, artifacts: Iterable[str]) -> str:
+    """Why a stone a human approves cannot take its artifacts as they are: one of them (relative to
+    ``context.base``) is a symlink. git stores only the link, and an approval binds content ids, so an
+    approved link would stay approved while what it points at changes. "" when none is."""
+    # One directory listing per directory (its entries say whether they are links without a system call
+    # each): route.verify asks this of every gated stone, whose artifacts may be thousands of files.
+    by_directory: dict[str, set[str]] = {}
+    for relative in artifacts:
+        directory, _, name = relative.rpartition("/")
+        by_directory.setdefault(directory, set()).add(name)
+    base = os.fspath(context.base)
+    for directory, names in sorted(by_directory.items()):
+        try:
+            with os.scandir(os.path.join(base, directory)) as entries:
+                links = sorted(entry.name for entry in entries if entry.name in names and entry.is_symlink())
+        except OSError:
+            continue  # hashing the artifacts already said what is wrong with such a directory
+        if links:
+            relative = f"{directory}/{links[0]}" if directory else links[0]
+            target = os.readlink(os.path.join(base, relative))
+            return (
+                f"artifact {relative} is a symlink (to {target}): a stone a human approves takes no "
+                "symlinked artifacts (an approval would cover the link, not what it points at)"
+            )
+    return ""
+
+
+def _who_may_approve(verdict: Verdict, approvers: Approvers, context: StoneContext) -> Verdict:
+    """A stone that waits for approval says who may give it (the approvers file's emails)."""
+    if approvers.path is None or not approvers.emails:
+        return verdict
+    emails = sorted(approvers.emails)
+    listed = ", ".join(emails[:5]) + (f" and {len(emails) - 5} more" if len(emails) > 5 else "")
+    shown = hashing.relative_posix(approvers.path, context.base)
+    reason = f"{verdict.reason}; who may approve: {listed} ({shown})"
+    output = verdict.output.replace(f"reason: {verdict.reason}\n", f"reason: {reason}\n", 1)
+    return Verdict(verdict.status, reason, output)
+
+
+def unlisted_approver(marker: Marker | None, approvers: Approvers, context: StoneContext) -> str:
+    """Why an approval does not count where an approvers file lists who may approve (its approver is not
+    there), with the command a listed approver runs; "" when it counts or no file decides."""
+    if marker is None or approvers.path is None or approvers.problem or not approvers.emails:
+        return ""
+    email = marker.approver_email.lower()
+    if email and email in approvers.emails:
+        return ""
+    who = marker.approver_email or "someone unnamed"
+    shown = hashing.relative_posix(approvers.path, context.base)
+    return (
+        f"approved by {who}, who is not in {shown}; a listed approver runs, in a terminal: "
+        f"{context.command_hint('set', portable=True)} --as approved"
+    )
