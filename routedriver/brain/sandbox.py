@@ -169,17 +169,9 @@ def path_rules(
 
 
 def _path_rule(rule: Rule, workdir: Path) -> PathRule:
-    # The same bases as permissions.rules._path_matches: //abs, ~/home, /permissions-file dir, else workdir.
-    spec = rule.specifier or ""
-    if spec.startswith("//"):
-        base, pattern = Path("/"), spec[2:]
-    elif spec.startswith("~/"):
-        base, pattern = Path.home(), spec[2:]
-    elif spec.startswith("/"):
-        base, pattern = rule.base_dir, spec[1:]
-    else:
-        base, pattern = workdir, spec[2:] if spec.startswith("./") else spec
-    return PathRule(rule.text, base, pattern)
+    from routedriver.brain.permissions.rules import rule_base
+
+    return PathRule(rule.text, *rule_base(rule, workdir))
 
 
 class TooManyPaths(Exception):

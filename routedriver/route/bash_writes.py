@@ -245,25 +245,12 @@ class _Reader:
     def shell(self, simple: SimpleCommand, args: list[Word]) -> None:
         """``bash -c SCRIPT``, ``bash FILE`` (its contents are not visible: opaque), or a shell reading its
         script from stdin."""
-        index, has_c = 0, False
-        while index < len(args):
-            text = args[index].text
-            if text in ("--", "-"):
-                index += 1
-                break
-            if text.startswith("--"):
-                index += 2 if text in ("--rcfile", "--init-file") else 1
-            elif text[:1] in "-+" and len(text) > 1:
-                has_c = has_c or "c" in text[1:]
-                index += 1 + sum(letter in "oO" for letter in text[1:])
-            else:
-                break
-        operands = args[index:]
+        operands, has_c, reads_stdin = shell_words.shell_options(args)
         if has_c:
             if operands:
                 self.script(operands[0].text, operands[0].expanded, "the script given to a shell")
             return
-        if operands:
+        if operands and not reads_stdin:
             self.out.opaque.append(("bash", tuple(w.text for w in operands)))
             return
         self.stdin_script(simple)

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 from routedriver.shellsyntax import braces
 from routedriver.shellsyntax.lexer import REDIRECTIONS, SUBSTITUTIONS, Token, decode_ansi_c, lex
@@ -67,6 +67,36 @@ def _globs(chars: list[tuple[str, bool]]) -> bool:
 def is_bare(word: Word) -> bool:
     """Typed without quotes, escapes or expansions: only then can it be a reserved word (``if``, ``{``)."""
     return bool(word.text) and not (word.expanded or word.braced) and word.first_quote < 0
+
+
+class ShellOptions(NamedTuple):
+    """What a shell's own options (``bash``, ``sh``, ``zsh`` … before its first operand) say about where its
+    script comes from."""
+
+    operands: list[Word]  # after the options: the script (with -c), or a script file, then its arguments
+    script_given: bool  # -c: the first operand is the script itself
+    reads_stdin: bool  # -s: the script is read from stdin, whatever the operands
+
+
+def shell_options(args: list[Word]) -> ShellOptions:
+    """A shell's arguments (its words after its name) read as bash reads its options: ``-c``/``-s`` may be
+    grouped (``-ec``), ``-o NAME``/``-O NAME`` and ``--rcfile``/``--init-file FILE`` take a value, ``--``
+    or ``-`` end them."""
+    index, script_given, reads_stdin = 0, False, False
+    while index < len(args):
+        text = args[index].text
+        if text in ("--", "-"):
+            index += 1
+            break
+        if text.startswith("--"):
+            index += 2 if text in ("--rcfile", "--init-file") else 1
+        elif text[:1] in "-+" and len(text) > 1:
+            script_given = script_given or "c" in text[1:]
+            reads_stdin = reads_stdin or "s" in text[1:]
+            index += 1 + sum(letter in "oO" for letter in text[1:])  # -o NAME, -O NAME take a value
+        else:
+            break
+    return ShellOptions(args[index:], script_given, reads_stdin)
 
 
 @dataclass

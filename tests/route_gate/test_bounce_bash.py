@@ -30,6 +30,9 @@ OPAQUE = "which route.bounce cannot read to tell what it does with it"
 
 # (command, the event's cwd relative to the repository, a fragment of the reason it is blocked with)
 BLOCKED: list[tuple[str, str, str]] = [
+    # a shell told -s reads its script from stdin, whatever its operands
+    ("echo 'rm route/1.vision.stone' | bash -s anything", ".", STONE),
+    ("bash -s x <<< 'echo y > route/1.vision.guard'", ".", GUARD),
     # redirections, every operator
     ("echo x > route/1.vision.guard", ".", GUARD),
     ("echo x >> route/1.vision.stone", ".", STONE),

@@ -298,18 +298,24 @@ def _wildcard(spec: str) -> re.Pattern[str]:
     return re.compile("".join(".*" if part == "*" else re.escape(part) for part in parts), re.DOTALL)
 
 
+def rule_base(rule: Rule, workdir: Path) -> tuple[Path, str]:
+    """Where ``rule``'s path pattern starts, and the pattern below it, as Claude Code reads a specifier:
+    ``//abs`` from the root, ``~/x`` from the home directory, ``/x`` from the permissions file's directory,
+    anything else (``./x`` or ``x``) from the working directory."""
+    spec = rule.specifier or ""
+    if spec.startswith("//"):
+        return Path("/"), spec[2:]
+    if spec.startswith("~/"):
+        return Path.home(), spec[2:]
+    if spec.startswith("/"):
+        return rule.base_dir, spec[1:]
+    return workdir, spec[2:] if spec.startswith("./") else spec
+
+
 def _path_matches(rule: Rule, raw: str, workdir: Path, *, directory: bool, contents: bool = True) -> bool:
     """Does ``rule``'s path pattern name ``raw``? A directory also matches as ``dir/``, and with
     ``contents`` (a search root) when the pattern could name something inside it."""
-    spec = rule.specifier or ""
-    if spec.startswith("//"):
-        base, pattern = Path("/"), spec[2:]
-    elif spec.startswith("~/"):
-        base, pattern = Path.home(), spec[2:]
-    elif spec.startswith("/"):
-        base, pattern = rule.base_dir, spec[1:]
-    else:
-        base, pattern = workdir, spec[2:] if spec.startswith("./") else spec
+    base, pattern = rule_base(rule, workdir)
     matcher = _gitignore(pattern)
     target = Path(os.path.expanduser(raw))
     target = target if target.is_absolute() else workdir / target

@@ -668,21 +668,7 @@ def _git_command_options(reader: _Reader, sub: str, args: list[Word]) -> None:
 
 def _shell(reader: _Reader, simple: SimpleCommand, words: list[Word]) -> None:
     """``bash -c SCRIPT``, ``bash FILE``, or a shell reading its script from stdin."""
-    args, index, has_c, reads_stdin = words[1:], 0, False, False
-    while index < len(args):
-        text = args[index].text
-        if text in ("--", "-"):
-            index += 1
-            break
-        if text.startswith("--"):
-            index += 2 if text in ("--rcfile", "--init-file") else 1
-        elif text[:1] in "-+" and len(text) > 1:
-            has_c = has_c or "c" in text[1:]
-            reads_stdin = reads_stdin or "s" in text[1:]
-            index += 1 + sum(letter in "oO" for letter in text[1:])  # -o NAME, -O NAME take a value
-        else:
-            break
-    operands = args[index:]
+    operands, has_c, reads_stdin = shell_words.shell_options(words[1:])
     if has_c:
         if not operands:
             reader.out.unsure(f"{words[0].text} -c without its script")
