@@ -18,10 +18,12 @@ import hashlib
 import json
 import os
 import re
+import stat
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
+from routedriver import userfile
 from routedriver.errors import Refused
 
 _HEX = re.compile(r"[0-9a-f]{1,128}")
@@ -64,8 +66,12 @@ def _blob_id_below(
     buffer = buffer if buffer is not None else bytearray(CHUNK)
     view = memoryview(buffer)
     for _ in range(_RETRIES):
-        with open(path, "rb", buffering=0) as handle:
-            size = os.fstat(handle.fileno()).st_size
+        _refuse_irregular(path, os.stat(path).st_mode)  # never open a device: opening one may act
+        # Opened without blocking: should it have become a FIFO since, it must not wait for a writer.
+        with open(path, "rb", buffering=0, opener=_open_nonblocking) as handle:
+            status = os.fstat(handle.fileno())
+            _refuse_irregular(path, status.st_mode)
+            size = status.st_size
             if limit is not None and size >= limit:
                 return None
             digest = hashlib.new(object_format, b"blob %d\0" % size)
@@ -79,6 +85,15 @@ def _blob_id_below(
         f"artifact keeps changing while it is hashed: {os.fspath(path)}",
         "wait until whatever writes it has finished, then run the command again",
     )
+
+
+def _open_nonblocking(path: str, flags: int) -> int:
+    return os.open(path, flags | os.O_NONBLOCK)
+
+
+def _refuse_irregular(path: str | os.PathLike[str], mode: int) -> None:
+    if not stat.S_ISREG(mode):
+        raise _unhashable(os.fspath(path), userfile.file_kind(mode))
 
 
 def blob_id_of(data: bytes, object_format: str = "sha1") -> str:
@@ -179,8 +194,13 @@ def content_ids_of(
     snapshot: object | None = None,
     *,
     from_disk: bool = False,
+    skip_unhashable: bool = False,
 ) -> ContentIds:
-    """``content_ids`` of files already keyed by their relative path: ``{relative POSIX path: path}``."""
+    """``content_ids`` of files already keyed by their relative path: ``{relative POSIX path: path}``.
+
+    A file that is neither a regular file nor a symlink (a FIFO, a device, a directory) is refused before
+    anything reads it; with ``skip_unhashable`` it is left out of the ids instead (the caller hashes many
+    stones' files together, and refuses such a file with the one stone it belongs to)."""
     known: dict[str, str] = {}
     if repo is not None and not from_disk:
         from routedriver import gitops
@@ -195,12 +215,16 @@ def content_ids_of(
     if not to_read:
         return ContentIds(ids=known, read_from_disk=frozenset())
     ids = dict(known)
-    ids.update(_hash_from_disk(to_read, by_relative, repo))
+    ids.update(_hash_from_disk(to_read, by_relative, repo, skip_unhashable=skip_unhashable))
     return ContentIds(ids=ids, read_from_disk=frozenset(to_read))
 
 
 def _hash_from_disk(
-    relative: Sequence[str], by_relative: Mapping[str, str | Path], repo: object | None
+    relative: Sequence[str],
+    by_relative: Mapping[str, str | Path],
+    repo: object | None,
+    *,
+    skip_unhashable: bool,
 ) -> dict[str, str]:
     """Ids of files read from disk: through git inside a repository's work tree, by our own hashing of the
     bytes outside it (or outside git)."""
@@ -216,13 +240,13 @@ def _hash_from_disk(
     found: dict[str, str] = {}
     if inside:
         try:
-            found.update(gitops.hash_files(repo, inside, filters="git"))  # type: ignore[arg-type]
-        except OSError as exc:
-            raise Refused(
-                f"cannot read artifact {exc.filename}: {exc.strerror}", "check that it is a readable file"
-            ) from None
-        except gitops.GitError as exc:
-            raise Refused(f"cannot hash an artifact: {exc}", "check that it is a readable file") from None
+            found.update(_git_hash(repo, inside))
+        except gitops.Unhashable as exc:
+            if not skip_unhashable:
+                path, what = next(iter(exc.found.items()))
+                raise _unhashable(path, what) from None
+            # Found before git was started: hash the others (the stone of a skipped file hashes its own).
+            found.update(_git_hash(repo, [path for path in inside if path not in exc.found]))
     if outside:
         object_format = getattr(repo, "object_format", "sha1")
         try:
@@ -233,6 +257,31 @@ def _hash_from_disk(
             ) from None
         found.update(zip(outside, hashed, strict=True))
     return found
+
+
+def _git_hash(repo: object, relative: Sequence[str]) -> dict[str, str]:
+    """``gitops.hash_files`` as git would store the files, its failures as refusals (``Unhashable`` is
+    passed on: the caller decides)."""
+    from routedriver import gitops
+
+    assert isinstance(repo, gitops.Repo)
+    try:
+        return gitops.hash_files(repo, relative, filters="git")
+    except gitops.Unhashable:
+        raise
+    except OSError as exc:
+        raise Refused(
+            f"cannot read artifact {exc.filename}: {exc.strerror}", "check that it is a readable file"
+        ) from None
+    except gitops.GitError as exc:
+        raise Refused(f"cannot hash an artifact: {exc}", "check that it is a readable file") from None
+
+
+def _unhashable(path: str, what: str) -> Refused:
+    return Refused(
+        f"cannot hash {path}: it is {what}, not a regular file or a symlink",
+        "replace it with a regular file (or remove it)",
+    )
 
 
 def refuse_escaping_links(toplevel: Path, relative: Iterable[str]) -> None:

@@ -346,7 +346,9 @@ class Survey:
                     continue  # check reports it
             if missing:
                 with contextlib.suppress(Refused):
-                    self._hashed = hashing.content_ids_of(missing, self.repo, None, from_disk=True).ids
+                    self._hashed = hashing.content_ids_of(
+                        missing, self.repo, None, from_disk=True, skip_unhashable=True
+                    ).ids
         return self._hashed
 
     def inputs(self, stone: Stone) -> StoneInputs:
