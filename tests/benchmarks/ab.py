@@ -10,6 +10,8 @@ machine falls on A and B alike), the figures issue 23 names:
   with nothing passed yet;
 - ``get``: a robot turn, ``route.stone.get @next-one --say`` on 1,000 passed stones (committed);
 - ``get-uncommitted``: the same on 1,000 stones of which 20 passed with uncommitted artifacts;
+- ``get-200u``, ``get-2000u``: the same on 200 and on 2,000 passed stones whose artifacts are all
+  uncommitted (issue 23: the second ≤ 2× the first);
 - ``set``: ``route.stone.set --as passed`` on an unchanged, passed stone with 200 artifacts (no process);
 - ``bounce``: ``route.bounce`` judging a Write to a file no ``protect:`` glob covers, on the ``feature``
   starter route (5 stones, one guard with ``protect:``);
@@ -49,6 +51,8 @@ FIGURES = (
     "get-fresh",
     "get",
     "get-uncommitted",
+    "get-200u",
+    "get-2000u",
     "set",
     "bounce",
     "bounce-30",
@@ -156,6 +160,10 @@ def figures(workdir: Path, only: set[str]) -> dict[str, Figure]:
     if "get-uncommitted" in only:
         repo = bench_route.passed_route(workdir, 1000, uncommitted=20)
         found["get-uncommitted"] = (repo, bench_route.get_argv, None)
+    for name, stones in (("get-200u", 200), ("get-2000u", 2000)):
+        if name in only:
+            repo = bench_route.passed_route(workdir, stones, uncommitted=stones - 1)
+            found[name] = (repo, bench_route.get_argv, None)
     if "set" in only:
         repo = bench_route.set_repo(workdir)
         found["set"] = (repo, bench_route.set_argv, None)
