@@ -17,7 +17,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 import stat
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -26,7 +25,6 @@ from typing import NamedTuple
 from routedriver import userfile
 from routedriver.errors import Refused
 
-_HEX = re.compile(r"[0-9a-f]{1,128}")
 CHUNK = 1 << 20  # large reads: hashlib releases the GIL on big buffers, so threads hash files in parallel
 # A file of at least this size is hashed on a thread when there are two or more: its chunks keep a thread
 # busy in C (read, then hash without the GIL) for about a millisecond each. Smaller files are hashed on the
@@ -393,13 +391,16 @@ def judge_input_hash(
 def pass_key(review_input: str, *, stone_id: str, guard_id: str | None, approval_id: str | None) -> str:
     """What a pass covers, as one hash (a pass record's name): the review-input hash and the content ids of
     the stone's instructions, its guard and its approval marker (null when it has none)."""
-    values = (approval_id, guard_id, review_input, stone_id)
-    if all(value is None or _HEX.fullmatch(value) for value in values):
-        # What canonical_json writes for these keys (sorted) when every value is hex or null, without the
-        # encoder: route.stone.get computes a key for each of thousands of passed stones.
-        approval, guard, review, stone = ("null" if value is None else f'"{value}"' for value in values)
+    # What canonical_json writes for these keys (sorted) when every value is null or letters and digits
+    # (content ids and hashes are hex), which JSON writes as they are, without the encoder: route.stone.get
+    # computes a key for each of thousands of passed stones.
+    plain = f"{review_input}{stone_id}{guard_id or ''}{approval_id or ''}"
+    if plain.isascii() and plain.isalnum():
+        approval = "null" if approval_id is None else f'"{approval_id}"'
+        guard = "null" if guard_id is None else f'"{guard_id}"'
         text = (
-            f'{{"approval_id":{approval},"guard_id":{guard},"review_input_hash":{review},"stone_id":{stone}}}'
+            f'{{"approval_id":{approval},"guard_id":{guard},"review_input_hash":"{review_input}",'
+            f'"stone_id":"{stone_id}"}}'
         )
         return hashlib.sha256(text.encode("ascii")).hexdigest()
     payload = {

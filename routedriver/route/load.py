@@ -104,7 +104,8 @@ def load_route(path: str | os.PathLike[str], irregular: list[str] | None = None)
     except OSError as exc:
         raise Refused(f"cannot read route {display}: {exc.strerror}", "check its permissions") from None
     guards = {entry.name for entry in entries if entry.name.endswith(GUARD_SUFFIX)}
-    stones: list[Stone] = []
+    # (prefix, name, stone): sorted as Stone.sort_key sorts stones (names are unique, stones never compared)
+    stones: list[tuple[tuple[int, ...], str, Stone]] = []
     for entry in entries:
         filename = entry.name
         # Hidden files include atomic-write leftovers; directories named *.stone are not stones.
@@ -118,6 +119,6 @@ def load_route(path: str | os.PathLike[str], irregular: list[str] | None = None)
         name = filename[: -len(STONE_SUFFIX)]
         prefix = check_stone_name(name, filename)
         has_guard = name + GUARD_SUFFIX in guards
-        stones.append(Stone(name=name, directory=root, prefix=prefix, has_guard=has_guard))
-    stones.sort(key=lambda stone: stone.sort_key)
-    return Route.at(root, display, tuple(stones))
+        stones.append((prefix, name, Stone(name, root, prefix, has_guard)))
+    stones.sort()
+    return Route.at(root, display, tuple(stone for _prefix, _name, stone in stones))

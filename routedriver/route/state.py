@@ -276,8 +276,7 @@ class _OnDisk:
             guard_id = self._vouched.known_id(f"{self._where.relative}{stone.name}.guard")
             if guard_id is not None and guard_id in self._by_guard_id:
                 known = self._by_guard_id[guard_id]
-                assert stone.guard_path is not None
-                guard = known._replace(path=stone.guard_path) if known is not None else None
+                guard = known._replace(path=stone.directory / f"{stone.name}.guard") if known else None
             else:
                 guard = self._read_artifact_guard(stone)
                 if guard_id is not None and (guard is None or guard.artifacts):

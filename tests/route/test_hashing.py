@@ -276,3 +276,29 @@ def test_a_file_reached_through_a_link_leading_out_of_the_work_tree_is_refused(
     hashing.refuse_escaping_links(tmp_path / "checkout", ["docs/real.md", "here/real.md"])
     with pytest.raises(Refused, match="artifact away/doc.md is a symlink"):
         hashing.refuse_escaping_links(tmp_path / "checkout", ["away/doc.md"])
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        ("a" * 64, "b" * 40, "c" * 40, "d" * 40),
+        ("a" * 64, "b" * 40, None, None),
+        ("a" * 64, "b" * 64, "c" * 64, None),
+        ("", "b" * 40, None, None),
+        ('a"b', "b" * 40, None, None),
+        ("a\\b", "b" * 40, "c\n", None),
+        ("é" * 3, "b" * 40, None, "ß"),
+        ("a-b", "b c", None, None),
+    ],
+)
+def test_pass_key_is_sha256_of_canonical_json_whatever_the_values(
+    values: tuple[str, str, str | None, str | None],
+) -> None:
+    import hashlib
+    import json
+
+    review, stone, guard, approval = values
+    payload = {"review_input_hash": review, "stone_id": stone, "guard_id": guard, "approval_id": approval}
+    text = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    expected = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    assert hashing.pass_key(review, stone_id=stone, guard_id=guard, approval_id=approval) == expected
