@@ -2,7 +2,8 @@
 (``route.stone_report``), which ``cli._exits`` writes and turns into the exit code. No logic here.
 
 A robot runs get and set on every turn, so these commands start without click (``cli/_plain.py``): each is
-declared once, as a ``PlainCommand``; click is imported only for ``--help`` and usage errors.
+declared once, as a ``PlainCommand``; click is imported only for ``--help`` and usage errors. get answers
+from ``route.select`` alone: ``route.api`` (and with it the guard's machinery) is imported by the others.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import Any, TypeVar
 from routedriver.cli._plain import Option, PlainCommand
 from routedriver.errors import Refused, UserError
 from routedriver.report import Report
-from routedriver.route import api, stone_report
+from routedriver.route import select, stone_report
 
 T = TypeVar("T")
 
@@ -39,7 +40,7 @@ def call(as_json: bool, facts: dict[str, Any], operation: Callable[[], T]) -> T:
 
 
 def run_get(route_option: str | None, selector: str, say: bool, as_json: bool) -> Report:
-    result = call(as_json, {"route": route_option, "stones": []}, lambda: api.get(route_option, selector))
+    result = call(as_json, {"route": route_option, "stones": []}, lambda: select.get(route_option, selector))
     return stone_report.get_report(result, say, as_json)
 
 
@@ -68,6 +69,8 @@ GET = PlainCommand(
 def run_set(
     route_option: str | None, stone: str, as_: str, no_commit: bool, rerun: bool, as_json: bool
 ) -> Report:
+    from routedriver.route import api
+
     facts = {"route": route_option, "stone": stone}
     if as_ == "approved":
         # A robot runs commands with stdin from a pipe or /dev/null; a person types them at a terminal.
@@ -119,6 +122,8 @@ SET = PlainCommand(
 
 
 def run_del(route_option: str | None, pattern: str, as_json: bool) -> Report:
+    from routedriver.route import api
+
     result = call(
         as_json, {"route": route_option, "stone": pattern}, lambda: api.delete(route_option, pattern)
     )
@@ -143,6 +148,8 @@ def run_judge(
     allow_blockers: int | None,
     allow_nitpicks: int | None,
 ) -> Report:
+    from routedriver.route import api
+
     verdict = api.judge(route_option, stone, mechanism, allow_blockers, allow_nitpicks)
     return stone_report.verdict_report(stone, mechanism, verdict)
 

@@ -40,10 +40,16 @@ from typing import NamedTuple
 
 from routedriver import globs
 from routedriver.errors import Refused
-from routedriver.route.guardfile import DEFAULT_ARTIFACTS, default_artifacts
 from routedriver.route.hashing import relative_posix
-from routedriver.route.model import STATE_DIR, Guard, Route, Stone
-from routedriver.route.subst import VARIABLE
+from routedriver.route.model import (
+    DEFAULT_ARTIFACTS,
+    STATE_DIR,
+    VARIABLE,
+    Guard,
+    Route,
+    Stone,
+    default_artifacts,
+)
 
 _DRIVER_SUFFIXES = (".stone", ".guard")
 _DRIVER_FILE = re.compile(r".*\.(?:stone|guard)\Z", re.DOTALL)  # a name ending in one of _DRIVER_SUFFIXES

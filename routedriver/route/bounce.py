@@ -31,7 +31,7 @@ from routedriver.errors import ExitCode, Refused
 from routedriver.hookevent import MISSING, path_problem, text_problem, wrong
 from routedriver.report import Report
 from routedriver.route import store
-from routedriver.route.model import STATE_DIR, Route, Stone
+from routedriver.route.model import STATE_DIR, VARIABLE, Route, Stone
 
 if TYPE_CHECKING:
     from routedriver.gitops import Repo
@@ -369,8 +369,6 @@ def _match(pattern: str, route: Route, stone: Stone, relative: str, base: Path) 
 
 def _expand(pattern: str, route: Route, stone: Stone, base: Path) -> str:
     """A guard's glob with ``$route`` and ``$stone`` substituted, relative to ``base``."""
-    from routedriver.route.subst import VARIABLE
-
     route_value = Path(os.path.relpath(route.path, base)).as_posix()
     values = {"route": globs.escape(route_value), "stone": globs.escape(stone.name)}
     expanded = VARIABLE.sub(lambda match: values.get(match[1] or match[2], match[0]), pattern)

@@ -26,6 +26,16 @@ def resolve_route(option_value: str | None) -> Path:
     return Path(bound_route())
 
 
+def open_route(route_option: str | None) -> Route:
+    """The route a command works on (``resolve_route``), loaded; refuses a route without stones."""
+    route = load_route(resolve_route(route_option))
+    if not route.stones:
+        raise Refused(
+            f"route has no stones: {route.display}", "add files like 1.vision.stone (or check --route)"
+        )
+    return route
+
+
 def numeric_prefix(name: str) -> tuple[int, ...]:
     """The leading dot-separated all-digit components: ``3.1.a`` → ``(3, 1)``, ``10.ship`` → ``(10,)``."""
     numbers: list[int] = []

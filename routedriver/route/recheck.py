@@ -48,10 +48,9 @@ from routedriver.errors import Refused
 from routedriver.route import guard as guards
 from routedriver.route import guardfile, hashing, inputs, judges, programs, state, store
 from routedriver.route.artifacts import artifact_patterns, input_patterns
-from routedriver.route.guardfile import DEFAULT_ARTIFACTS
 from routedriver.route.inputs import StoneContext
 from routedriver.route.load import GUARD_SUFFIX, STONE_SUFFIX
-from routedriver.route.model import STATE_DIR, Guard, JudgeRecord, PassRecord, ReviewRecord
+from routedriver.route.model import DEFAULT_ARTIFACTS, STATE_DIR, Guard, JudgeRecord, PassRecord, ReviewRecord
 from routedriver.route.verify import StoneCheck
 from routedriver.route.words import count
 

@@ -14,6 +14,7 @@ from typing import NamedTuple
 
 from routedriver import globs
 from routedriver.errors import Refused
+from routedriver.route.load import open_route
 from routedriver.route.model import Route, Stone
 from routedriver.route.state import Done, Survey
 
@@ -38,6 +39,18 @@ class StoneStatus(NamedTuple):
 class Selection(NamedTuple):
     stones: tuple[StoneStatus, ...]
     all_passed: bool  # every stone of the route has passed
+
+
+class GetResult(NamedTuple):
+    route: Route
+    selector: str
+    selection: Selection
+
+
+def get(route_option: str | None, selector: str) -> GetResult:
+    """``route.stone.get``: the route, and the stones ``selector`` names with their states."""
+    route = open_route(route_option)
+    return GetResult(route, selector, select(route, selector))
 
 
 class _Status:

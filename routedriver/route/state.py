@@ -28,12 +28,16 @@ from routedriver import userfile
 from routedriver.errors import Refused
 from routedriver.route import hashing, manifest, store
 from routedriver.route.artifacts import Listings, artifact_paths, default_glob_files
-from routedriver.route.guardfile import load_guard
-from routedriver.route.inputs import StoneContext, input_files, unlisted_approver
+from routedriver.route.artifacts import input_files as guard_input_files
 from routedriver.route.model import STATE_DIR, Guard, PassRecord, Route, Stone
 
-if TYPE_CHECKING:  # on route.stone.get's path: git only once a stone has a pass to check
+# On route.stone.get's path: git only once a stone has a pass to check, and the guard's machinery
+# (guardfile, inputs: PyYAML, the judges, the record readers) only once a guard names files to hash, a
+# stone's pass does not hold or its approval is looked at. A route whose guards name no files is answered
+# without them.
+if TYPE_CHECKING:
     from routedriver import gitops
+    from routedriver.route.inputs import StoneContext
     from routedriver.route.provenance import Approvers
 
 DoneState = Literal["passed", "stale", "incomplete", "unapproved", "broken"]
@@ -84,6 +88,8 @@ def gather(
 ) -> StoneInputs:
     """The stone's inputs: content ids of its artifacts (``{relative: absolute}``), its stone file, its guard
     and its approval marker, in one batch (one ``git hash-object`` for whatever must be read)."""
+    from routedriver.route.inputs import input_files
+
     stone = context.stone
     driver = {context.show(stone.path): stone.path}
     if stone.guard_path is not None:
@@ -245,6 +251,9 @@ class _OnDisk:
         """The stone with its guard (refuses, naming the problem, when the guard does not load)."""
         found = self._contexts.get(stone.name)
         if found is None:
+            from routedriver.route.guardfile import load_guard
+            from routedriver.route.inputs import StoneContext
+
             guard = load_guard(self._route, stone)
             where = self._where
             found = self._contexts[stone.name] = StoneContext(
@@ -255,8 +264,11 @@ class _OnDisk:
     def bare(self, stone: Stone) -> StoneContext:
         """The stone without its guard parsed: enough to name files and commands, and to hash its inputs."""
         known = self._contexts.get(stone.name)
-        where = self._where
-        return known if known is not None else StoneContext(self._route, stone, None, where.repo, where.base)
+        if known is not None:
+            return known
+        from routedriver.route.inputs import StoneContext
+
+        return StoneContext(self._route, stone, None, self._where.repo, self._where.base)
 
     def artifact_guard(self, stone: Stone) -> tuple[Guard | None, bool]:
         """What finding the stone's artifacts needs from its guard, and whether it must have one: the parsed
@@ -320,9 +332,7 @@ class _OnDisk:
         guard, _required = self.artifact_guard(stone)
         if guard is None or not guard.inputs:
             return {}
-        from routedriver.route.artifacts import input_files as files_of
-
-        return files_of(guard.inputs, self._route, stone, self._where.base, self._listings)
+        return guard_input_files(guard.inputs, self._route, stone, self._where.base, self._listings)
 
     def wanted(self, stone: Stone) -> dict[str, str | Path]:
         """``{relative: absolute}`` of every file the stone's pass covers: its artifacts, the files its
@@ -554,6 +564,8 @@ class Survey:
         """Why the stone's approval does not count here (its approver is not in the approvers file), or ""."""
         if inputs.approval_id is None:
             return ""
+        from routedriver.route.inputs import unlisted_approver
+
         marker = store.read_marker(store.approved_path(self.route, stone.name), stone.name)
         return unlisted_approver(marker, self.approvers(), self._disk.bare(stone))
 

@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Any
 
 from routedriver.errors import ExitCode, UserError
 from routedriver.report import Report, as_json, one_line
-from routedriver.route.judges import first_word
 from routedriver.route.load import stone_text
 from routedriver.route.words import count
 
@@ -126,6 +125,8 @@ def _feedback(output: str) -> list[str]:
 
 def _said_no(result: SetResult) -> list[Any]:
     """The failing judges that are not a human gate waiting (those said no; approved? waits)."""
+    from routedriver.route.judges import first_word  # set's report only: get never loads the judges
+
     return [judge for judge in result.evaluation.failing if first_word(judge.record.command) != "approved?"]
 
 
@@ -202,6 +203,8 @@ def set_error_line(result: SetResult) -> str | None:
             f"error: {evaluation.stone}: {waiting.reason[:300]}; a human runs, at a terminal: {approve}"
         )
     if evaluation.outcome == "rejected":
+        from routedriver.route.judges import first_word
+
         said_no = _said_no(result)
         reasons = "; ".join(
             f"j{judge.record.position} {first_word(judge.record.command)}: {judge.record.reason[:160]}"
