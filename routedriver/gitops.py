@@ -325,8 +325,9 @@ def hash_files(repo: Repo, paths: Sequence[str], *, filters: Filters) -> dict[st
     regular: list[str] = []
     irregular: dict[str, str] = {}
     top = os.fspath(repo.toplevel)
+    head = top if top.endswith(os.sep) else top + os.sep  # os.path.join's result, for relative paths
     for path in paths:
-        absolute = os.path.join(top, path)
+        absolute = head + path
         try:
             mode = os.lstat(absolute).st_mode
         except OSError:

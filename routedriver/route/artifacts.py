@@ -123,25 +123,35 @@ class Listings:
         """The entries of ``directory``; none when it is missing or unreadable."""
         found = self._read.get(directory)
         if found is None:
-            is_file: dict[str, bool] = {}
-            subdirs: set[str] = set()
-            linked: set[str] = set()
             try:
                 with os.scandir(directory) as entries:
-                    for entry in entries:
-                        name = entry.name
-                        is_file[name] = regular = entry.is_file()
-                        # A file is no directory: only the rest are asked (thousands of files a listing).
-                        if not regular:
-                            if entry.is_dir(follow_symlinks=False):
-                                subdirs.add(name)
-                            elif entry.is_symlink() and entry.is_dir():
-                                linked.add(name)
-            except OSError:
-                pass  # a directory that is missing or unreadable holds nothing
-            listing = Listing(sorted(is_file), is_file, frozenset(subdirs), frozenset(linked))
-            found = self._read[directory] = listing
+                    found = self.record(directory, entries)
+            except OSError:  # a directory that is missing or unreadable holds nothing
+                found = self.record(directory, ())
         return found
+
+    def record(self, directory: str, entries: Iterable[os.DirEntry[str]]) -> Listing:
+        """The listing of ``directory`` from ``entries``, its ``os.scandir`` read by whoever read it first
+        (``load.load_route`` reads the route's directory for its stones): never a second scan."""
+        is_file: dict[str, bool] = {}
+        subdirs: set[str] = set()
+        linked: set[str] = set()
+        try:
+            for entry in entries:
+                name = entry.name
+                is_file[name] = regular = entry.is_file()
+                # A file is no directory: only the rest are asked (thousands of files a listing).
+                if not regular:
+                    if entry.is_dir(follow_symlinks=False):
+                        subdirs.add(name)
+                    elif entry.is_symlink() and entry.is_dir():
+                        linked.add(name)
+        except OSError:
+            pass  # what could be read of a directory that became unreadable is what it holds
+        listing = self._read[directory] = Listing(
+            sorted(is_file), is_file, frozenset(subdirs), frozenset(linked)
+        )
+        return listing
 
     def is_gitlink(self, directory: str) -> bool:
         """Does git's index hold the (empty) ``directory`` as a gitlink, a submodule entry not checked out?

@@ -287,18 +287,19 @@ def refuse_escaping_links(toplevel: Path, relative: Iterable[str]) -> None:
     work tree: git stores only the link, so what a review read and a human approved would not be in the
     repository CI checks out."""
     top = os.fspath(toplevel)
+    head = top if top.endswith(os.sep) else top + os.sep  # os.path.join's result, for relative paths
     real_top = os.path.realpath(top)
     real_dirs: dict[str, str] = {}  # directory → its real path: resolved once, not once per file in it
     for path in relative:
-        absolute = os.path.join(top, path)
-        if os.path.islink(absolute):
+        absolute = head + path
+        if _is_link(absolute):
             real = os.path.realpath(absolute)
         else:  # only the directories on the way can lead elsewhere
             directory, _, name = absolute.rpartition(os.sep)
             real_dir = real_dirs.get(directory)
             if real_dir is None:
                 real_dir = real_dirs[directory] = os.path.realpath(directory)
-            real = os.path.join(real_dir, name)
+            real = real_dir + os.sep + name if real_dir != os.sep else os.sep + name
         if real == absolute or real.startswith(top + os.sep):
             continue
         if real_top != top and real.startswith(real_top + os.sep):
@@ -307,6 +308,14 @@ def refuse_escaping_links(toplevel: Path, relative: Iterable[str]) -> None:
             f"artifact {path} is a symlink to {real}, outside the repository (git would store only the link)",
             "put the file itself in the repository instead of a link to it",
         )
+
+
+def _is_link(path: str) -> bool:
+    """``os.path.islink``, without its wrapper (called once per uncommitted file)."""
+    try:
+        return stat.S_ISLNK(os.lstat(path).st_mode)
+    except OSError:
+        return False
 
 
 def review_input_hash(ids: Mapping[str, str], inputs: Mapping[str, str] | None = None) -> str:

@@ -14,6 +14,7 @@ from typing import NamedTuple
 
 from routedriver import globs
 from routedriver.errors import Refused
+from routedriver.route.artifacts import Listings
 from routedriver.route.load import open_route
 from routedriver.route.model import Route, Stone
 from routedriver.route.state import Done, Survey
@@ -49,8 +50,9 @@ class GetResult(NamedTuple):
 
 def get(route_option: str | None, selector: str) -> GetResult:
     """``route.stone.get``: the route, and the stones ``selector`` names with their states."""
-    route = open_route(route_option)
-    return GetResult(route, selector, select(route, selector))
+    listings = Listings()  # the route's directory is read once: for its stones and their artifacts
+    route = open_route(route_option, listings)
+    return GetResult(route, selector, select(route, selector, survey_of(route, listings)))
 
 
 class _Status:
@@ -76,10 +78,11 @@ class _Status:
         return None
 
 
-def survey_of(route: Route) -> Survey:
+def survey_of(route: Route, listings: Listings | None = None) -> Survey:
     """A ``Survey`` of ``route`` with git's index read once for the stones that have a pass to check (git
-    is not even started for a route that has none, until something needs it)."""
-    survey = Survey(route, None, Path.cwd(), locate=True)
+    is not even started for a route that has none, until something needs it). ``listings``: directories
+    already read (``load_route``'s)."""
+    survey = Survey(route, None, Path.cwd(), locate=True, listings=listings)
     checked = [stone for stone in route.stones if survey.needs_checking(stone)]
     if checked:
         survey.prepare(checked)

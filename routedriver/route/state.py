@@ -235,12 +235,14 @@ class _OnDisk:
     artifacts (one listing per directory, shared by every stone), the files its guard's ``inputs:`` name, and
     so every file a pass of it covers (``wanted``)."""
 
-    def __init__(self, route: Route, where: _Where, vouched: _Vouched, names: frozenset[str]) -> None:
+    def __init__(
+        self, route: Route, where: _Where, vouched: _Vouched, names: frozenset[str], listings: Listings
+    ) -> None:
         self._route = route
         self._where = where
         self._vouched = vouched
         self._names = names
-        self._listings = Listings()
+        self._listings = listings
         self._contexts: dict[str, StoneContext] = {}
         self._by_guard_id: dict[str, Guard | None] = {}  # what finding artifacts needs, by guard content
         self._guards: dict[str, tuple[Guard | None, bool]] = {}  # artifact_guard, by stone
@@ -378,16 +380,18 @@ class Survey:
         snapshot: gitops.IndexSnapshot | None = None,
         approvers: Approvers | None = None,
         locate: bool = False,
+        listings: Listings | None = None,
     ) -> None:
         """``locate``: find the repository holding the route (and so ``base``) only when first needed, so
-        a route where nothing has passed is answered without starting git."""
+        a route where nothing has passed is answered without starting git. ``listings``: directories
+        already read (the route's own, by ``load_route``)."""
         self.route = route
         self.names = store.list_state(route) if names is None else names
         self.files = store.files_by_stone(self.names)
         self._approvers = approvers
         self._where = _Where(route, repo, base, locate=locate)
         self._vouched = _Vouched(self._where, snapshot)
-        self._disk = _OnDisk(route, self._where, self._vouched, self.names)
+        self._disk = _OnDisk(route, self._where, self._vouched, self.names, listings or Listings())
         # The stones ``prepare`` was given: their files git does not vouch for are hashed together.
         self._batch: dict[str, Stone] = {}
 
