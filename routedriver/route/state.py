@@ -192,41 +192,59 @@ class _Vouched:
             return None
         return snapshot.staged.get(relative)
 
-    @property
-    def hashed_together(self) -> bool:
-        return self._hashed is not None
-
-    def hash_together(self, wanted: Mapping[str, str | Path]) -> None:
-        """Hash, in one go, those of ``wanted`` (the files of every stone that will be checked) git does not
-        vouch for. A file that cannot be hashed this way (it is no regular file, or git fails on it) leaves
-        its stone to hash its own, so only that stone is reported broken, saying why."""
-        self._hashed = {}
+    def unvouched(self, wanted: Mapping[str, str | Path]) -> dict[str, str | Path]:
+        """Those of ``wanted`` git's index does not vouch for."""
         snapshot = self.snapshot
-        if snapshot is not None:
-            wanted = {relative: wanted[relative] for relative in snapshot.unsure(wanted)}
-        if wanted:
+        if snapshot is None:
+            return dict(wanted)
+        modified, staged = snapshot.modified, snapshot.staged
+        return {
+            relative: path
+            for relative, path in wanted.items()  # once per artifact: 100,000 in a large route
+            if relative in modified or relative not in staged
+        }
+
+    def hash_together(self, unvouched: Mapping[str, str | Path]) -> None:
+        """Hash, in one go, the files of every stone that will be checked that git does not vouch for. A file
+        that cannot be hashed this way (it is no regular file, or git fails on it) leaves its stone to hash
+        its own, so only that stone is reported broken, saying why."""
+        self._hashed = {}
+        if unvouched:
             with contextlib.suppress(Refused):
                 self._hashed = hashing.content_ids_of(
-                    wanted, self._where.repo, None, from_disk=True, skip_unhashable=True
+                    unvouched, self._where.repo, None, from_disk=True, skip_unhashable=True
                 ).ids
 
-    def ids(self, wanted: Mapping[str, str | Path]) -> dict[str, str]:
+    def ids(
+        self, wanted: Mapping[str, str | Path], together: Callable[[], Mapping[str, str | Path]] | None = None
+    ) -> dict[str, str]:
         """The content id of each of ``wanted``: from git's index where it vouches for the file, else from
-        what ``hash_together`` hashed, else hashed now (from disk)."""
+        what ``hash_together`` hashed, else hashed now (from disk). ``together``: what to hash in one go
+        when the first file git does not vouch for is met (those of every stone that will be checked)."""
         ids: dict[str, str] = {}
         missing: dict[str, str | Path] = {}
-        snapshot, hashed = self.snapshot, self._hashed or {}
+        snapshot = self.snapshot
         modified, staged = (snapshot.modified, snapshot.staged) if snapshot is not None else ((), {})
         for relative, path in wanted.items():  # once per artifact: 100,000 in a large route
             known = None if relative in modified else staged.get(relative)
             if known is None:
-                known = hashed.get(relative)
-            if known is None:
                 missing[relative] = path
             else:
                 ids[relative] = known
-        if missing:
-            ids.update(hashing.content_ids_of(missing, self._where.repo, None, from_disk=True).ids)
+        if not missing:
+            return ids
+        if together is not None and self._hashed is None:
+            self.hash_together(together())
+        hashed = self._hashed or {}
+        rest: dict[str, str | Path] = {}
+        for relative, path in missing.items():
+            known = hashed.get(relative)
+            if known is None:
+                rest[relative] = path
+            else:
+                ids[relative] = known
+        if rest:
+            ids.update(hashing.content_ids_of(rest, self._where.repo, None, from_disk=True).ids)
         return ids
 
 
@@ -462,10 +480,7 @@ class Survey:
     def inputs(self, stone: Stone) -> StoneInputs:
         """The stone's inputs now, from git's index where it vouches for the files (else from disk)."""
         name = stone.name
-        wanted = self._disk.wanted(stone)
-        if name in self._batch and not self._vouched.hashed_together:
-            self._vouched.hash_together(self._batch_files())
-        ids = self._vouched.ids(wanted)
+        ids = self._vouched.ids(self._disk.wanted(stone), self._batch_files if name in self._batch else None)
         relative = self._where.relative
         artifact_ids = {path: ids[path] for path in self._disk.artifacts(stone)}
         input_ids = {path: ids[path] for path in self._disk.input_files(stone)}
@@ -479,11 +494,12 @@ class Survey:
         )
 
     def _batch_files(self) -> dict[str, str | Path]:
-        """Every file the passes of the stones ``prepare`` was given cover (those that can be looked at)."""
+        """The files git does not vouch for among those the passes of the stones ``prepare`` was given cover
+        (of the stones that can be looked at)."""
         files: dict[str, str | Path] = {}
         for stone in self._batch.values():
             try:
-                files.update(self._disk.wanted(stone))
+                files.update(self._vouched.unvouched(self._disk.wanted(stone)))
             except Refused:
                 continue  # check reports it
         return files
