@@ -211,12 +211,16 @@ def artifact_paths(
     """``find_artifacts`` as normalized absolute path strings (Path objects cost when there are thousands)."""
     state_prefix = os.fspath(route.state_dir) + os.sep
     listings = listings or Listings()
-    found = {
+    patterns = _patterns(route, stone, guard, base)
+    kept = [
         path
-        for pattern in _patterns(route, stone, guard, base)
+        for pattern in patterns
         for path in _named_files(pattern, listings, base)
         if not (path.endswith(_DRIVER_SUFFIXES) or path.startswith(state_prefix))
-    }
+    ]
+    # One glob names each file once, from sorted listings (sorting what is mostly in order is one pass);
+    # several globs may name a file twice.
+    found = kept if len(patterns) == 1 else set(kept)
     taken = _taken_by_longer_name(route, stone, guard)
     if taken is not None:
         return sorted(path for path in found if not taken(os.path.basename(path)))

@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from operator import itemgetter
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, NamedTuple
 
@@ -339,10 +340,15 @@ class _OnDisk:
                 # relative_posix per file would cost milliseconds over thousands of artifacts).
                 prefix = os.fspath(base).rstrip("/") + "/"  # POSIX paths: routedriver runs on POSIX
                 cut = len(prefix)
-                found = {
-                    path[cut:] if path.startswith(prefix) else hashing.relative_posix(path, base): path
-                    for path in paths
-                }
+                if paths and paths[0].startswith(prefix) and paths[-1].startswith(prefix):
+                    # Sorted: every path between two that start with the prefix starts with it too, so
+                    # all are sliced at once, in C (100,000 artifacts in a large route).
+                    found = dict(zip(map(itemgetter(slice(cut, None)), paths), paths, strict=True))
+                else:
+                    found = {
+                        path[cut:] if path.startswith(prefix) else hashing.relative_posix(path, base): path
+                        for path in paths
+                    }
             self._artifacts[stone.name] = found
         return found
 
