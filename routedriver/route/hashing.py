@@ -209,7 +209,7 @@ def content_ids_of(
             known = snapshot.clean_ids(by_relative)
         else:
             known = gitops.clean_blob_ids(repo, sorted(by_relative))
-    to_read = sorted(by_relative.keys() - known.keys())
+    to_read = sorted(by_relative.keys() - known.keys() if known else by_relative)
     if not to_read:
         return ContentIds(ids=known, read_from_disk=frozenset())
     ids = dict(known)

@@ -249,6 +249,16 @@ class _Vouched:
         return ids
 
 
+class _Covered(NamedTuple):
+    """The files a pass of one stone covers, as they are now (``{relative: absolute}``): its artifacts, the
+    files its guard's ``inputs:`` name, and both with its stone file, its guard and its approval marker
+    (those it has)."""
+
+    artifacts: dict[str, str]
+    inputs: dict[str, str]
+    wanted: dict[str, str | Path]
+
+
 class _OnDisk:
     """What each stone is made of on disk now: its guard (parsed only where its text names files), its
     artifacts (one listing per directory, shared by every stone), the files its guard's ``inputs:`` name, and
@@ -266,7 +276,7 @@ class _OnDisk:
         self._by_guard_id: dict[str, Guard | None] = {}  # what finding artifacts needs, by guard content
         self._guards: dict[str, tuple[Guard | None, bool]] = {}  # artifact_guard, by stone
         self._artifacts: dict[str, dict[str, str]] = {}
-        self._wanted: dict[str, dict[str, str | Path]] = {}
+        self._covered: dict[str, _Covered] = {}
 
     def context(self, stone: Stone) -> StoneContext:
         """The stone with its guard (refuses, naming the problem, when the guard does not load)."""
@@ -360,22 +370,22 @@ class _OnDisk:
             return {}
         return guard_input_files(guard.inputs, self._route, stone, self._where.base, self._listings)
 
-    def wanted(self, stone: Stone) -> dict[str, str | Path]:
-        """``{relative: absolute}`` of every file the stone's pass covers: its artifacts, the files its
-        guard's ``inputs:`` name, its stone file, its guard and its approval marker (those it has)."""
-        found = self._wanted.get(stone.name)
+    def covered(self, stone: Stone) -> _Covered:
+        """What a pass of the stone covers, found once: see ``_Covered``."""
+        found = self._covered.get(stone.name)
         if found is None:
             name, relative, absolute = stone.name, self._where.relative, self._where.absolute
-            found = dict(self.artifacts(stone))
-            found.update(self.input_files(stone))
-            found[f"{relative}{name}.stone"] = f"{absolute}{name}.stone"
+            artifacts = self.artifacts(stone)
+            named = self.input_files(stone)
+            wanted: dict[str, str | Path] = {**artifacts, **named}
+            wanted[f"{relative}{name}.stone"] = f"{absolute}{name}.stone"
             if stone.has_guard:
-                found[f"{relative}{name}.guard"] = f"{absolute}{name}.guard"
+                wanted[f"{relative}{name}.guard"] = f"{absolute}{name}.guard"
             if f"{name}.approved" in self._names:
-                found[f"{relative}{STATE_DIR}/{name}.approved"] = (
+                wanted[f"{relative}{STATE_DIR}/{name}.approved"] = (
                     f"{absolute}{STATE_DIR}{os.sep}{name}.approved"
                 )
-            self._wanted[name] = found
+            found = self._covered[name] = _Covered(artifacts, named, wanted)
         return found
 
 
@@ -458,6 +468,8 @@ class Survey:
         found: set[str] = set()
         for stone in self._batch.values():
             try:
+                if self._disk.artifact_guard(stone)[0] is None:
+                    continue  # the default glob: its files are in the route's own directory
                 artifacts = self._disk.artifacts(stone)
             except Refused:
                 continue
@@ -485,11 +497,14 @@ class Survey:
 
     def inputs(self, stone: Stone) -> StoneInputs:
         """The stone's inputs now, from git's index where it vouches for the files (else from disk)."""
+        return self._inputs(stone, self._disk.covered(stone))
+
+    def _inputs(self, stone: Stone, covered: _Covered) -> StoneInputs:
         name = stone.name
-        ids = self._vouched.ids(self._disk.wanted(stone), self._batch_files if name in self._batch else None)
+        ids = self._vouched.ids(covered.wanted, self._batch_files if name in self._batch else None)
         relative = self._where.relative
-        artifact_ids = {path: ids[path] for path in self._disk.artifacts(stone)}
-        input_ids = {path: ids[path] for path in self._disk.input_files(stone)}
+        artifact_ids = {path: ids[path] for path in covered.artifacts}
+        input_ids = {path: ids[path] for path in covered.inputs} if covered.inputs else {}
         return StoneInputs(
             artifact_ids,
             hashing.review_input_hash(artifact_ids, input_ids),
@@ -505,7 +520,7 @@ class Survey:
         files: dict[str, str | Path] = {}
         for stone in self._batch.values():
             try:
-                files.update(self._vouched.unvouched(self._disk.wanted(stone)))
+                files.update(self._vouched.unvouched(self._disk.covered(stone).wanted))
             except Refused:
                 continue  # check reports it
         return files
@@ -517,16 +532,17 @@ class Survey:
         not load, an artifact cannot be read) is ``broken``, saying why; callers report it as they must
         (verify: a failing line; drive: a human fixes it)."""
         name = stone.name
-        if not self.needs_checking(stone):
-            return Done("incomplete", "not passed yet", None, None)
-        passes = self.files[name].passes if name in self.files else []
+        files = self.files.get(name)
+        passes = files.passes if files is not None else []
+        if not passes and store.legacy_passed_name(name) not in self.names:
+            return Done("incomplete", "not passed yet", None, None)  # no record of a pass: nothing to read
         try:
             _guard, required = self._disk.artifact_guard(stone)
             if not self._disk.artifacts(stone) and required:
                 return Done(
                     "stale", "passed, but its artifacts are gone", None, None, stone.path, len(passes)
                 )
-            inputs = self.inputs(stone)
+            inputs = self._inputs(stone, self._disk.covered(stone))
         except Refused as exc:
             return Done(
                 "broken", exc.line().removeprefix("error: "), None, None, stone.guard_path or stone.path
