@@ -18,12 +18,13 @@ from __future__ import annotations
 
 import hashlib
 import os
+import stat
 from collections.abc import Iterable, Mapping, Sequence
 from operator import itemgetter
 from pathlib import Path
 from typing import Literal, NamedTuple
 
-from routedriver import proc
+from routedriver import proc, userfile
 from routedriver.later import Later
 
 _READ_ONLY_ENV = {"GIT_OPTIONAL_LOCKS": "0", "GIT_LITERAL_PATHSPECS": "1"}
@@ -119,6 +120,15 @@ class Signature(NamedTuple):
 
 class GitError(Exception):
     """A git command failed; ``str()`` is git's own last line."""
+
+
+class Unhashable(GitError):
+    """Paths ``hash_files`` will not hand to git: neither a regular file nor a symlink."""
+
+    def __init__(self, found: Mapping[str, str]) -> None:
+        self.found = dict(found)  # path → what it is (``userfile.file_kind``: "a directory", …)
+        path, what = next(iter(self.found.items()))
+        super().__init__(f"{path} is {what}, not a regular file")
 
 
 def _git(
@@ -307,17 +317,30 @@ def hash_files(repo: Repo, paths: Sequence[str], *, filters: Filters) -> dict[st
       differ for a file, git would store other bytes than the ones a person or a review read.
 
     A symlink is stored as its target's text, so it is hashed that way here (either way), never through it.
-    Raises ``GitError`` when git cannot hash one (gone, unreadable, a directory, beyond a symlinked
-    directory)."""
+    Raises ``GitError`` when git cannot hash one (gone, unreadable, beyond a symlinked directory), and
+    ``Unhashable``, before git is started, for a path that is neither a regular file nor a symlink (a
+    directory, a FIFO git would open and wait on for a writer forever, a device it would read without
+    end)."""
     found: dict[str, str] = {}
     regular: list[str] = []
+    irregular: dict[str, str] = {}
     top = os.fspath(repo.toplevel)
+    head = top if top.endswith(os.sep) else top + os.sep  # os.path.join's result, for relative paths
     for path in paths:
-        absolute = os.path.join(top, path)
-        if os.path.islink(absolute):
+        absolute = head + path
+        try:
+            mode = os.lstat(absolute).st_mode
+        except OSError:
+            regular.append(path)  # gone or out of reach: git says which, in its own words
+            continue
+        if stat.S_ISLNK(mode):
             found[path] = _blob_of(os.fsencode(os.readlink(absolute)), repo.object_format)
-        else:
+        elif stat.S_ISREG(mode):
             regular.append(path)
+        else:
+            irregular[path] = userfile.file_kind(mode)
+    if irregular:
+        raise Unhashable(irregular)
     if not regular:
         return found
     # One path a line; git reads a line that starts with a quote as a C-quoted string (see _c_quoted).

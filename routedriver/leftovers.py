@@ -27,7 +27,6 @@ holds those. Elsewhere than Linux there is no subreaper: a command's group is st
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import itertools
 import os
 import signal
@@ -54,6 +53,8 @@ def enable() -> bool:
         return _ENABLED[0]
     enabled = False
     if sys.platform.startswith("linux"):
+        import ctypes  # here, not at the top: a command that starts only git never pays for it
+
         try:
             libc = ctypes.CDLL(None, use_errno=True)
             enabled = libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0

@@ -111,9 +111,14 @@ def read_record(path: str | os.PathLike[str], *, limit: int = MAX_BYTES) -> byte
     return b"".join(chunks)
 
 
+def file_kind(mode: int) -> str:
+    """What a file that is not a regular file is, in words (``st_mode`` → "a named pipe (FIFO)", …)."""
+    return next((label for test, label in _KINDS if test(mode)), "not a file")
+
+
 def _regular(path: Path, info: os.stat_result, name: str, what: str, error: type[Refused]) -> None:
     if not stat.S_ISREG(info.st_mode):
-        kind = next((label for test, label in _KINDS if test(info.st_mode)), "not a file")
+        kind = file_kind(info.st_mode)
         via = f"a symlink to {os.path.realpath(path)}, " if os.path.islink(path) else ""
         raise error(f"{name}: {via}{kind}, not a regular file", f"make it a regular {what}")
 

@@ -2,7 +2,8 @@
 (``route.stone_report``), which ``cli._exits`` writes and turns into the exit code. No logic here.
 
 A robot runs get and set on every turn, so these commands start without click (``cli/_plain.py``): each is
-declared once, as a ``PlainCommand``; click is imported only for ``--help`` and usage errors.
+declared once, as a ``PlainCommand``; click is imported only for ``--help`` and usage errors. get answers
+from ``route.select`` alone: ``route.api`` (and with it the guard's machinery) is imported by the others.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Any
 from routedriver.cli._plain import Option, PlainCommand
 from routedriver.errors import Refused, UserError
 from routedriver.report import Report
-from routedriver.route import api, builtin_judges, stone_report
+from routedriver.route import builtin_judges, select, stone_report
 
 ROUTE_HELP = "The route directory (holds <name>.stone files)."
 ROUTE = Option("--route", "route_option", ROUTE_HELP, "DIR")
@@ -38,7 +39,7 @@ def answered(as_json: bool, facts: dict[str, Any], body: Callable[[], Report]) -
 def run_get(route_option: str | None, selector: str, say: bool, as_json: bool) -> Report:
     facts: dict[str, Any] = {"route": route_option, "stones": []}
     return answered(
-        as_json, facts, lambda: stone_report.get_report(api.get(route_option, selector), say, as_json)
+        as_json, facts, lambda: stone_report.get_report(select.get(route_option, selector), say, as_json)
     )
 
 
@@ -67,6 +68,8 @@ GET = PlainCommand(
 def run_set(
     route_option: str | None, stone: str, as_: str, no_commit: bool, rerun: bool, as_json: bool
 ) -> Report:
+    from routedriver.route import api
+
     facts = {"route": route_option, "stone": stone}
     if as_ == "approved":
         # A robot runs commands with stdin from a pipe or /dev/null; a person types them at a terminal.
@@ -122,6 +125,8 @@ SET = PlainCommand(
 
 
 def run_del(route_option: str | None, pattern: str, as_json: bool) -> Report:
+    from routedriver.route import api  # not on route.stone.get's path: the guard's machinery comes with it
+
     facts = {"route": route_option, "stone": pattern}
     return answered(
         as_json, facts, lambda: stone_report.del_report(api.delete(route_option, pattern), as_json)
@@ -140,6 +145,8 @@ DEL = PlainCommand(
 
 
 def run_judge(mechanism: str, route_option: str | None, stone: str, **flags: int | None) -> Report:
+    from routedriver.route import api
+
     verdict = api.judge(route_option, stone, mechanism, flags)
     return stone_report.verdict_report(stone, mechanism, verdict)
 

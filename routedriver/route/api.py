@@ -1,9 +1,8 @@
 """The operations behind the ``route.stone.*`` commands. They return results; the CLI renders them.
 
-``get`` runs every robot turn, so this module imports only what ``get`` needs: ``set`` imports the guard's
-machinery (``route.guard``: subprocesses, threads, the shell lexer) and ``judge`` git when called (together
-with ``cli/_plain.py`` and the lazy git imports in ``state``/``inputs``/``hashing``, issue 23 measured them
-saving more than 20% of ``route.stone.get`` on a small route).
+``get`` runs every robot turn: it is ``route.select.get`` (re-exported here), which ``route.stone.get`` calls
+without importing this module or the guard's machinery. ``set`` imports that machinery (``route.guard``:
+subprocesses, threads, the shell lexer) and ``judge`` git when called.
 """
 
 from __future__ import annotations
@@ -21,21 +20,17 @@ from routedriver.route.builtin_judges import Reading
 from routedriver.route.context import ApprovalState
 from routedriver.route.guardfile import load_guard
 from routedriver.route.hashing import relative_posix
-from routedriver.route.load import open_route
+from routedriver.route.load import open_route as open_route  # where the commands find it
 from routedriver.route.model import Guard, ReviewRecord, Route, Stone, Verdict
-from routedriver.route.select import Selection, has_glob, match_names, select
+from routedriver.route.select import GetResult as GetResult  # re-exported: api is where callers look
+from routedriver.route.select import get as get
+from routedriver.route.select import has_glob, match_names
 from routedriver.route.state import Survey
 
 if TYPE_CHECKING:
     from routedriver.route.approve import ApproveResult
     from routedriver.route.context import StoneContext
     from routedriver.route.guard import Evaluation
-
-
-class GetResult(NamedTuple):
-    route: Route
-    selector: str
-    selection: Selection
 
 
 class SetResult(NamedTuple):
@@ -77,11 +72,6 @@ class DelResult(NamedTuple):
     route: Route
     deleted: tuple[tuple[str, tuple[Path, ...]], ...]  # stone name, the files removed
     kept: tuple[Kept, ...]
-
-
-def get(route_option: str | None, selector: str) -> GetResult:
-    route = open_route(route_option)
-    return GetResult(route, selector, select(route, selector))
 
 
 def set_passed(route_option: str | None, stone: str, *, rerun: bool = False) -> SetResult:

@@ -40,10 +40,16 @@ from typing import NamedTuple
 
 from routedriver import globs
 from routedriver.errors import Refused
-from routedriver.route.guardfile import DEFAULT_ARTIFACTS, default_artifacts
 from routedriver.route.hashing import relative_posix
-from routedriver.route.model import STATE_DIR, Guard, Route, Stone
-from routedriver.route.subst import VARIABLE
+from routedriver.route.model import (
+    DEFAULT_ARTIFACTS,
+    STATE_DIR,
+    VARIABLE,
+    Guard,
+    Route,
+    Stone,
+    default_artifacts,
+)
 
 _DRIVER_SUFFIXES = (".stone", ".guard")
 _DRIVER_FILE = re.compile(r".*\.(?:stone|guard)\Z", re.DOTALL)  # a name ending in one of _DRIVER_SUFFIXES
@@ -117,25 +123,35 @@ class Listings:
         """The entries of ``directory``; none when it is missing or unreadable."""
         found = self._read.get(directory)
         if found is None:
-            is_file: dict[str, bool] = {}
-            subdirs: set[str] = set()
-            linked: set[str] = set()
             try:
                 with os.scandir(directory) as entries:
-                    for entry in entries:
-                        name = entry.name
-                        is_file[name] = regular = entry.is_file()
-                        # A file is no directory: only the rest are asked (thousands of files a listing).
-                        if not regular:
-                            if entry.is_dir(follow_symlinks=False):
-                                subdirs.add(name)
-                            elif entry.is_symlink() and entry.is_dir():
-                                linked.add(name)
-            except OSError:
-                pass  # a directory that is missing or unreadable holds nothing
-            listing = Listing(sorted(is_file), is_file, frozenset(subdirs), frozenset(linked))
-            found = self._read[directory] = listing
+                    found = self.record(directory, entries)
+            except OSError:  # a directory that is missing or unreadable holds nothing
+                found = self.record(directory, ())
         return found
+
+    def record(self, directory: str, entries: Iterable[os.DirEntry[str]]) -> Listing:
+        """The listing of ``directory`` from ``entries``, its ``os.scandir`` read by whoever read it first
+        (``load.load_route`` reads the route's directory for its stones): never a second scan."""
+        is_file: dict[str, bool] = {}
+        subdirs: set[str] = set()
+        linked: set[str] = set()
+        try:
+            for entry in entries:
+                name = entry.name
+                is_file[name] = regular = entry.is_file()
+                # A file is no directory: only the rest are asked (thousands of files a listing).
+                if not regular:
+                    if entry.is_dir(follow_symlinks=False):
+                        subdirs.add(name)
+                    elif entry.is_symlink() and entry.is_dir():
+                        linked.add(name)
+        except OSError:
+            pass  # what could be read of a directory that became unreadable is what it holds
+        listing = self._read[directory] = Listing(
+            sorted(is_file), is_file, frozenset(subdirs), frozenset(linked)
+        )
+        return listing
 
     def is_gitlink(self, directory: str) -> bool:
         """Does git's index hold the (empty) ``directory`` as a gitlink, a submodule entry not checked out?
@@ -195,12 +211,16 @@ def artifact_paths(
     """``find_artifacts`` as normalized absolute path strings (Path objects cost when there are thousands)."""
     state_prefix = os.fspath(route.state_dir) + os.sep
     listings = listings or Listings()
-    found = {
+    patterns = _patterns(route, stone, guard, base)
+    kept = [
         path
-        for pattern in _patterns(route, stone, guard, base)
+        for pattern in patterns
         for path in _named_files(pattern, listings, base)
         if not (path.endswith(_DRIVER_SUFFIXES) or path.startswith(state_prefix))
-    }
+    ]
+    # One glob names each file once, from sorted listings (sorting what is mostly in order is one pass);
+    # several globs may name a file twice.
+    found = kept if len(patterns) == 1 else set(kept)
     taken = _taken_by_longer_name(route, stone, guard)
     if taken is not None:
         return sorted(path for path in found if not taken(os.path.basename(path)))

@@ -11,23 +11,12 @@ from typing import Any, NamedTuple
 from routedriver import userfile
 from routedriver.errors import Refused
 from routedriver.route.builtin_judges import JudgeSpecError, parse_builtin
-from routedriver.route.model import DEFAULT_TIMEOUT_S, STATE_DIR, Guard, Route, Stone
+from routedriver.route.model import DEFAULT_TIMEOUT_S, STATE_DIR, Guard, Route, Stone, default_artifacts
 
 ALLOWED_KEYS = ("artifacts", "inputs", "judges", "protect", "reviews", "timeout")
 _COMMAND_LISTS = ("reviews", "judges")
 _GLOB_LISTS = ("artifacts", "protect", "inputs")
 _LISTS = (*_COMMAND_LISTS, *_GLOB_LISTS)  # the order their problems are listed in
-
-
-# The one tuple every guard without an ``artifacts:`` key gets: ``artifacts.py`` tells the default from the
-# same glob written out in a guard by identity (a written glob is the user's choice and is taken as written).
-DEFAULT_ARTIFACTS = ("$route/${stone}*.md",)
-
-
-def default_artifacts(stone_name: str) -> tuple[str, ...]:
-    """``$route/<name>*.md``: matches ``1.vision.md`` and versioned ``1.vision.v1.i1.md`` alike (a file
-    that the default of a stone with a longer name also matches is that stone's: see ``artifacts.py``)."""
-    return DEFAULT_ARTIFACTS
 
 
 def _type_name(value: object) -> str:

@@ -17,14 +17,14 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
+import stat
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
+from routedriver import userfile
 from routedriver.errors import Refused
 
-_HEX = re.compile(r"[0-9a-f]{1,128}")
 CHUNK = 1 << 20  # large reads: hashlib releases the GIL on big buffers, so threads hash files in parallel
 # A file of at least this size is hashed on a thread when there are two or more: its chunks keep a thread
 # busy in C (read, then hash without the GIL) for about a millisecond each. Smaller files are hashed on the
@@ -64,8 +64,12 @@ def _blob_id_below(
     buffer = buffer if buffer is not None else bytearray(CHUNK)
     view = memoryview(buffer)
     for _ in range(_RETRIES):
-        with open(path, "rb", buffering=0) as handle:
-            size = os.fstat(handle.fileno()).st_size
+        _refuse_irregular(path, os.stat(path).st_mode)  # never open a device: opening one may act
+        # Opened without blocking: should it have become a FIFO since, it must not wait for a writer.
+        with open(path, "rb", buffering=0, opener=_open_nonblocking) as handle:
+            status = os.fstat(handle.fileno())
+            _refuse_irregular(path, status.st_mode)
+            size = status.st_size
             if limit is not None and size >= limit:
                 return None
             digest = hashlib.new(object_format, b"blob %d\0" % size)
@@ -79,6 +83,15 @@ def _blob_id_below(
         f"artifact keeps changing while it is hashed: {os.fspath(path)}",
         "wait until whatever writes it has finished, then run the command again",
     )
+
+
+def _open_nonblocking(path: str, flags: int) -> int:
+    return os.open(path, flags | os.O_NONBLOCK)
+
+
+def _refuse_irregular(path: str | os.PathLike[str], mode: int) -> None:
+    if not stat.S_ISREG(mode):
+        raise _unhashable(os.fspath(path), userfile.file_kind(mode))
 
 
 def blob_id_of(data: bytes, object_format: str = "sha1") -> str:
@@ -179,8 +192,13 @@ def content_ids_of(
     snapshot: object | None = None,
     *,
     from_disk: bool = False,
+    skip_unhashable: bool = False,
 ) -> ContentIds:
-    """``content_ids`` of files already keyed by their relative path: ``{relative POSIX path: path}``."""
+    """``content_ids`` of files already keyed by their relative path: ``{relative POSIX path: path}``.
+
+    A file that is neither a regular file nor a symlink (a FIFO, a device, a directory) is refused before
+    anything reads it; with ``skip_unhashable`` it is left out of the ids instead (the caller hashes many
+    stones' files together, and refuses such a file with the one stone it belongs to)."""
     known: dict[str, str] = {}
     if repo is not None and not from_disk:
         from routedriver import gitops
@@ -191,16 +209,20 @@ def content_ids_of(
             known = snapshot.clean_ids(by_relative)
         else:
             known = gitops.clean_blob_ids(repo, sorted(by_relative))
-    to_read = sorted(by_relative.keys() - known.keys())
+    to_read = sorted(by_relative.keys() - known.keys() if known else by_relative)
     if not to_read:
         return ContentIds(ids=known, read_from_disk=frozenset())
     ids = dict(known)
-    ids.update(_hash_from_disk(to_read, by_relative, repo))
+    ids.update(_hash_from_disk(to_read, by_relative, repo, skip_unhashable=skip_unhashable))
     return ContentIds(ids=ids, read_from_disk=frozenset(to_read))
 
 
 def _hash_from_disk(
-    relative: Sequence[str], by_relative: Mapping[str, str | Path], repo: object | None
+    relative: Sequence[str],
+    by_relative: Mapping[str, str | Path],
+    repo: object | None,
+    *,
+    skip_unhashable: bool,
 ) -> dict[str, str]:
     """Ids of files read from disk: through git inside a repository's work tree, by our own hashing of the
     bytes outside it (or outside git)."""
@@ -216,13 +238,13 @@ def _hash_from_disk(
     found: dict[str, str] = {}
     if inside:
         try:
-            found.update(gitops.hash_files(repo, inside, filters="git"))  # type: ignore[arg-type]
-        except OSError as exc:
-            raise Refused(
-                f"cannot read artifact {exc.filename}: {exc.strerror}", "check that it is a readable file"
-            ) from None
-        except gitops.GitError as exc:
-            raise Refused(f"cannot hash an artifact: {exc}", "check that it is a readable file") from None
+            found.update(_git_hash(repo, inside))
+        except gitops.Unhashable as exc:
+            if not skip_unhashable:
+                path, what = next(iter(exc.found.items()))
+                raise _unhashable(path, what) from None
+            # Found before git was started: hash the others (the stone of a skipped file hashes its own).
+            found.update(_git_hash(repo, [path for path in inside if path not in exc.found]))
     if outside:
         object_format = getattr(repo, "object_format", "sha1")
         try:
@@ -235,23 +257,49 @@ def _hash_from_disk(
     return found
 
 
+def _git_hash(repo: object, relative: Sequence[str]) -> dict[str, str]:
+    """``gitops.hash_files`` as git would store the files, its failures as refusals (``Unhashable`` is
+    passed on: the caller decides)."""
+    from routedriver import gitops
+
+    assert isinstance(repo, gitops.Repo)
+    try:
+        return gitops.hash_files(repo, relative, filters="git")
+    except gitops.Unhashable:
+        raise
+    except OSError as exc:
+        raise Refused(
+            f"cannot read artifact {exc.filename}: {exc.strerror}", "check that it is a readable file"
+        ) from None
+    except gitops.GitError as exc:
+        raise Refused(f"cannot hash an artifact: {exc}", "check that it is a readable file") from None
+
+
+def _unhashable(path: str, what: str) -> Refused:
+    return Refused(
+        f"cannot hash {path}: it is {what}, not a regular file or a symlink",
+        "replace it with a regular file (or remove it)",
+    )
+
+
 def refuse_escaping_links(toplevel: Path, relative: Iterable[str]) -> None:
     """Refuse a file (relative to ``toplevel``) that is a symlink, or sits under one, leading outside the
     work tree: git stores only the link, so what a review read and a human approved would not be in the
     repository CI checks out."""
     top = os.fspath(toplevel)
+    head = top if top.endswith(os.sep) else top + os.sep  # os.path.join's result, for relative paths
     real_top = os.path.realpath(top)
     real_dirs: dict[str, str] = {}  # directory → its real path: resolved once, not once per file in it
     for path in relative:
-        absolute = os.path.join(top, path)
-        if os.path.islink(absolute):
+        absolute = head + path
+        if _is_link(absolute):
             real = os.path.realpath(absolute)
         else:  # only the directories on the way can lead elsewhere
             directory, _, name = absolute.rpartition(os.sep)
             real_dir = real_dirs.get(directory)
             if real_dir is None:
                 real_dir = real_dirs[directory] = os.path.realpath(directory)
-            real = os.path.join(real_dir, name)
+            real = real_dir + os.sep + name if real_dir != os.sep else os.sep + name
         if real == absolute or real.startswith(top + os.sep):
             continue
         if real_top != top and real.startswith(real_top + os.sep):
@@ -260,6 +308,14 @@ def refuse_escaping_links(toplevel: Path, relative: Iterable[str]) -> None:
             f"artifact {path} is a symlink to {real}, outside the repository (git would store only the link)",
             "put the file itself in the repository instead of a link to it",
         )
+
+
+def _is_link(path: str) -> bool:
+    """``os.path.islink``, without its wrapper (called once per uncommitted file)."""
+    try:
+        return stat.S_ISLNK(os.lstat(path).st_mode)
+    except OSError:
+        return False
 
 
 def review_input_hash(ids: Mapping[str, str], inputs: Mapping[str, str] | None = None) -> str:
@@ -344,13 +400,16 @@ def judge_input_hash(
 def pass_key(review_input: str, *, stone_id: str, guard_id: str | None, approval_id: str | None) -> str:
     """What a pass covers, as one hash (a pass record's name): the review-input hash and the content ids of
     the stone's instructions, its guard and its approval marker (null when it has none)."""
-    values = (approval_id, guard_id, review_input, stone_id)
-    if all(value is None or _HEX.fullmatch(value) for value in values):
-        # What canonical_json writes for these keys (sorted) when every value is hex or null, without the
-        # encoder: route.stone.get computes a key for each of thousands of passed stones.
-        approval, guard, review, stone = ("null" if value is None else f'"{value}"' for value in values)
+    # What canonical_json writes for these keys (sorted) when every value is null or letters and digits
+    # (content ids and hashes are hex), which JSON writes as they are, without the encoder: route.stone.get
+    # computes a key for each of thousands of passed stones.
+    plain = f"{review_input}{stone_id}{guard_id or ''}{approval_id or ''}"
+    if plain.isascii() and plain.isalnum():
+        approval = "null" if approval_id is None else f'"{approval_id}"'
+        guard = "null" if guard_id is None else f'"{guard_id}"'
         text = (
-            f'{{"approval_id":{approval},"guard_id":{guard},"review_input_hash":{review},"stone_id":{stone}}}'
+            f'{{"approval_id":{approval},"guard_id":{guard},"review_input_hash":"{review_input}",'
+            f'"stone_id":"{stone_id}"}}'
         )
         return hashlib.sha256(text.encode("ascii")).hexdigest()
     payload = {

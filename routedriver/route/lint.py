@@ -32,10 +32,10 @@ from routedriver.gitops import find_repo
 from routedriver.report import Report
 from routedriver.route.builtin_judges import parse_builtin
 from routedriver.route.guard import search_path
-from routedriver.route.guardfile import DEFAULT_ARTIFACTS, check_guard_file
+from routedriver.route.guardfile import check_guard_file
 from routedriver.route.hashing import relative_posix
 from routedriver.route.load import GUARD_SUFFIX, STONE_SUFFIX, numeric_prefix
-from routedriver.route.model import Guard, Route, Stone
+from routedriver.route.model import DEFAULT_ARTIFACTS, Guard, Route, Stone
 from routedriver.route.subst import ENV, substitute
 from routedriver.route.words import count
 

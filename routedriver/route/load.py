@@ -7,10 +7,14 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from routedriver.errors import Refused
 from routedriver.route.hashing import refuse_undecodable
 from routedriver.route.model import Route, Stone
+
+if TYPE_CHECKING:
+    from routedriver.route.artifacts import Listings
 
 STONE_SUFFIX = ".stone"
 GUARD_SUFFIX = ".guard"
@@ -24,6 +28,17 @@ def resolve_route(option_value: str | None) -> Path:
     from routedriver.route.bind import bound_route  # git only when --route is left out
 
     return Path(bound_route())
+
+
+def open_route(route_option: str | None, listings: Listings | None = None) -> Route:
+    """The route a command works on (``resolve_route``), loaded; refuses a route without stones.
+    ``listings``: see ``load_route``."""
+    route = load_route(resolve_route(route_option), listings=listings)
+    if not route.stones:
+        raise Refused(
+            f"route has no stones: {route.display}", "add files like 1.vision.stone (or check --route)"
+        )
+    return route
 
 
 def numeric_prefix(name: str) -> tuple[int, ...]:
@@ -85,13 +100,18 @@ def stone_text(path: Path) -> str:
     return userfile.read_bytes(path, what="stone").decode("utf-8", errors="replace")
 
 
-def load_route(path: str | os.PathLike[str], irregular: list[str] | None = None) -> Route:
+def load_route(
+    path: str | os.PathLike[str], irregular: list[str] | None = None, *, listings: Listings | None = None
+) -> Route:
     """Read a route directory: every top-level ``*.stone`` file, in driving order. Pure: writes nothing.
 
     With ``irregular``, the names of its ``*.stone`` entries that are not regular files (a directory, a
     symlink, a FIFO …) are appended to it, read from the same listing: ``route.verify`` reports each as a
     ``broken`` stone (a stone turned into a directory must not simply drop out of the route). Without it, a
-    directory named ``*.stone`` is no stone, and a symlink to a file is read as one."""
+    directory named ``*.stone`` is no stone, and a symlink to a file is read as one.
+
+    With ``listings``, the directory's listing goes there too (``Listings.record``), so finding the stones'
+    default artifacts in it does not read the directory again."""
     display = os.fspath(path)
     root = Path(path).resolve()
     _refuse_undecodable_route(display, root)
@@ -103,8 +123,11 @@ def load_route(path: str | os.PathLike[str], irregular: list[str] | None = None)
         entries = list(os.scandir(root))
     except OSError as exc:
         raise Refused(f"cannot read route {display}: {exc.strerror}", "check its permissions") from None
+    if listings is not None:
+        listings.record(os.fspath(root), entries)
     guards = {entry.name for entry in entries if entry.name.endswith(GUARD_SUFFIX)}
-    stones: list[Stone] = []
+    # (prefix, name, stone): sorted as Stone.sort_key sorts stones (names are unique, stones never compared)
+    stones: list[tuple[tuple[int, ...], str, Stone]] = []
     for entry in entries:
         filename = entry.name
         # Hidden files include atomic-write leftovers; directories named *.stone are not stones.
@@ -118,16 +141,6 @@ def load_route(path: str | os.PathLike[str], irregular: list[str] | None = None)
         name = filename[: -len(STONE_SUFFIX)]
         prefix = check_stone_name(name, filename)
         has_guard = name + GUARD_SUFFIX in guards
-        stones.append(Stone(name=name, directory=root, prefix=prefix, has_guard=has_guard))
-    stones.sort(key=lambda stone: stone.sort_key)
-    return Route.at(root, display, tuple(stones))
-
-
-def open_route(route_option: str | None) -> Route:
-    """The route a command works on (``resolve_route``), loaded; refuses one without stones."""
-    route = load_route(resolve_route(route_option))
-    if not route.stones:
-        raise Refused(
-            f"route has no stones: {route.display}", "add files like 1.vision.stone (or check --route)"
-        )
-    return route
+        stones.append((prefix, name, Stone(name, root, prefix, has_guard)))
+    stones.sort()
+    return Route.at(root, display, tuple(stone for _prefix, _name, stone in stones))

@@ -8,6 +8,7 @@ NamedTuple rather than a frozen dataclass: every ``route.*`` command imports thi
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import NamedTuple
 
@@ -15,7 +16,19 @@ from routedriver.route.manifest import manifest_in
 
 # Guard defaults (decisions in docs/route.md).
 DEFAULT_TIMEOUT_S = 1200.0
+# The one tuple every guard without an ``artifacts:`` key gets: ``artifacts.py`` tells the default from the
+# same glob written out in a guard by identity (a written glob is the user's choice and is taken as written).
+DEFAULT_ARTIFACTS = ("$route/${stone}*.md",)
+# ``$route``/``${route}``, ``$stone``, ``$hash``: what guard commands and globs may name (``subst``,
+# ``artifacts``). Here, beside the defaults, so finding a stone's artifacts needs no shell reader.
+VARIABLE = re.compile(r"\$(?:\{(route|stone|hash)\}|(route|stone|hash)(?![A-Za-z0-9_]))")
 STATE_DIR = ".route"  # the driver's own files live in $route/.route/, never next to the stones
+
+
+def default_artifacts(stone_name: str) -> tuple[str, ...]:
+    """``$route/<name>*.md``: matches ``1.vision.md`` and versioned ``1.vision.v1.i1.md`` alike (a file
+    that the default of a stone with a longer name also matches is that stone's: see ``artifacts.py``)."""
+    return DEFAULT_ARTIFACTS
 
 
 class Stone(NamedTuple):

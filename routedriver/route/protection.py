@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from routedriver import globs, userfile
 from routedriver.errors import Refused
 from routedriver.route import store
-from routedriver.route.model import STATE_DIR, Route, Stone
+from routedriver.route.model import STATE_DIR, VARIABLE, Route, Stone
 
 if TYPE_CHECKING:
     from routedriver.gitops import Repo
@@ -219,8 +219,6 @@ def _match(pattern: str, route: Route, stone: Stone, relative: str, base: Path) 
 
 def _expand(pattern: str, route: Route, stone: Stone, base: Path) -> str:
     """A guard's glob with ``$route`` and ``$stone`` substituted, relative to ``base``."""
-    from routedriver.route.subst import VARIABLE
-
     route_value = Path(os.path.relpath(route.path, base)).as_posix()
     values = {"route": globs.escape(route_value), "stone": globs.escape(stone.name)}
     expanded = VARIABLE.sub(lambda match: values.get(match[1] or match[2], match[0]), pattern)

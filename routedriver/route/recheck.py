@@ -50,9 +50,8 @@ from routedriver.route import guard as guards
 from routedriver.route.artifacts import artifact_patterns, input_patterns
 from routedriver.route.checks import StoneCheck
 from routedriver.route.context import StoneContext
-from routedriver.route.guardfile import DEFAULT_ARTIFACTS
 from routedriver.route.load import GUARD_SUFFIX, STONE_SUFFIX
-from routedriver.route.model import STATE_DIR, Guard, JudgeRecord, PassRecord, ReviewRecord
+from routedriver.route.model import DEFAULT_ARTIFACTS, STATE_DIR, Guard, JudgeRecord, PassRecord, ReviewRecord
 from routedriver.route.words import count
 
 if TYPE_CHECKING:

@@ -14,6 +14,8 @@ from typing import NamedTuple
 
 from routedriver import globs
 from routedriver.errors import Refused
+from routedriver.route.artifacts import Listings
+from routedriver.route.load import open_route
 from routedriver.route.model import Route, Stone
 from routedriver.route.state import Done, Survey
 
@@ -40,6 +42,20 @@ class Selection(NamedTuple):
     all_passed: bool  # every stone of the route has passed
 
 
+class GetResult(NamedTuple):
+    route: Route
+    selector: str
+    selection: Selection
+
+
+def get(route_option: str | None, selector: str) -> GetResult:
+    """``route.stone.get``: the route, and the stones ``selector`` names with their states."""
+    listings = Listings()  # the route's directory is read once: for its stones and their artifacts
+    route = open_route(route_option, listings)
+    survey = survey_of(route, listings, open_tier_only=selector in (NEXT_ONE, NEXT_ALL))
+    return GetResult(route, selector, select(route, selector, survey))
+
+
 class _Status:
     """The state of each stone, asked in route order and only when needed."""
 
@@ -63,11 +79,24 @@ class _Status:
         return None
 
 
-def survey_of(route: Route) -> Survey:
+def survey_of(route: Route, listings: Listings | None = None, *, open_tier_only: bool = False) -> Survey:
     """A ``Survey`` of ``route`` with git's index read once for the stones that have a pass to check (git
-    is not even started for a route that has none, until something needs it)."""
-    survey = Survey(route, None, Path.cwd(), locate=True)
-    checked = [stone for stone in route.stones if survey.needs_checking(stone)]
+    is not even started for a route that has none, until something needs it). ``listings``: directories
+    already read (``load_route``'s).
+
+    ``open_tier_only`` (``@next-one``, ``@next-all``): only the stones up to the tier of the first stone
+    with no record of a pass are prepared. That stone is incomplete, so the first incomplete stone is at
+    or before it and the stones of later tiers are never asked about: their files are not hashed."""
+    survey = Survey(route, None, Path.cwd(), locate=True, listings=listings)
+    checked: list[Stone] = []
+    open_tier: tuple[int, ...] | None = None
+    for stone in route.stones:
+        if open_tier is not None and stone.prefix != open_tier:
+            break
+        if survey.needs_checking(stone):
+            checked.append(stone)
+        elif open_tier_only and open_tier is None:
+            open_tier = stone.prefix
     if checked:
         survey.prepare(checked)
     return survey

@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from operator import itemgetter
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, NamedTuple
 
@@ -28,14 +29,16 @@ from routedriver import userfile
 from routedriver.errors import Refused
 from routedriver.route import hashing, manifest, store
 from routedriver.route.artifacts import Listings, artifact_paths, default_glob_files
-from routedriver.route.context import StoneContext
-from routedriver.route.guardfile import load_guard
-from routedriver.route.human_gate import unlisted_approver
-from routedriver.route.inputs import input_files
+from routedriver.route.artifacts import input_files as guard_input_files
 from routedriver.route.model import STATE_DIR, Guard, PassRecord, Route, Stone
 
-if TYPE_CHECKING:  # on route.stone.get's path: git only once a stone has a pass to check
+# On route.stone.get's path: git only once a stone has a pass to check, and the guard's machinery
+# (guardfile, inputs: PyYAML, the judges, the record readers) only once a guard names files to hash, a
+# stone's pass does not hold or its approval is looked at. A route whose guards name no files is answered
+# without them.
+if TYPE_CHECKING:
     from routedriver import gitops
+    from routedriver.route.context import StoneContext
     from routedriver.route.provenance import Approvers
 
 DoneState = Literal["passed", "stale", "incomplete", "unapproved", "broken"]
@@ -86,6 +89,8 @@ def gather(
 ) -> StoneInputs:
     """The stone's inputs: content ids of its artifacts (``{relative: absolute}``), its stone file, its guard
     and its approval marker, in one batch (one ``git hash-object`` for whatever must be read)."""
+    from routedriver.route.inputs import input_files
+
     stone = context.stone
     driver = {context.show(stone.path): stone.path}
     if stone.guard_path is not None:
@@ -110,57 +115,25 @@ def gather(
     )
 
 
-class Survey:
-    """One route's state, read once for many stones: the ``.route/`` listing, one listing per artifact
-    directory, and ONE read of git's index for the route's own files (``gitops.route_snapshot``).
+class _Where:
+    """Where the route's files are keyed from: the repository holding the route and its top-level (``base``;
+    the current directory outside git). With ``locate`` it is found only when first asked, so a route where
+    nothing has passed is answered without starting git."""
 
-    Deciding a stone costs no file read when git vouches for its files and its reviews ran once for its
-    content: content ids come from the index, the pass record is found by its name, and whether a review ran
-    again since is told by the review files' names. A route with 10,000 passed stones is answered from two
-    listings and the index; the pass record is read only to tell which of several runs it used, and by
-    ``route.verify`` (``record``), which checks the evidence behind a pass.
-    """
-
-    def __init__(
-        self,
-        route: Route,
-        repo: gitops.Repo | None,
-        base: Path,
-        *,
-        names: frozenset[str] | None = None,
-        snapshot: gitops.IndexSnapshot | None = None,
-        approvers: Approvers | None = None,
-        locate: bool = False,
-    ) -> None:
-        """``locate``: find the repository holding the route (and so ``base``) only when first needed, so
-        a route where nothing has passed is answered without starting git."""
-        self.route = route
+    def __init__(self, route: Route, repo: gitops.Repo | None, base: Path, *, locate: bool) -> None:
+        self._route = route
         self._repo = repo
         self._base = base
         self._located = not locate
-        self.names = store.list_state(route) if names is None else names
-        self.files = store.files_by_stone(self.names)
-        self._snapshot = snapshot
-        self._snapshot_read = snapshot is not None
-        self._approvers = approvers
-        self._contexts: dict[str, StoneContext] = {}
-        self._artifacts: dict[str, dict[str, str]] = {}
-        self._listings = Listings()
-        self._by_guard_id: dict[str, Guard | None] = {}  # what finding artifacts needs, by guard content
-        self._guards: dict[str, tuple[Guard | None, bool]] = {}  # _artifact_guard, by stone
-        self._abs = os.fspath(route.path) + os.sep
-        self._rel_known: str | None = None
-        # Content ids of files git's index does not vouch for, hashed together for every stone ``prepare``
-        # was given (None until the first stone needs one): one git process, not one per stone.
-        self._batch: dict[str, Stone] = {}
-        self._hashed: dict[str, str] | None = None
+        self.absolute = os.fspath(route.path) + os.sep  # the route's directory, ending in a separator
+        self._relative: str | None = None
 
     def _locate(self) -> None:
         if not self._located:
             from routedriver import gitops
 
             self._located = True
-            self._repo = gitops.find_repo(self.route.path)
+            self._repo = gitops.find_repo(self._route.path)
             self._base = self._repo.toplevel if self._repo is not None else Path.cwd()
 
     @property
@@ -170,36 +143,165 @@ class Survey:
 
     @property
     def base(self) -> Path:
-        """Where paths are relative to: the git top-level, or the current directory outside git."""
         self._locate()
         return self._base
 
     @property
-    def _rel(self) -> str:
+    def relative(self) -> str:
         """The route's directory as its files are keyed: relative to ``base``, ending in ``/`` (or empty)."""
-        if self._rel_known is None:
-            relative = hashing.relative_posix(self.route.path, self.base)
-            self._rel_known = "" if relative == "." else relative + "/"
-        return self._rel_known
+        if self._relative is None:
+            found = hashing.relative_posix(self._route.path, self.base)
+            self._relative = "" if found == "." else found + "/"
+        return self._relative
 
-    # ------------------------------------------------------------ what a stone is made of
+
+class _Vouched:
+    """What git vouches for, and the content ids of what it does not.
+
+    Git's index is read ONCE (``read``) for the route's own files and the directories elsewhere its guards
+    name: a tracked, unmodified file's id comes from there without opening it. The files it does not vouch
+    for (a robot's uncommitted work) are hashed by ONE git process for every stone a command will check
+    (``hash_together``), not one per stone."""
+
+    def __init__(self, where: _Where, snapshot: gitops.IndexSnapshot | None) -> None:
+        self._where = where
+        self.snapshot = snapshot
+        self._read = snapshot is not None
+        self._hashed: dict[str, str] | None = None  # None until hash_together ran
+
+    def read(self, approvals: Sequence[str], elsewhere: Callable[[], set[str]]) -> None:
+        """Read the index once: the route's directory without its records but with the approval markers
+        (``approvals``, names under ``.route/``), and then the directories ``elsewhere`` names (those holding
+        artifacts outside the route's own directory)."""
+        if self._read:
+            return
+        self._read = True
+        repo = self._where.repo
+        if repo is None:
+            return
+        from routedriver import gitops
+
+        self.snapshot = gitops.route_snapshot(repo, self._where.relative.rstrip("/") or ".", approvals)
+        directories = elsewhere()
+        if self.snapshot is not None and directories and not any(d.startswith("../") for d in directories):
+            self.snapshot = self.snapshot.merged(gitops.snapshot_of(repo, [f"{d}/x" for d in directories]))
+
+    def known_id(self, relative: str) -> str | None:
+        """The content id git's index vouches for (tracked, regular, unmodified), else None."""
+        snapshot = self.snapshot
+        if snapshot is None or relative in snapshot.modified:
+            return None
+        return snapshot.staged.get(relative)
+
+    def unvouched(self, wanted: Mapping[str, str | Path]) -> dict[str, str | Path]:
+        """Those of ``wanted`` git's index does not vouch for."""
+        snapshot = self.snapshot
+        if snapshot is None:
+            return dict(wanted)
+        modified, staged = snapshot.modified, snapshot.staged
+        return {
+            relative: path
+            for relative, path in wanted.items()  # once per artifact: 100,000 in a large route
+            if relative in modified or relative not in staged
+        }
+
+    def hash_together(self, unvouched: Mapping[str, str | Path]) -> None:
+        """Hash, in one go, the files of every stone that will be checked that git does not vouch for. A file
+        that cannot be hashed this way (it is no regular file, or git fails on it) leaves its stone to hash
+        its own, so only that stone is reported broken, saying why."""
+        self._hashed = {}
+        if unvouched:
+            with contextlib.suppress(Refused):
+                self._hashed = hashing.content_ids_of(
+                    unvouched, self._where.repo, None, from_disk=True, skip_unhashable=True
+                ).ids
+
+    def ids(
+        self, wanted: Mapping[str, str | Path], together: Callable[[], Mapping[str, str | Path]] | None = None
+    ) -> dict[str, str]:
+        """The content id of each of ``wanted``: from git's index where it vouches for the file, else from
+        what ``hash_together`` hashed, else hashed now (from disk). ``together``: what to hash in one go
+        when the first file git does not vouch for is met (those of every stone that will be checked)."""
+        ids: dict[str, str] = {}
+        missing: dict[str, str | Path] = {}
+        snapshot = self.snapshot
+        modified, staged = (snapshot.modified, snapshot.staged) if snapshot is not None else ((), {})
+        for relative, path in wanted.items():  # once per artifact: 100,000 in a large route
+            known = None if relative in modified else staged.get(relative)
+            if known is None:
+                missing[relative] = path
+            else:
+                ids[relative] = known
+        if not missing:
+            return ids
+        if together is not None and self._hashed is None:
+            self.hash_together(together())
+        hashed = self._hashed or {}
+        rest: dict[str, str | Path] = {}
+        for relative, path in missing.items():
+            known = hashed.get(relative)
+            if known is None:
+                rest[relative] = path
+            else:
+                ids[relative] = known
+        if rest:
+            ids.update(hashing.content_ids_of(rest, self._where.repo, None, from_disk=True).ids)
+        return ids
+
+
+class _Covered(NamedTuple):
+    """The files a pass of one stone covers, as they are now (``{relative: absolute}``): its artifacts, the
+    files its guard's ``inputs:`` name, and both with its stone file, its guard and its approval marker
+    (those it has)."""
+
+    artifacts: dict[str, str]
+    inputs: dict[str, str]
+    wanted: dict[str, str | Path]
+
+
+class _OnDisk:
+    """What each stone is made of on disk now: its guard (parsed only where its text names files), its
+    artifacts (one listing per directory, shared by every stone), the files its guard's ``inputs:`` name, and
+    so every file a pass of it covers (``wanted``)."""
+
+    def __init__(
+        self, route: Route, where: _Where, vouched: _Vouched, names: frozenset[str], listings: Listings
+    ) -> None:
+        self._route = route
+        self._where = where
+        self._vouched = vouched
+        self._names = names
+        self._listings = listings
+        self._contexts: dict[str, StoneContext] = {}
+        self._by_guard_id: dict[str, Guard | None] = {}  # what finding artifacts needs, by guard content
+        self._guards: dict[str, tuple[Guard | None, bool]] = {}  # artifact_guard, by stone
+        self._artifacts: dict[str, dict[str, str]] = {}
+        self._covered: dict[str, _Covered] = {}
 
     def context(self, stone: Stone) -> StoneContext:
         """The stone with its guard (refuses, naming the problem, when the guard does not load)."""
         found = self._contexts.get(stone.name)
         if found is None:
-            guard = load_guard(self.route, stone)
-            found = self._contexts[stone.name] = StoneContext(self.route, stone, guard, self.repo, self.base)
+            from routedriver.route.context import StoneContext
+            from routedriver.route.guardfile import load_guard
+
+            guard = load_guard(self._route, stone)
+            where = self._where
+            found = self._contexts[stone.name] = StoneContext(
+                self._route, stone, guard, where.repo, where.base
+            )
         return found
 
-    def _known_id(self, relative: str) -> str | None:
-        """The content id git's index vouches for (tracked, regular, unmodified), else None."""
-        snapshot = self._snapshot
-        if snapshot is None or relative in snapshot.modified:
-            return None
-        return snapshot.staged.get(relative)
+    def bare(self, stone: Stone) -> StoneContext:
+        """The stone without its guard parsed: enough to name files and commands, and to hash its inputs."""
+        known = self._contexts.get(stone.name)
+        if known is not None:
+            return known
+        from routedriver.route.context import StoneContext
 
-    def _artifact_guard(self, stone: Stone) -> tuple[Guard | None, bool]:
+        return StoneContext(self._route, stone, None, self._where.repo, self._where.base)
+
+    def artifact_guard(self, stone: Stone) -> tuple[Guard | None, bool]:
         """What finding the stone's artifacts needs from its guard, and whether it must have one: the parsed
         guard when its text sets ``artifacts``, else None (the default globs). Read once per guard content:
         a long route's guards are mostly alike, and parsing every one would cost more than the rest."""
@@ -214,11 +316,10 @@ class Survey:
         elif not stone.has_guard:
             guard = None
         else:
-            guard_id = self._known_id(f"{self._rel}{stone.name}.guard")
+            guard_id = self._vouched.known_id(f"{self._where.relative}{stone.name}.guard")
             if guard_id is not None and guard_id in self._by_guard_id:
                 known = self._by_guard_id[guard_id]
-                assert stone.guard_path is not None
-                guard = known._replace(path=stone.guard_path) if known is not None else None
+                guard = known._replace(path=stone.directory / f"{stone.name}.guard") if known else None
             else:
                 guard = self._read_artifact_guard(stone)
                 if guard_id is not None and (guard is None or guard.artifacts):
@@ -227,39 +328,127 @@ class Survey:
 
     def _read_artifact_guard(self, stone: Stone) -> Guard | None:
         """The parsed guard when its text mentions ``artifacts`` or ``inputs`` (which name files to hash),
-        else None; refuses a guard that cannot be
-        read (through ``userfile``: a FIFO or a link to /dev/zero must not hang or fill memory)."""
+        else None; refuses a guard that cannot be read (through ``userfile``: a FIFO or a link to /dev/zero
+        must not hang or fill memory)."""
         assert stone.guard_path is not None
-        text = userfile.read_bytes(stone.guard_path, what="guard", shown=self.route.show(stone.guard_path))
+        text = userfile.read_bytes(stone.guard_path, what="guard", shown=self._route.show(stone.guard_path))
         return self.context(stone).guard if b"artifacts" in text or b"inputs" in text else None
 
     def artifacts(self, stone: Stone) -> dict[str, str]:
         """``{path relative to the top-level: absolute path}`` of the stone's artifacts now."""
         found = self._artifacts.get(stone.name)
         if found is None:
-            guard, _required = self._artifact_guard(stone)
-            names = default_glob_files(self.route, stone, self._listings) if guard is None else None
+            guard, _required = self.artifact_guard(stone)
+            names = default_glob_files(self._route, stone, self._listings) if guard is None else None
             if names is not None:  # the default glob, straight from the route's listing
-                rel, absolute = self._rel, self._abs
-                found = {rel + name: absolute + name for name in names}
+                relative, absolute = self._where.relative, self._where.absolute
+                found = {relative + name: absolute + name for name in names}
             else:
-                base = self.base
-                paths = artifact_paths(self.route, stone, guard, base, self._listings)
+                base = self._where.base
+                paths = artifact_paths(self._route, stone, guard, base, self._listings)
                 # Normalized absolute paths: one under base is keyed by what follows it (a slice, where
                 # relative_posix per file would cost milliseconds over thousands of artifacts).
                 prefix = os.fspath(base).rstrip("/") + "/"  # POSIX paths: routedriver runs on POSIX
                 cut = len(prefix)
-                found = {
-                    path[cut:] if path.startswith(prefix) else hashing.relative_posix(path, base): path
-                    for path in paths
-                }
+                if paths and paths[0].startswith(prefix) and paths[-1].startswith(prefix):
+                    # Sorted: every path between two that start with the prefix starts with it too, so
+                    # all are sliced at once, in C (100,000 artifacts in a large route).
+                    found = dict(zip(map(itemgetter(slice(cut, None)), paths), paths, strict=True))
+                else:
+                    found = {
+                        path[cut:] if path.startswith(prefix) else hashing.relative_posix(path, base): path
+                        for path in paths
+                    }
             self._artifacts[stone.name] = found
         return found
 
-    def _bare(self, stone: Stone) -> StoneContext:
-        """The stone without its guard parsed: enough to name files and commands, and to hash its inputs."""
-        known = self._contexts.get(stone.name)
-        return known if known is not None else StoneContext(self.route, stone, None, self.repo, self.base)
+    def input_files(self, stone: Stone) -> dict[str, str]:
+        """The files the stone's guard names under ``inputs:`` (none for most stones, found without parsing
+        their guard: see ``_read_artifact_guard``)."""
+        guard, _required = self.artifact_guard(stone)
+        if guard is None or not guard.inputs:
+            return {}
+        return guard_input_files(guard.inputs, self._route, stone, self._where.base, self._listings)
+
+    def covered(self, stone: Stone) -> _Covered:
+        """What a pass of the stone covers, found once: see ``_Covered``."""
+        found = self._covered.get(stone.name)
+        if found is None:
+            name, relative, absolute = stone.name, self._where.relative, self._where.absolute
+            artifacts = self.artifacts(stone)
+            named = self.input_files(stone)
+            wanted: dict[str, str | Path] = {**artifacts, **named}
+            wanted[f"{relative}{name}.stone"] = f"{absolute}{name}.stone"
+            if stone.has_guard:
+                wanted[f"{relative}{name}.guard"] = f"{absolute}{name}.guard"
+            if f"{name}.approved" in self._names:
+                wanted[f"{relative}{STATE_DIR}/{name}.approved"] = (
+                    f"{absolute}{STATE_DIR}{os.sep}{name}.approved"
+                )
+            found = self._covered[name] = _Covered(artifacts, named, wanted)
+        return found
+
+
+class Survey:
+    """One route's state, read once for many stones: the ``.route/`` listing, one listing per artifact
+    directory, and ONE read of git's index for the route's own files (``gitops.route_snapshot``).
+
+    Deciding a stone costs no file read when git vouches for its files and its reviews ran once for its
+    content: content ids come from the index, the pass record is found by its name, and whether a review ran
+    again since is told by the review files' names. A route with 10,000 passed stones is answered from two
+    listings and the index; the pass record is read only to tell which of several runs it used, and by
+    ``route.verify`` (``record``), which checks the evidence behind a pass.
+
+    Its parts: where the files are keyed from (``_Where``), what each stone is made of on disk
+    (``_OnDisk``), what git vouches for and the hashing of the rest (``_Vouched``); here, what a stone's pass
+    covers now (``inputs``) and the verdict (``check``).
+    """
+
+    def __init__(
+        self,
+        route: Route,
+        repo: gitops.Repo | None,
+        base: Path,
+        *,
+        names: frozenset[str] | None = None,
+        snapshot: gitops.IndexSnapshot | None = None,
+        approvers: Approvers | None = None,
+        locate: bool = False,
+        listings: Listings | None = None,
+    ) -> None:
+        """``locate``: find the repository holding the route (and so ``base``) only when first needed, so
+        a route where nothing has passed is answered without starting git. ``listings``: directories
+        already read (the route's own, by ``load_route``)."""
+        self.route = route
+        self.names = store.list_state(route) if names is None else names
+        self.files = store.files_by_stone(self.names)
+        self._approvers = approvers
+        self._where = _Where(route, repo, base, locate=locate)
+        self._vouched = _Vouched(self._where, snapshot)
+        self._disk = _OnDisk(route, self._where, self._vouched, self.names, listings or Listings())
+        # The stones ``prepare`` was given: their files git does not vouch for are hashed together.
+        self._batch: dict[str, Stone] = {}
+
+    @property
+    def repo(self) -> gitops.Repo | None:
+        return self._where.repo
+
+    @property
+    def base(self) -> Path:
+        """Where paths are relative to: the git top-level, or the current directory outside git."""
+        return self._where.base
+
+    @property
+    def snapshot(self) -> gitops.IndexSnapshot | None:
+        return self._vouched.snapshot
+
+    def context(self, stone: Stone) -> StoneContext:
+        """The stone with its guard (refuses, naming the problem, when the guard does not load)."""
+        return self._disk.context(stone)
+
+    def artifacts(self, stone: Stone) -> dict[str, str]:
+        """``{path relative to the top-level: absolute path}`` of the stone's artifacts now."""
+        return self._disk.artifacts(stone)
 
     def prepare(self, stones: Iterable[Stone]) -> None:
         """Read git's index once before ``stones`` are checked: the route's own files (stones, guards, the
@@ -269,123 +458,33 @@ class Survey:
         The files of ``stones`` that git does not vouch for (a robot's uncommitted work) are hashed
         together, by one git process, when the first of them is needed."""
         self._batch = {stone.name: stone for stone in stones}
-        if self._snapshot_read:
-            return
-        self._snapshot_read = True
-        if self.repo is None:
-            return
-        from routedriver import gitops
-
         approvals = sorted(name for name in self.names if name.endswith(".approved"))
-        self._snapshot = gitops.route_snapshot(self.repo, self._rel.rstrip("/") or ".", approvals)
-        elsewhere: set[str] = set()
+        self._vouched.read(approvals, self._elsewhere)
+
+    def _elsewhere(self) -> set[str]:
+        """The directories outside the route's own that hold artifacts of the stones ``prepare`` was given."""
+        relative = self._where.relative
+        cut = len(relative)
+        found: set[str] = set()
         for stone in self._batch.values():
             try:
-                found = self.artifacts(stone)
+                if self._disk.artifact_guard(stone)[0] is None:
+                    continue  # the default glob: its files are in the route's own directory
+                artifacts = self._disk.artifacts(stone)
             except Refused:
                 continue
-            elsewhere.update(
+            found.update(
                 path.rpartition("/")[0]
-                for path in found
-                if not path.startswith(self._rel) or "/" in path[len(self._rel) :]
+                for path in artifacts
+                if not path.startswith(relative) or "/" in path[cut:]
             )
-        if self._snapshot is not None and elsewhere and not any(path.startswith("../") for path in elsewhere):
-            self._snapshot = self._snapshot.merged(
-                gitops.snapshot_of(self.repo, [f"{d}/x" for d in elsewhere])
-            )
-
-    @property
-    def snapshot(self) -> gitops.IndexSnapshot | None:
-        return self._snapshot
+        return found
 
     def needs_checking(self, stone: Stone) -> bool:
         """Has the stone any record of a pass (else it is simply incomplete, nothing to read)?"""
         name = stone.name
         found = self.files.get(name)
         return (found is not None and bool(found.passes)) or store.legacy_passed_name(name) in self.names
-
-    def _wanted(self, stone: Stone) -> dict[str, str | Path]:
-        """``{relative: absolute}`` of every file the stone's pass covers: its artifacts, the files its
-        guard's ``inputs:`` name, its stone file, its guard and its approval marker (those it has)."""
-        name = stone.name
-        wanted: dict[str, str | Path] = dict(self.artifacts(stone))
-        wanted.update(self._input_files(stone))
-        wanted[f"{self._rel}{name}.stone"] = f"{self._abs}{name}.stone"
-        if stone.has_guard:
-            wanted[f"{self._rel}{name}.guard"] = f"{self._abs}{name}.guard"
-        if f"{name}.approved" in self.names:
-            wanted[f"{self._rel}{STATE_DIR}/{name}.approved"] = (
-                f"{self._abs}{STATE_DIR}{os.sep}{name}.approved"
-            )
-        return wanted
-
-    def _unvouched(self, wanted: Mapping[str, str | Path], ids: dict[str, str]) -> dict[str, str | Path]:
-        """Those of ``wanted`` git's index does not vouch for; the ids of the others go into ``ids``."""
-        snapshot = self._snapshot
-        if snapshot is None:
-            return dict(wanted)
-        missing: dict[str, str | Path] = {}
-        modified, staged = snapshot.modified, snapshot.staged
-        for relative, path in wanted.items():  # once per artifact: 100,000 in a large route
-            known = None if relative in modified else staged.get(relative)
-            if known is None:
-                missing[relative] = path
-            else:
-                ids[relative] = known
-        return missing
-
-    def _hash_batch(self) -> dict[str, str]:
-        """Content ids of the files of every stone ``prepare`` was given that git does not vouch for, hashed
-        in one go. Empty when one of them cannot be hashed: each stone then hashes its own files, so only
-        the stone that file belongs to is reported broken, saying why."""
-        if self._hashed is None:
-            self._hashed = {}
-            missing: dict[str, str | Path] = {}
-            for stone in self._batch.values():
-                try:
-                    missing.update(self._unvouched(self._wanted(stone), {}))
-                except Refused:
-                    continue  # check reports it
-            if missing:
-                with contextlib.suppress(Refused):
-                    self._hashed = hashing.content_ids_of(missing, self.repo, None, from_disk=True).ids
-        return self._hashed
-
-    def inputs(self, stone: Stone) -> StoneInputs:
-        """The stone's inputs now, from git's index where it vouches for the files (else from disk)."""
-        name = stone.name
-        stone_rel = f"{self._rel}{name}.stone"
-        guard_rel = f"{self._rel}{name}.guard" if stone.has_guard else None
-        approval_rel = f"{self._rel}{STATE_DIR}/{name}.approved"
-        has_approval = f"{name}.approved" in self.names
-        wanted = self._wanted(stone)
-        named = self._input_files(stone)
-        ids: dict[str, str] = {}
-        missing = self._unvouched(wanted, ids)
-        if missing and name in self._batch:
-            missing = _take(self._hash_batch(), missing, ids)
-        if missing:
-            ids.update(hashing.content_ids_of(missing, self.repo, None, from_disk=True).ids)
-        artifact_ids = {path: ids[path] for path in self.artifacts(stone)}
-        input_ids = {path: ids[path] for path in named}
-        return StoneInputs(
-            artifact_ids,
-            hashing.review_input_hash(artifact_ids, input_ids),
-            ids[stone_rel],
-            ids[guard_rel] if guard_rel is not None else None,
-            ids[approval_rel] if has_approval else None,
-            input_ids,
-        )
-
-    def _input_files(self, stone: Stone) -> dict[str, str]:
-        """The files the stone's guard names under ``inputs:`` (none for most stones, found without parsing
-        their guard: see ``_read_artifact_guard``)."""
-        guard, _required = self._artifact_guard(stone)
-        if guard is None or not guard.inputs:
-            return {}
-        from routedriver.route.artifacts import input_files as files_of
-
-        return files_of(guard.inputs, self.route, stone, self.base, self._listings)
 
     def approvers(self) -> Approvers:
         if self._approvers is None:
@@ -394,30 +493,63 @@ class Survey:
             self._approvers = find_approvers(self.route, self.repo)
         return self._approvers
 
-    # ------------------------------------------------------------ the one answer
+    # ------------------------------------------------------------ what a stone's pass covers now
+
+    def inputs(self, stone: Stone) -> StoneInputs:
+        """The stone's inputs now, from git's index where it vouches for the files (else from disk)."""
+        return self._inputs(stone, self._disk.covered(stone))
+
+    def _inputs(self, stone: Stone, covered: _Covered) -> StoneInputs:
+        name = stone.name
+        ids = self._vouched.ids(covered.wanted, self._batch_files if name in self._batch else None)
+        relative = self._where.relative
+        artifact_ids = {path: ids[path] for path in covered.artifacts}
+        input_ids = {path: ids[path] for path in covered.inputs} if covered.inputs else {}
+        return StoneInputs(
+            artifact_ids,
+            hashing.review_input_hash(artifact_ids, input_ids),
+            ids[f"{relative}{name}.stone"],
+            ids[f"{relative}{name}.guard"] if stone.has_guard else None,
+            ids[f"{relative}{STATE_DIR}/{name}.approved"] if f"{name}.approved" in self.names else None,
+            input_ids,
+        )
+
+    def _batch_files(self) -> dict[str, str | Path]:
+        """The files git does not vouch for among those the passes of the stones ``prepare`` was given cover
+        (of the stones that can be looked at)."""
+        files: dict[str, str | Path] = {}
+        for stone in self._batch.values():
+            try:
+                files.update(self._vouched.unvouched(self._disk.covered(stone).wanted))
+            except Refused:
+                continue  # check reports it
+        return files
+
+    # ------------------------------------------------------------ the verdict
 
     def check(self, stone: Stone) -> Done:
         """The stone's state (see the module's docstring). A stone that cannot be looked at (its guard does
         not load, an artifact cannot be read) is ``broken``, saying why; callers report it as they must
         (verify: a failing line; drive: a human fixes it)."""
         name = stone.name
-        if not self.needs_checking(stone):
-            return Done("incomplete", "not passed yet", None, None)
-        passes = self.files[name].passes if name in self.files else []
+        files = self.files.get(name)
+        passes = files.passes if files is not None else []
+        if not passes and store.legacy_passed_name(name) not in self.names:
+            return Done("incomplete", "not passed yet", None, None)  # no record of a pass: nothing to read
         try:
-            _guard, required = self._artifact_guard(stone)
-            if not self.artifacts(stone) and required:
+            _guard, required = self._disk.artifact_guard(stone)
+            if not self._disk.artifacts(stone) and required:
                 return Done(
                     "stale", "passed, but its artifacts are gone", None, None, stone.path, len(passes)
                 )
-            inputs = self.inputs(stone)
+            inputs = self._inputs(stone, self._disk.covered(stone))
         except Refused as exc:
             return Done(
                 "broken", exc.line().removeprefix("error: "), None, None, stone.guard_path or stone.path
             )
         wanted = store.pass_name(name, inputs.key)
         if wanted not in passes:
-            return self._stale(self._bare(stone), inputs, passes)
+            return self._stale(self._disk.bare(stone), inputs, passes)
         history = len(passes) - 1
         record: PassRecord | None = None
         if self._reran(name, inputs.review_input_hash):
@@ -474,8 +606,10 @@ class Survey:
         """Why the stone's approval does not count here (its approver is not in the approvers file), or ""."""
         if inputs.approval_id is None:
             return ""
+        from routedriver.route.human_gate import unlisted_approver
+
         marker = store.read_marker(store.approved_path(self.route, stone.name), stone.name)
-        return unlisted_approver(marker, self.approvers(), self._bare(stone))
+        return unlisted_approver(marker, self.approvers(), self._disk.bare(stone))
 
     def _stale(self, context: StoneContext, inputs: StoneInputs, passes: Sequence[str]) -> Done:
         """It passed, but not for what it is now: say what changed, against the pass that is closest."""
@@ -497,20 +631,6 @@ class Survey:
         record = max(found, key=lambda record: _likeness(record, inputs))
         why, file = _what_changed(context, record, inputs)
         return Done("stale", why, record, inputs, file, len(passes))
-
-
-def _take(
-    known: Mapping[str, str], wanted: Mapping[str, str | Path], ids: dict[str, str]
-) -> dict[str, str | Path]:
-    """Put the ids ``known`` holds for ``wanted`` into ``ids``; return the rest of ``wanted``."""
-    rest: dict[str, str | Path] = {}
-    for relative, path in wanted.items():
-        found = known.get(relative)
-        if found is None:
-            rest[relative] = path
-        else:
-            ids[relative] = found
-    return rest
 
 
 def _not_written(route: Route, path: Path) -> str:

@@ -23,11 +23,11 @@ from __future__ import annotations
 import re
 from collections.abc import Collection, Mapping
 
+from routedriver.route.model import VARIABLE
 from routedriver.shellsyntax.lexer import Context, Token, lex
 
 NAMES = ("route", "stone", "hash")
 ENV = {"route": "ROUTE", "stone": "STONE", "hash": "HASH"}  # the variables the command must have exported
-VARIABLE = re.compile(r"\$(?:\{(route|stone|hash)\}|(route|stone|hash)(?![A-Za-z0-9_]))")
 _ESCAPE_IN_HEREDOC = re.compile(VARIABLE.pattern + r"|[\\`$]")
 # A delimiter that reads the same without its quotes (and that '<<-' cannot swallow a '-' of).
 _BARE_DELIMITER = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.,:+%@/=-]*\Z")

@@ -104,7 +104,7 @@ def test_a_guard_without_inputs_keeps_its_review_input_hash() -> None:
         ('["../other/2.plan.md"]', "inputs[1]: '../other/2.plan.md' could escape the repository ('..')"),
         ('["$route/.route/2.plan.passed.x"]', "inputs[1]: '$route/.route/2.plan.passed.x' names the"),
         ('"$route/2.plan.md"', "inputs: expected a list of strings, got str"),
-        ('[3]', "inputs[1]: expected a string, got int"),
+        ("[3]", "inputs[1]: expected a string, got int"),
     ],
 )
 def test_inputs_are_validated_like_every_guard_key(git_repo: Path, inputs: str, problem: str) -> None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import resource
 import shlex
 import statistics
 import subprocess
@@ -96,18 +97,32 @@ def bare_python() -> Callable[[], None]:
     return command([str(commands_dir() / "python"), "-c", "pass"])
 
 
-def interleaved(runs: Mapping[str, Callable[[], object]], *, rounds: int = 15) -> dict[str, float]:
+def interleaved(
+    runs: Mapping[str, Callable[[], object]], *, rounds: int = 15, cpu: dict[str, float] | None = None
+) -> dict[str, float]:
     """Median seconds of each run, timed in rounds that run every one once (after one unmeasured round):
-    A and B interleaved, so a busy moment on the machine falls on all of them alike."""
+    A and B interleaved, so a busy moment on the machine falls on all of them alike. With ``cpu``, the
+    median CPU seconds (user + system) of the processes each run waited for go there too: on a machine
+    another job keeps busy they move far less than the wall time, which is the figure a user waits for."""
     for run in runs.values():
         run()
     samples: dict[str, list[float]] = {name: [] for name in runs}
+    spent: dict[str, list[float]] = {name: [] for name in runs}
     for _ in range(rounds):
         for name, run in runs.items():
+            before = _children_cpu()
             started = time.perf_counter()
             run()
             samples[name].append(time.perf_counter() - started)
+            spent[name].append(_children_cpu() - before)
+    if cpu is not None:
+        cpu.update({name: statistics.median(values) for name, values in spent.items()})
     return {name: statistics.median(values) for name, values in samples.items()}
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def versus_bare(name: str, run: Callable[[], object], *, max_ratio: float, rounds: int = 15) -> None:

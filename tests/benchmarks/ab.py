@@ -10,6 +10,8 @@ machine falls on A and B alike), the figures issue 23 names:
   with nothing passed yet;
 - ``get``: a robot turn, ``route.stone.get @next-one --say`` on 1,000 passed stones (committed);
 - ``get-uncommitted``: the same on 1,000 stones of which 20 passed with uncommitted artifacts;
+- ``get-200u``, ``get-2000u``: the same on 200 and on 2,000 passed stones whose artifacts are all
+  uncommitted (issue 23: the second ≤ 2× the first);
 - ``set``: ``route.stone.set --as passed`` on an unchanged, passed stone with 200 artifacts (no process);
 - ``bounce``: ``route.bounce`` judging a Write to a file no ``protect:`` glob covers, on the ``feature``
   starter route (5 stones, one guard with ``protect:``);
@@ -19,9 +21,10 @@ machine falls on A and B alike), the figures issue 23 names:
 - ``verify``: a CI run, ``route.verify --all`` over 50 passed stones and 10,000 committed files;
 - ``verify-100k``: the same over 100,000 files (only when named: building it takes a minute).
 
-It prints each median for A and B, B − A and (B − A) / A. Not part of ``make bench`` (it builds two installs
-and repositories each time); the numbers it printed for each removal of issue 23 are in the commit that made
-it and in docs/route-gate.md.
+It prints each median for A and B, B − A and (B − A) / A, of the wall time and of the CPU time (user +
+system, the command's and the git processes' it waited for): on a shared machine the CPU time moves less.
+Not part of ``make bench`` (it builds two installs and repositories each time); the numbers it printed for
+each removal of issue 23 are in the commit that made it and in docs/route-gate.md.
 """
 
 from __future__ import annotations
@@ -49,6 +52,8 @@ FIGURES = (
     "get-fresh",
     "get",
     "get-uncommitted",
+    "get-200u",
+    "get-2000u",
     "set",
     "bounce",
     "bounce-30",
@@ -156,6 +161,10 @@ def figures(workdir: Path, only: set[str]) -> dict[str, Figure]:
     if "get-uncommitted" in only:
         repo = bench_route.passed_route(workdir, 1000, uncommitted=20)
         found["get-uncommitted"] = (repo, bench_route.get_argv, None)
+    for name, stones in (("get-200u", 200), ("get-2000u", 2000)):
+        if name in only:
+            repo = bench_route.passed_route(workdir, stones, uncommitted=stones - 1)
+            found[name] = (repo, bench_route.get_argv, None)
     if "set" in only:
         repo = bench_route.set_repo(workdir)
         found["set"] = (repo, bench_route.set_argv, None)
@@ -194,19 +203,23 @@ def main() -> int:
                 text = stdin.decode() if stdin is not None else None
                 runs[f"{name} {side}"] = harness.command(argv(bin_dir), cwd=repo, stdin=text, bin_dir=bin_dir)
         runs["bare A"] = harness.command([str(bins["A"] / "python"), "-c", "pass"], bin_dir=bins["A"])
-        walls = harness.interleaved(runs, rounds=args.rounds)
+        cpu: dict[str, float] = {}
+        walls = harness.interleaved(runs, rounds=args.rounds, cpu=cpu)
     finally:
         subprocess.run(["rm", "-rf", str(workdir)], check=False)
-    print(f"info   bare python: {walls['bare A'] * 1000:.1f} ms", flush=True)
+    print(
+        f"info   bare python: {walls['bare A'] * 1000:.1f} ms (CPU {cpu['bare A'] * 1000:.1f} ms)", flush=True
+    )
     for name in FIGURES:
         if name not in only:
             continue
-        a, b = walls[f"{name} A"], walls[f"{name} B"]
-        print(
-            f"ab     {name:16} A {a * 1000:8.1f} ms   B {b * 1000:8.1f} ms   B−A {(b - a) * 1000:+7.1f} ms"
-            f"   {(b - a) / a * 100:+6.1f}%",
-            flush=True,
-        )
+        for what, found in (("wall", walls), ("CPU", cpu)):
+            a, b = found[f"{name} A"], found[f"{name} B"]
+            print(
+                f"ab     {name:16} {what:4} A {a * 1000:8.1f} ms   B {b * 1000:8.1f} ms   "
+                f"B−A {(b - a) * 1000:+7.1f} ms   {(b - a) / a * 100:+6.1f}%",
+                flush=True,
+            )
     return 0
 
 

@@ -31,6 +31,7 @@ from routedriver.gitops import find_repo  # noqa: E402
 from routedriver.route import hashing, store  # noqa: E402
 from routedriver.route.load import load_route  # noqa: E402
 
+GET_IMPORTS = "import routedriver.cli.route_stone, routedriver.gitops"  # what get imports on passed stones
 COUNTER_REVIEW = "printf 'run\\n' >> .counts; printf 'blockers: 0\\nnitpicks: 0\\n'"
 COUNTER_JUDGE = "printf 'judge\\n' >> .counts; printf 'passed: true\\n'"
 
@@ -152,6 +153,9 @@ def bench_get(workdir: Path) -> None:
     runs["get-fresh"] = harness.command(get, cwd=fresh)
     runs["get-fresh-click"] = harness.command([*get, "--"], cwd=fresh)
     runs["get-1000-click"] = harness.command([*get, "--"], cwd=repos[1000])
+    # What get costs before it does anything: the interpreter with the modules it imports on 1,000 passed
+    # stones, started and ended.
+    runs["imports"] = harness.command([python, "-c", GET_IMPORTS], cwd=repos[1000])
     walls = harness.interleaved({**runs, "bare": harness.bare_python()}, rounds=13)
     print(f"info   bare python: {walls['bare'] * 1000:.1f} ms", flush=True)
     harness.report(
@@ -179,6 +183,13 @@ def bench_get(workdir: Path) -> None:
             flush=True,
         )
     print(
+        f"info   route.stone.get's imports alone (started, imported, ended): "
+        f"{walls['imports'] * 1000:.1f} ms = {walls['imports'] / walls['bare']:.2f}× bare python; "
+        "get_floor.py at 1,000: "
+        f"{walls['floor-1000'] / walls['bare']:.2f}×",
+        flush=True,
+    )
+    print(
         f"info   floor (get_floor.py: only the listings, git questions and hashes any Python answer needs): "
         f"{walls['floor-1000'] * 1000:.1f} ms at 1,000, {walls['floor-10000'] * 1000:.1f} ms at 10,000 = "
         f"{walls['floor-10000'] / walls['floor-1000']:.2f}× (route.stone.get: "
@@ -201,6 +212,7 @@ def bench_uncommitted(workdir: Path) -> None:
         check_get(repo, stones, bin_dir)
     runs = {name: harness.command(get_argv(bin_dir), cwd=repo) for name, (repo, _stones) in repos.items()}
     walls = harness.interleaved({**runs, "bare": harness.bare_python()}, rounds=11)
+    print(f"info   bare python: {walls['bare'] * 1000:.1f} ms", flush=True)
     harness.report(
         "route.stone.get @next-one --say, 2,000 passed stones with uncommitted artifacts vs 200",
         walls["2000"],
@@ -212,6 +224,15 @@ def bench_uncommitted(workdir: Path) -> None:
         walls["1000-20"],
         walls["bare"],
         max_ratio=6,
+    )
+    # Both are linear: a fixed cost and a cost per stone. 2,000 ≤ 2× 200 holds while the cost of 1,600
+    # stones is at most the fixed cost, so every millisecond taken off the fixed cost tightens it.
+    per_stone = (walls["2000"] - walls["200"]) / 1800
+    fixed = walls["200"] - 200 * per_stone
+    print(
+        f"info   per stone: {per_stone * 1e6:.1f} µs, fixed: {fixed * 1000:.1f} ms; 2,000 ≤ 2× 200 needs "
+        f"≤ {fixed / 1600 * 1e6:.1f} µs per stone",
+        flush=True,
     )
 
 

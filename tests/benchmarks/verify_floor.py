@@ -13,13 +13,17 @@ single check is made:
   cheaper than ``git status``) and, since this repository holds approvals, the history of the approval
   markers; then, once that history names them, what else the approval commits changed (an approval commit
   must change nothing but approvals);
-- per stone: read its guard, list its artifact directory, look the artifacts' content ids up in the index,
-  hash the (path, id) list, find its pass record by name in the ``.route/`` listing and read it and every
-  record file it names.
+- per stone: read its guard and parse it as YAML, list its artifact directory, look the artifacts' content
+  ids up in the index, hash the (path, id) list, find its pass record by name in the ``.route/`` listing and
+  read it and every record file it names.
 
-It parses nothing it does not need, validates nothing, reports nothing but a count, and knows the layout of
-bench_verify's repository (one ``$route/art/NN/*.md`` glob per guard, every route's stones in ``route/``).
-Run from the repository's top level; prints how many stones' artifact hashes match their markers.
+Parsing the guards is work no gate can skip: a guard is YAML, and which files a stone's pass covers (its
+``artifacts:``) and what must have judged it are in there, so a gate that does not parse every guard fully
+vouches for what it did not read. The floor parses them as the gate does, with PyYAML's pure-Python safe
+loader (libyaml reads some texts PyYAML refuses, see ``routedriver.userfile``), and pays for importing
+PyYAML. It validates nothing, reports nothing but a count, and knows the layout of bench_verify's repository
+(one ``$route/art/NN/*.md`` glob per guard, every route's stones in ``route/``). Run from the repository's
+top level; prints how many stones' artifact hashes match their markers.
 """
 
 import os
@@ -64,6 +68,8 @@ def main():
     history_query = start_git("log", "-z", "--raw", "--no-abbrev", "--format=%x01%H%x00%ae", *markers)
     import hashlib
 
+    import yaml
+
     answer(where_query)
     assert {name.rpartition("/")[0] for name in answer(routes_query).split("\0") if name} == {"route"}
 
@@ -78,7 +84,8 @@ def main():
     matching = 0
     for stone in sorted(name[:-6] for name in os.listdir(route) if name.endswith(".stone")):
         with open(f"{route}/{stone}.guard", encoding="utf-8") as file:
-            pattern = file.read().split("'")[1].replace("$route", route)
+            guard = yaml.load(file.read(), Loader=yaml.SafeLoader)
+        pattern = guard["artifacts"][0].replace("$route", route)
         directory, suffix = pattern.rsplit("/*", 1)
         paths = [f"{directory}/{name}" for name in sorted(os.listdir(directory)) if name.endswith(suffix)]
         ids = [blob_id(path) if path in changed else index[path] for path in paths]

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -157,8 +159,60 @@ def test_small_files_hash_on_the_calling_thread(git_repo: Path) -> None:
 def test_an_unreadable_artifact_among_many_is_refused_by_name(tmp_path: Path) -> None:
     paths = [write(tmp_path / f"a{index}.md", "a\n") for index in range(5)]
     (tmp_path / "a9.md").mkdir()
-    with pytest.raises(Refused, match=r"cannot read artifact .*a9\.md: Is a directory"):
+    with pytest.raises(Refused, match=r"cannot hash .*a9\.md: it is a directory, not a regular file"):
         hashing.content_ids([*paths, tmp_path / "a9.md"], tmp_path, None)
+
+
+class _Unblocking:
+    """A FIFO whose reader, should one open it, gets an end of file after ``seconds``: a regression that
+    reads it makes the test fail rather than hang the suite."""
+
+    def __init__(self, path: Path, seconds: float = 5.0) -> None:
+        os.mkfifo(path)
+        self.path = path
+        self.timer = threading.Timer(seconds, self._release)
+
+    def _release(self) -> None:
+        with contextlib.suppress(OSError):
+            os.close(os.open(self.path, os.O_WRONLY | os.O_NONBLOCK))  # ENXIO when nobody reads: fine
+
+    def __enter__(self) -> Path:
+        self.timer.start()
+        return self.path
+
+    def __exit__(self, *_exc: object) -> None:
+        self.timer.cancel()
+
+
+def test_a_fifo_is_refused_before_git_is_asked_to_hash_it(git_repo: Path) -> None:
+    plain = write(git_repo / "a.md", "a\n")
+    repo = gitops.find_repo(git_repo)
+    assert repo is not None
+    with _Unblocking(git_repo / "b.approved") as fifo:
+        started = time.monotonic()
+        with pytest.raises(gitops.Unhashable) as caught:
+            gitops.hash_files(repo, ["a.md", "b.approved"], filters="git")
+        assert caught.value.found == {"b.approved": "a named pipe (FIFO)"}
+        with pytest.raises(Refused, match=r"cannot hash b\.approved: it is a named pipe \(FIFO\), not a"):
+            hashing.content_ids([plain, fifo], git_repo, repo, from_disk=True)
+        # Hashing many stones' files together: the FIFO is left out (its stone refuses it), the rest hashed.
+        found = hashing.content_ids_of(
+            {"a.md": plain, "b.approved": fifo}, repo, from_disk=True, skip_unhashable=True
+        )
+        assert found.ids == {"a.md": hash_object(git_repo, plain)}
+        assert time.monotonic() - started < 4, "something waited on the FIFO"
+
+
+def test_a_fifo_or_a_device_outside_git_is_refused_without_waiting(tmp_path: Path) -> None:
+    plain = write(tmp_path / "a.md", "a\n")
+    with _Unblocking(tmp_path / "b.md") as fifo:
+        started = time.monotonic()
+        with pytest.raises(Refused, match=r"b\.md: it is a named pipe \(FIFO\), not a regular file"):
+            hashing.content_ids([plain, fifo], tmp_path, None)
+        assert time.monotonic() - started < 4, "something waited on the FIFO"
+    (tmp_path / "zero.md").symlink_to("/dev/zero")  # outside git a link is followed: never read forever
+    with pytest.raises(Refused, match=r"zero\.md: it is a character device, not a regular file"):
+        hashing.content_ids([plain, tmp_path / "zero.md"], tmp_path, None)
 
 
 def test_review_input_hash_is_canonical_json_of_sorted_pairs() -> None:
@@ -222,3 +276,29 @@ def test_a_file_reached_through_a_link_leading_out_of_the_work_tree_is_refused(
     hashing.refuse_escaping_links(tmp_path / "checkout", ["docs/real.md", "here/real.md"])
     with pytest.raises(Refused, match="artifact away/doc.md is a symlink"):
         hashing.refuse_escaping_links(tmp_path / "checkout", ["away/doc.md"])
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        ("a" * 64, "b" * 40, "c" * 40, "d" * 40),
+        ("a" * 64, "b" * 40, None, None),
+        ("a" * 64, "b" * 64, "c" * 64, None),
+        ("", "b" * 40, None, None),
+        ('a"b', "b" * 40, None, None),
+        ("a\\b", "b" * 40, "c\n", None),
+        ("é" * 3, "b" * 40, None, "ß"),
+        ("a-b", "b c", None, None),
+    ],
+)
+def test_pass_key_is_sha256_of_canonical_json_whatever_the_values(
+    values: tuple[str, str, str | None, str | None],
+) -> None:
+    import hashlib
+    import json
+
+    review, stone, guard, approval = values
+    payload = {"review_input_hash": review, "stone_id": stone, "guard_id": guard, "approval_id": approval}
+    text = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    expected = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    assert hashing.pass_key(review, stone_id=stone, guard_id=guard, approval_id=approval) == expected
