@@ -29,7 +29,11 @@ from tests.brain.helpers import BHRAIN, bhrain, call, scripted_run, write_script
 from tests.conftest import Ran
 
 SECRET = "TOPSECRET"
-PYTHON = sys.executable
+# The interpreter a sandboxed command runs: the one the test's virtualenv was made from (the standard library
+# is all the probes need). Not the virtualenv's own: a checkout under /tmp (a CI's fresh clone) puts it where
+# the sandbox's private /tmp hides it, and every probe would fail for that reason alone.
+PYTHON = os.path.realpath(sys.executable)
+assert not PYTHON.startswith("/tmp/"), f"the interpreter {PYTHON} lies under /tmp, which the sandbox hides"
 
 
 def run_commands(
@@ -118,6 +122,9 @@ def test_a_read_denied_file_cannot_be_read_however_the_command_is_spelled(tmp_pa
     assert len(outputs) == len(commands)
     leaked = [out for out in outputs if SECRET in out]
     assert not leaked, leaked
+    # The python probe ran and was refused the file (a missing interpreter would prove nothing).
+    assert "PermissionError" in outputs[1] or "Errno" in outputs[1], outputs[1]
+    assert "exit code: 127" not in outputs[1], outputs[1]
     assert "NOTES-OK" in outputs[-1]  # what no rule names stays readable
     assert (wd / "secret.txt").read_text(encoding="utf-8") == f"{SECRET}-file\n"
     trace = json.loads((tmp_path / "trace.json").read_text(encoding="utf-8"))
