@@ -147,7 +147,9 @@ def test_the_robot_loop_over_bash_until_the_route_is_done(
     assert run.code == 0, run.stderr
     assert robot.taken == len(robot.steps) == len(model.turns)  # the Stop hook let it stop once done
     assert len(model.reviews) == 2  # each stone's bhrain review reached the scripted reviewer
-    assert "route routes/feature: all 2 stones passed." in run.text()  # the Stop hook's systemMessage
+    # The Stop hook's systemMessage: done, but the passes are not committed yet, so CI would not see them.
+    assert "Stop says: route routes/feature: all 2 stones passed, but not committed: " in run.text()
+    assert "route.verify fails what stands on them: commit them" in run.text()
     status = json.loads(route_command(project, "route.status", "--route", "routes/feature", "--json"))
     assert status["routes"][0]["complete"] is True
 
