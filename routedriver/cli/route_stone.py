@@ -68,6 +68,7 @@ GET = PlainCommand(
 def run_set(
     route_option: str | None, stone: str, as_: str, no_commit: bool, rerun: bool, as_json: bool
 ) -> Report:
+    # route.stone.set, del and judge only: api brings the guard's machinery, never on get's path
     from routedriver.route import api
 
     facts = {"route": route_option, "stone": stone}

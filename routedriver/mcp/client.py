@@ -136,6 +136,7 @@ class McpServers(LoopHook):
     # -- starting --------------------------------------------------------------------------------------------
     def connect(self, registry: ToolRegistry) -> None:
         """Start every server, wait until each answered (or failed), and add one toolbox per server."""
+        # the MCP SDK and anyio (~0.7 s), here and below: only a run with MCP servers loads them
         from anyio.from_thread import start_blocking_portal
 
         # Before any server starts: its orphans must come to us (the subreaper), not to init.

@@ -91,6 +91,9 @@ class Protection:
         """The route, or None and why not (a problem to report, or None: no route is bound here, so there
         is nothing more to protect: main, a detached HEAD)."""
         if self._opened is None:
+            # route.bounce on a Bash command that writes nothing (an `ls`) opens no route: the route,
+            # git, the guard reader (PyYAML) and the Survey, here and below, load only when a path is judged
+            # (~16 ms)
             from routedriver.route.bind import NotBound
             from routedriver.route.load import open_route
 

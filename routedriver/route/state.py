@@ -89,6 +89,9 @@ def gather(
 ) -> StoneInputs:
     """The stone's inputs: content ids of its artifacts (``{relative: absolute}``), its stone file, its guard
     and its approval marker, in one batch (one ``git hash-object`` for whatever must be read)."""
+    # route.stone.get's path (tests/route/test_get_does_less.py), here and below: the guard's machinery
+    # (guardfile, inputs, context), git and the approvals' readers load only when a stone has a pass to check,
+    # a guard that names files or an approval
     from routedriver.route.inputs import input_files
 
     stone = context.stone
