@@ -219,6 +219,7 @@ def _loader_class() -> Any:
     """yaml.SafeLoader with the limits above, built once per process (it needs yaml, imported late)."""
     if _LOADER:
         return _LOADER[0]
+    # yaml (~10 ms): only a command that reads YAML (get reads none unless a guard names files)
     import yaml
 
     int_tag, merge_tag = "tag:yaml.org,2002:int", "tag:yaml.org,2002:merge"

@@ -55,6 +55,7 @@ def init_command(path: str, force: bool) -> Report:
 )
 def validate_command(bundle_path: str, as_json: bool) -> Report:
     """Check BUNDLE (a bundle.yaml or its directory) without calling any model."""
+    # each behaviorci command imports its own work: validate never loads the runner nor the SDKs
     from routedriver.behaviorci.bundle import load_bundle
     from routedriver.behaviorci.describe import describe, summary
 
@@ -114,6 +115,7 @@ def run_command(
     repeat: int | None,
 ) -> Report:
     """Run BUNDLE, check every answer against its contract and apply the thresholds."""
+    # the runner, providers and reporters (pydantic, rich): only behaviorci run
     from routedriver.behaviorci import app
     from routedriver.behaviorci.reporters import github, render
 

@@ -247,6 +247,7 @@ def run_command(
 def _mcp_servers(path: Path | None) -> Any:
     if path is None:
         return None
+    # only with --mcp-config
     from routedriver.mcp.servers_config import load_mcp_config
 
     return load_mcp_config(path)

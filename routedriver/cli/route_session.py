@@ -81,6 +81,7 @@ def drive_command(route_option: str | None, when: str | None, max_blocks: int, j
         raise Malfunction(
             "--json is for route.drive without --when", "a hook answers as Claude Code expects; drop --json"
         )
+    # the hooks' module: route.drive's report never loads it
     from routedriver.route import session
 
     return session.answer(when, route_option, max_blocks)

@@ -146,6 +146,7 @@ DEL = PlainCommand(
 
 
 def run_judge(mechanism: str, route_option: str | None, stone: str, **flags: int | None) -> Report:
+    # the guard machinery (route.api): not on route.stone.get, which shares this module
     from routedriver.route import api
 
     verdict = api.judge(route_option, stone, mechanism, flags)

@@ -75,6 +75,7 @@ def _human_gate(route_option: str | None, stone: str) -> str:
 
 
 def _next(route_option: str | None, arguments: Mapping[str, Any]) -> Answer:
+    # the driver, when the tool is called (see _human_gate)
     from routedriver.route import api
     from routedriver.route.stone_report import get_text
 
@@ -88,6 +89,7 @@ def _next(route_option: str | None, arguments: Mapping[str, Any]) -> Answer:
 
 def status_document(route_option: str | None) -> dict[str, Any]:
     """The board of the route: the same document ``route.status --json`` prints (its one route)."""
+    # the driver, when the tool is called (see _human_gate)
     from routedriver.route import status, status_report
     from routedriver.route.load import open_route
 
@@ -103,12 +105,14 @@ def _status(route_option: str | None, arguments: Mapping[str, Any]) -> Answer:
 
 
 def _drive(route_option: str | None, arguments: Mapping[str, Any]) -> Answer:
+    # the driver, when the tool is called (see _human_gate)
     from routedriver.route.drive import guidance, render
 
     return Answer(render(guidance(route_option)))
 
 
 def _set_passed(route_option: str | None, arguments: Mapping[str, Any]) -> Answer:
+    # the driver, when the tool is called (see _human_gate)
     from routedriver.route import api
     from routedriver.route.stone_report import set_error_line, set_text
 
@@ -122,6 +126,7 @@ def _set_passed(route_option: str | None, arguments: Mapping[str, Any]) -> Answe
 
 
 def _judge(route_option: str | None, arguments: Mapping[str, Any]) -> Answer:
+    # the driver, when the tool is called (see _human_gate)
     from routedriver.route import api
     from routedriver.route.stone_report import verdict_error_line
 

@@ -234,6 +234,7 @@ def stone_files(default_route: str | None) -> dict[str, tuple[str, Path]]:
 
 def _read_stone(path: Path) -> str:
     """The stone's text, or the one line saying why it cannot be read (not a regular file, too large)."""
+    # the route loader: not on the handshake (tests/mcp/test_lazy_imports.py)
     from routedriver.route.load import stone_text
 
     try:

@@ -155,6 +155,7 @@ class _Judge:
 
     def repositories(self, directory: Path) -> list[tuple[Path, list[Path]]]:
         """The repositories of ``directory`` and of the command's places, with their routes."""
+        # git: only for a Bash command that writes somewhere (an `ls` loads none of it)
         from routedriver import gitops
 
         found = []

@@ -232,6 +232,7 @@ def _hash_from_disk(
     inside: list[str] = []
     outside = list(relative)
     if repo is not None:
+        # git: only when the files lie in a repository (get on a passed stone without inputs needs none)
         from routedriver import gitops
 
         assert isinstance(repo, gitops.Repo)
@@ -263,6 +264,7 @@ def _hash_from_disk(
 def _git_hash(repo: object, relative: Sequence[str]) -> dict[str, str]:
     """``gitops.hash_files`` as git would store the files, its failures as refusals (``Unhashable`` is
     passed on: the caller decides)."""
+    # git: see hash_all
     from routedriver import gitops
 
     assert isinstance(repo, gitops.Repo)

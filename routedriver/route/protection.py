@@ -112,6 +112,7 @@ class Protection:
     def located(self, route: Route) -> tuple[Repo | None, Path]:
         """The repository holding the route, and the base its globs are relative to (its top level)."""
         if self._located is None:
+            # git: only when a path is judged (see open above)
             from routedriver.gitops import find_repo
 
             repo = find_repo(route.path)
@@ -141,6 +142,7 @@ class Protection:
             repo, base = self.located(route)
             passed = False
             if store.has_marker(self._names, stone.name):
+                # the Survey: only for a stone with a pass to check
                 from routedriver.route.state import Survey
 
                 self._survey = self._survey or Survey(route, repo, base, names=self._names)
@@ -154,6 +156,7 @@ class Protection:
         route, _ = self.route()
         if route is None:
             return []
+        # the guard reader (PyYAML): only when a path is judged
         from routedriver.route.guardfile import parse_guard
 
         _, base = self.located(route)
@@ -199,6 +202,7 @@ def _protecting_glob(
 ) -> str | None:
     """The first ``protect:`` glob of the stone's guard that matches ``relative``, unless the path is one
     of the stone's own artifacts."""
+    # the guard reader (PyYAML): only when a path is judged
     from routedriver.route.guardfile import parse_guard
 
     assert stone.guard_path is not None

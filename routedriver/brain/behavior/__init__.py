@@ -66,6 +66,7 @@ def load_behavior_hook(
 
 def make_classifier(resolved: Mapping[str, Any], model: Any) -> Any:
     """A ``Classifier`` for a resolved config; ``brain.config`` may set its max_tokens and temperature."""
+    # the turn classifier brings the LLM adapters: only a profile that classifies
     from routedriver.brain.behavior.classifier import Classifier
 
     brain_config = (resolved.get("brain") or {}).get("config") or {}
