@@ -12,7 +12,9 @@ from pathlib import Path
 
 
 def path() -> Path:
-    from routedriver.fsutil import cache_dir  # only when something went wrong
+    # Only when something went wrong: every command imports this module (cli._exits), and route.mcp's
+    # handshake and --help would load fsutil for it alone (~1 ms).
+    from routedriver.fsutil import cache_dir
 
     return cache_dir() / "crash.log"
 
@@ -20,6 +22,7 @@ def path() -> Path:
 def write(prog: str, exc: BaseException) -> Path | None:
     """Append the traceback to the crash log and say where it is; never raises (it runs while a failure is
     being handled already): None when the log cannot be written."""
+    # datetime and traceback: only when there is a crash to log (this module is on every command)
     import datetime
     import traceback
 

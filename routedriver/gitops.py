@@ -540,6 +540,7 @@ def commit_paths(repo: Repo, paths: Sequence[str], message: str) -> str:
     ``index.commit`` would do neither: it writes the commit object itself, unsigned.) Hooks never run: in a
     clone a robot can write, a ``pre-commit`` hook could stage its own file into the approver's signed
     commit, a ``post-commit`` hook make a second commit with their key."""
+    # tempfile (~3 ms, with shutil): only this write; get, set and bounce import gitops
     import tempfile
 
     import git  # GitPython: only this write pays for importing it

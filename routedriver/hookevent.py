@@ -26,6 +26,7 @@ import sys
 from typing import Any, Final
 
 from routedriver.errors import Refused
+from routedriver.userfile import json_problem
 
 # Far above any real event (a Write's whole file content travels in it), far below what would exhaust memory.
 MAX_BYTES = 64 << 20
@@ -70,8 +71,6 @@ def parse_event(data: bytes | str) -> dict[str, Any]:
     except _Ambiguous as exc:
         raise UnreadableEvent(f"the hook event is ambiguous: {exc}", FIX) from None
     except ValueError as exc:  # JSONDecodeError, and an integer too long to convert
-        from routedriver.userfile import json_problem
-
         reason = json_problem(exc) if isinstance(exc, json.JSONDecodeError) else str(exc).split(";")[0]
         raise UnreadableEvent(f"the hook event is not JSON ({reason})", FIX) from None
     except RecursionError:

@@ -178,6 +178,7 @@ class _Refusal(Exception):
 def parse_yaml(text: str, *, shown: str, error: type[Refused] = Refused, hint: Hint | None = None) -> Any:
     """The data of the YAML document ``text`` (``shown`` names its file), or ``error``: one line with the
     line number and the key. ``hint`` may give a better fix for a syntax error, from its line's text."""
+    # PyYAML (~10 ms), here and in _loader_class: only for a YAML file (route.stone.get mostly reads none)
     import yaml
 
     loader = None
@@ -218,6 +219,7 @@ def _loader_class() -> Any:
     """yaml.SafeLoader with the limits above, built once per process (it needs yaml, imported late)."""
     if _LOADER:
         return _LOADER[0]
+    # yaml (~10 ms): only a command that reads YAML (get reads none unless a guard names files)
     import yaml
 
     int_tag, merge_tag = "tag:yaml.org,2002:int", "tag:yaml.org,2002:merge"

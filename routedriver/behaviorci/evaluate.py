@@ -27,6 +27,7 @@ class ContractEvaluator:
         self._validator: Any = None if schema is None else schema.validator()
 
     def _schema_errors(self, parsed: Any) -> list[Any]:
+        # referencing comes with a schema's validator: a bundle without a schema never loads it
         from referencing.exceptions import Unresolvable
 
         try:

@@ -29,6 +29,7 @@ class ContractSchema:
     registry: Any = None  # referencing.Registry holding the schema and every document its refs reach
 
     def validator(self) -> Any:
+        # jsonschema and referencing (~0.1 s), here and below: only a bundle with a schema loads them
         from jsonschema.validators import Draft7Validator, validator_for
 
         cls = validator_for(self.contents, default=Draft7Validator)
@@ -58,6 +59,7 @@ def _read(path: Path, shown: str) -> Any:
 
 
 def _check(contents: Any, shown: str, root_shown: str) -> None:
+    # jsonschema (~0.1 s with referencing): only a bundle with a schema
     from jsonschema.exceptions import SchemaError
     from jsonschema.validators import Draft7Validator, validator_for
 
@@ -72,6 +74,7 @@ def _check(contents: Any, shown: str, root_shown: str) -> None:
 
 
 def _resolve_refs(contents: dict[str, Any], uri: str, shown: str) -> ContractSchema:
+    # referencing: only a schema with a $ref
     from referencing import Registry, Resource
     from referencing.exceptions import Unresolvable
     from referencing.jsonschema import DRAFT7
@@ -139,6 +142,7 @@ def _ref_error(ref: str, exc: Exception, shown: str) -> BundleError:
             f"{shown}: $ref '{ref}' resolves to {cause}, and schemas are never fetched over the network",
             "copy that schema next to this one and refer to it by a relative path",
         )
+    # referencing: see _resolve_refs
     from referencing.exceptions import PointerToNowhere
 
     if isinstance(exc, PointerToNowhere):

@@ -63,6 +63,7 @@ class Status:
     def start_progress(self, total: int) -> None:
         if not self._want_bar:
             return
+        # rich (~20 ms): only a progress bar on a terminal loads it
         from rich.console import Console
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 

@@ -14,16 +14,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 from routedriver import userfile
 from routedriver.brain.prices import Price, parse_price
+from routedriver.brain.sandbox import MODES, Mode
 from routedriver.errors import Refused
-from routedriver.mcp.servers_config import parse_servers
-
-if TYPE_CHECKING:
-    from routedriver.brain.sandbox import Mode
-    from routedriver.mcp.servers_config import ServerSpec
+from routedriver.mcp.servers_config import ServerSpec, parse_servers
 
 ARCH = "bhrain.struct.v1"
 _Number = TypeVar("_Number", int, float)
@@ -196,7 +193,6 @@ def _sandbox_mode(value: Any, where: str) -> Mode:
     # YAML 1.1 reads a bare on / off as true / false: take them as meant.
     if isinstance(value, bool):
         return "on" if value else "off"
-    from routedriver.brain.sandbox import MODES
 
     if value in MODES:
         return value  # type: ignore[no-any-return]

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from routedriver import userfile
 from routedriver.errors import Refused
 from routedriver.llm.types import Usage
 
@@ -67,8 +68,6 @@ def parse_price(value: Any, where: str) -> Price:
 
 
 def builtin_prices() -> dict[str, Price]:
-    from routedriver import userfile
-
     # The package's own table, parsed as every YAML file is (a key given twice is an error, not the last).
     data = userfile.parse_yaml(TABLE.read_text(encoding="utf-8"), shown=str(TABLE))
     return {str(model): parse_price(entry, f"{TABLE.name}: {model}") for model, entry in data.items()}

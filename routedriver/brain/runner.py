@@ -6,6 +6,7 @@ key, tools, permissions, input size) is checked before the first request, so a m
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import sys
@@ -14,9 +15,18 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from routedriver import userfile
+from routedriver.brain.atoms import AtomOptions, atom_names, create_atom
+from routedriver.brain.behavior import load_behavior_hook
 from routedriver.brain.config import ARCH, RunSettings
 from routedriver.brain.loop import Limits, Loop, LoopResult
+from routedriver.brain.memory import create_memory
+from routedriver.brain.permissions.guard import PermissionHook
+from routedriver.brain.permissions.rules import load_permissions_file, policy_from_block
+from routedriver.brain.plugins import load_object
+from routedriver.brain.prices import price_for
 from routedriver.brain.redact import Redactor
+from routedriver.brain.sandbox import prepare
 from routedriver.brain.skills import (
     CORRECTION,
     Artifact,
@@ -26,8 +36,15 @@ from routedriver.brain.skills import (
     render_rubric,
     with_counts,
 )
+from routedriver.brain.toolbox import Toolbox, ToolRegistry
+from routedriver.brain.tools import builtin_tools, parse_tool_sets
+from routedriver.brain.tools.base import ToolSettings
+from routedriver.brain.trace import TraceWriter, call_json, usage_json
 from routedriver.errors import ExitCode, Interrupted, Malfunction, Refused, Stopped, Terminated, UserError
+from routedriver.llm.errors import retry_note
+from routedriver.llm.retry import RetryPolicy
 from routedriver.llm.types import Usage
+from routedriver.mcp.client import McpServers
 from routedriver.report import Report
 
 log = logging.getLogger("bhrain")
@@ -60,8 +77,6 @@ class RunOutcome:
     extra: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
-        from routedriver.brain.trace import call_json, usage_json
-
         result = self.result
         out: dict[str, Any] = {
             "result": self.text,
@@ -98,8 +113,6 @@ def run_session(settings: RunSettings, *, environ: Mapping[str, str] | None = No
         )
     skill = get_skill(settings.skill)
     if not settings.atom:
-        from routedriver.brain.atoms import atom_names
-
         raise Refused("missing --atom", f"choose one of {', '.join(atom_names())} (or MODULE:OBJ)")
     if settings.input is None and not settings.input_files:
         raise Refused("missing --input or --input-file", 'give the task, e.g. --input "summarize README.md"')
@@ -120,7 +133,6 @@ def run_session(settings: RunSettings, *, environ: Mapping[str, str] | None = No
     servers = _mcp_servers(settings, workdir, env)  # nothing starts yet; a bad ${VAR} is refused now
     if servers is not None:
         hooks.append(servers)  # its close() stops the servers when the loop closes
-    from routedriver.brain.memory import create_memory
 
     memory = create_memory(settings.memory)
     limits = Limits(
@@ -133,7 +145,6 @@ def run_session(settings: RunSettings, *, environ: Mapping[str, str] | None = No
     )
     if limits.max_iterations < 1:
         raise Refused("--max-iterations must be at least 1", "give a positive number")
-    from routedriver.brain.prices import price_for
 
     price = price_for(str(model.model), settings.prices)
     if price is None and limits.max_cost is not None:
@@ -155,8 +166,6 @@ def run_session(settings: RunSettings, *, environ: Mapping[str, str] | None = No
         price=price,
     )
     if settings.trace is not None:
-        from routedriver.brain.trace import TraceWriter
-
         trace = TraceWriter(
             settings.trace,
             {
@@ -295,8 +304,6 @@ def _trace_failed(outcome: RunOutcome, trace: Any) -> None:
 def report(outcome: RunOutcome, redactor: Redactor, *, as_json: bool) -> Report:
     """What ``bhrain run`` says, every text redacted: the answer (or the whole run as JSON) on stdout, its
     error or why it stopped on stderr, and its exit code (130/143 when a signal stopped it)."""
-    import json
-
     stdout = ""
     if as_json:
         stdout = json.dumps(redactor.value(outcome.to_json()), ensure_ascii=False) + "\n"
@@ -315,8 +322,6 @@ def _read_input_file(name: str) -> tuple[str, str]:
     """The text of one ``--input-file`` (``-``: stdin), at most ``userfile.MAX_BYTES`` of it, read through
     ``userfile`` (a FIFO or a device is refused, never waited on); bytes that are not UTF-8 show as U+FFFD
     (an artifact under review may hold some)."""
-    from routedriver import userfile
-
     limit = userfile.MAX_BYTES
     if name == "-":
         binary = getattr(sys.stdin, "buffer", None)  # a text stream without one: an embedding caller's
@@ -351,20 +356,14 @@ def _task(skill: Skill, settings: RunSettings) -> str:
 
 
 def _atom(settings: RunSettings, env: Mapping[str, str], skill: Skill) -> Any:
-    from routedriver.brain.atoms import AtomOptions, create_atom
-
     retry = None
     if settings.retry:
-        from routedriver.llm.retry import RetryPolicy
-
         try:
             retry = RetryPolicy(**settings.retry)
         except (TypeError, ValueError) as exc:
             raise Refused(f"retry settings are not valid: {exc}", "see docs/bhrain.md") from None
 
     def on_retry(attempt: int, delay_s: float, exc: BaseException) -> None:
-        from routedriver.llm.errors import retry_note
-
         log.warning("%s", retry_note(attempt, delay_s, exc))
 
     options = AtomOptions(
@@ -385,6 +384,7 @@ def _offline_reviewer(settings: RunSettings, skill: Skill) -> Path | None:
     (``offline_review.yaml``, which says in every answer that no model read the work)."""
     if skill.name != "review" or settings.atom != "scripted":
         return None
+    # importlib.resources (~5 ms): only the offline reviewer
     from importlib import resources
 
     return Path(str(resources.files("routedriver.brain") / OFFLINE_REVIEWER))
@@ -393,16 +393,13 @@ def _offline_reviewer(settings: RunSettings, skill: Skill) -> Path | None:
 def _registry(
     skill: Skill, settings: RunSettings, workdir: Path, policies: list[Any], env: Mapping[str, str]
 ) -> Any:
-    from routedriver.brain.toolbox import Toolbox, ToolRegistry
-    from routedriver.brain.tools import builtin_tools, parse_tool_sets
-    from routedriver.brain.tools.base import ToolSettings
-
     tool_settings = ToolSettings(workdir=workdir)
     if settings.max_output_chars:
         tool_settings.max_output_chars = settings.max_output_chars
     if settings.bash_timeout_s:
         tool_settings.bash_timeout_s = settings.bash_timeout_s
     if settings.websearch:
+        # websearch loads urllib.request (~18 ms): only a run that searches pays for it
         from routedriver.brain.tools.websearch import backend_from_env
 
         tool_settings.websearch = backend_from_env(settings.websearch)
@@ -427,8 +424,6 @@ def _sandbox(
     skill: Skill, settings: RunSettings, workdir: Path, policies: list[Any], env: Mapping[str, str]
 ) -> Any:
     """The bash tool's sandbox (None: unsandboxed), from --sandbox, the config, or the skill's default."""
-    from routedriver.brain.sandbox import prepare
-
     mode = settings.sandbox or skill.sandbox
     source = "--sandbox on" if settings.sandbox else f"--skill {skill.name} (whose default is --sandbox on)"
     own = [path for path in (settings.config_path, settings.permissions) if isinstance(path, Path)]
@@ -444,9 +439,6 @@ def _sandbox(
 
 
 def _load_toolbox(spec: str) -> Any:
-    from routedriver.brain.plugins import load_object
-    from routedriver.brain.toolbox import Toolbox
-
     obj = load_object(spec, what="toolbox")
     if not isinstance(obj, Toolbox) and callable(obj):
         try:
@@ -467,23 +459,16 @@ def _mcp_servers(settings: RunSettings, workdir: Path, env: Mapping[str, str]) -
     """The configured MCP servers as a hook (started by ``connect``), or None without any."""
     if not settings.mcp_servers:
         return None
-    from routedriver.mcp.client import McpServers
 
     return McpServers(settings.mcp_servers, workdir=workdir, environ=env)
 
 
 def _policies(settings: RunSettings, workdir: Path) -> list[Any]:
     """The permission policies: the rules file or block, then the custom guards."""
-    from routedriver.brain.plugins import load_object
-
     policies: list[Any] = []
     if isinstance(settings.permissions, Path):
-        from routedriver.brain.permissions.rules import load_permissions_file
-
         policies.append(load_permissions_file(settings.permissions, workdir))
     elif settings.permissions is not None:
-        from routedriver.brain.permissions.rules import policy_from_block
-
         block = settings.permissions.get("permissions", settings.permissions)
         where = f"config file {settings.config_path}: security.permissions"
         policies.append(policy_from_block(block, base_dir=settings.base_dir, workdir=workdir, where=where))
@@ -500,12 +485,8 @@ def _policies(settings: RunSettings, workdir: Path) -> list[Any]:
 def _hooks(
     settings: RunSettings, workdir: Path, model: Any, tool_names: list[str], policies: list[Any]
 ) -> list[Any]:
-    from routedriver.brain.permissions.guard import PermissionHook
-
     hooks: list[Any] = [PermissionHook(policies)]  # always first: it sees every call before anyone else
     if settings.behavior is not None:
-        from routedriver.brain.behavior import load_behavior_hook
-
         config_path = settings.config_path or Path("bhrain.yaml").resolve()
         behavior = load_behavior_hook(
             settings.behavior, config_path=config_path, agent_model=model, workdir=workdir

@@ -31,12 +31,11 @@ import os
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, NamedTuple
+from typing import Literal, NamedTuple
 
+from routedriver import proc
+from routedriver.brain.permissions.rules import Rule, RulesPolicy, rule_base
 from routedriver.errors import Refused
-
-if TYPE_CHECKING:
-    from routedriver.brain.permissions.rules import Rule
 
 log = logging.getLogger("bhrain")
 
@@ -151,8 +150,6 @@ def path_rules(
     """The (Read, Edit/Write) deny rules of the permission policies, with their bases as
     ``permissions.rules`` reads them. Rules without a path (``Read``) are about the tool, not paths: the
     sandbox leaves them to it."""
-    from routedriver.brain.permissions.rules import RulesPolicy
-
     hidden: list[PathRule] = []
     read_only: list[PathRule] = []
     for policy in policies:
@@ -169,8 +166,6 @@ def path_rules(
 
 
 def _path_rule(rule: Rule, workdir: Path) -> PathRule:
-    from routedriver.brain.permissions.rules import rule_base
-
     return PathRule(rule.text, *rule_base(rule, workdir))
 
 
@@ -208,6 +203,7 @@ def _matcher(pattern: str) -> Callable[[str], bool]:
     """Whether a path relative to the pattern's base (``dir/`` for a directory) matches: the permission
     rules' reading (a gitignore pattern, by pathspec), through its compiled expression when it has one,
     which is ten times faster than asking the spec for every entry of a walk."""
+    # pathspec (~12 ms): only when a rule has a path pattern
     import pathspec
 
     spec = pathspec.GitIgnoreSpec.from_lines([pattern])
@@ -318,8 +314,6 @@ def find_bwrap(path_env: str | None, workdir: Path) -> str | None:
 
 def probe(bwrap: str, workdir: str, *, network: bool) -> str:
     """Why ``bwrap`` cannot build the sandbox here (its first line of complaint), or "" when it can."""
-    from routedriver import proc
-
     argv = bwrap_argv(bwrap, Policy((workdir,), network=network), ":", cwd=workdir)
     result = proc.run(argv, timeout=30)
     if result.ok:

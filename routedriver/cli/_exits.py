@@ -28,6 +28,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from routedriver import crashlog
 from routedriver.errors import ExitCode, Interrupted, Terminated, UserError
 from routedriver.report import Report
 
@@ -115,9 +116,9 @@ def internal_error(prog: str, exc: Exception) -> str:
     """``internal error: <type>: <message>; details in <crash log>`` (``crashlog``), and the traceback on
     stderr too with ``ROUTEDRIVER_DEBUG=1``. A hook that fails closed puts the line in its reason."""
     if os.environ.get("ROUTEDRIVER_DEBUG"):
+        # traceback: only with ROUTEDRIVER_DEBUG (crashlog imports it for the log)
         import traceback
 
         traceback.print_exception(exc, file=sys.stderr)
-    from routedriver import crashlog
 
     return crashlog.internal_error(prog, exc)

@@ -191,6 +191,8 @@ def run_command(
     role: str | None,
 ) -> Report:
     """Run the brain on one task and print the result."""
+    # bhrain behave imports this module before every tool call: a run's config, redactor and runner
+    # (~50 ms), and its MCP servers' config below, load only for bhrain run
     from routedriver.brain.config import RunSettings, load_config
     from routedriver.brain.redact import Redactor
     from routedriver.brain.runner import report, run_session
@@ -245,6 +247,7 @@ def run_command(
 def _mcp_servers(path: Path | None) -> Any:
     if path is None:
         return None
+    # only with --mcp-config
     from routedriver.mcp.servers_config import load_mcp_config
 
     return load_mcp_config(path)

@@ -9,8 +9,8 @@ An event it cannot read blocks (exit 2) unless ``--hook`` says it is not a tool 
 that cannot read its input fails closed. Every failure of the hook itself (a broken config, an unknown flag,
 an unwritable state directory) exits 1, which Claude Code treats as a non-blocking error: a broken behavior
 config shows an error but never stops the session.
-This runs on every tool call, so it imports only json/re/os here; pydantic and yaml load only when the
-config changed since the last call.
+This runs on every tool call, so pydantic and yaml load only when the config changed since the last call
+(``brain/behavior/cache.py``).
 """
 
 from __future__ import annotations
@@ -21,9 +21,16 @@ from pathlib import Path
 
 import click
 
+from routedriver.brain.behavior.claude_code import (
+    JudgingFailed,
+    answer_event,
+    default_state_dir,
+    judging_failed,
+)
 from routedriver.cli._command import HookCommand
 from routedriver.cli._exits import internal_error
 from routedriver.errors import Malfunction, UserError
+from routedriver.hookevent import read_stdin
 from routedriver.report import Report
 
 HOOK_CHOICES = ("pre_tool", "post_tool", "user_prompt", "session_end")  # claude_code.HOOKS, not imported yet
@@ -72,14 +79,6 @@ def behave_command(
         raise Malfunction("--config FILE is required", "point it at a config with a security.behavior block")
     ttl_s = ttl_days * 86400
     _log_to_stderr(verbose)
-
-    from routedriver.brain.behavior.claude_code import (
-        JudgingFailed,
-        answer_event,
-        default_state_dir,
-        judging_failed,
-    )
-    from routedriver.hookevent import read_stdin
 
     try:
         return answer_event(

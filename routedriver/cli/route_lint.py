@@ -6,6 +6,7 @@ import click
 
 from routedriver.cli._command import Command
 from routedriver.report import Report
+from routedriver.route.lint import lint_routes, report
 
 
 @click.command("route.lint", cls=Command)
@@ -20,6 +21,4 @@ from routedriver.report import Report
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 def lint_command(routes: tuple[str, ...], all_routes: bool, as_json: bool) -> Report:
     """Check routes for problems that would only show at run time: exit 2 listing them all, or print ok."""
-    from routedriver.route.lint import lint_routes, report
-
     return report(lint_routes(routes, all_routes), as_json=as_json)

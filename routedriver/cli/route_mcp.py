@@ -8,6 +8,8 @@ from types import ModuleType
 import click
 
 from routedriver.cli._command import Command
+from routedriver.later import Later
+from routedriver.mcp.handshake import answer_early, claim_stdio
 
 
 @click.command("route.mcp", cls=Command)
@@ -46,8 +48,6 @@ def mcp_command(route_option: str | None) -> int:
             "(route.mcp --help says how). Ctrl-C stops it.",
             err=True,
         )
-    from routedriver.later import Later
-    from routedriver.mcp.handshake import answer_early, claim_stdio
 
     loading: list[Later[ModuleType]] = []  # the SDK (~0.7 s), while the handshake is answered without it
     wire_in, wire_out = claim_stdio()
@@ -59,6 +59,7 @@ def mcp_command(route_option: str | None) -> int:
 
 
 def _server() -> ModuleType:
+    # the MCP SDK (~0.7 s), loaded on a thread while the handshake is answered without it
     import routedriver.mcp.server
 
     return routedriver.mcp.server

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import os
 
 import click
 
@@ -11,9 +11,8 @@ from routedriver.cli._command import Command
 from routedriver.cli.route_stone import ROUTE_HELP, answered
 from routedriver.report import Report
 from routedriver.report import as_json as json_document
-
-if TYPE_CHECKING:
-    from routedriver.route.policy import PolicyApproveResult
+from routedriver.route import policy
+from routedriver.route.policy import PolicyApproveResult
 
 
 @click.command("route.policy.approve", cls=Command)
@@ -34,10 +33,6 @@ def approve_command(route_option: str | None, no_commit: bool, base_ref: str | N
     files its guards run): humans only, in a terminal. Writes $route/.route/policy.approved and commits it
     alone with your git identity (and signing) unless --no-commit; route.verify --base then accepts the
     changes since the base."""
-    import os
-
-    from routedriver.route import policy
-
     # A robot runs commands with stdin from a pipe or /dev/null; a person types them at a terminal.
     human = os.isatty(0)
     return answered(

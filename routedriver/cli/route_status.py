@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import shutil
+import sys
+
 import click
 
 from routedriver.cli._command import Command
+from routedriver.errors import Refused
 from routedriver.report import Report
+from routedriver.route import status, status_report
 
 
 @click.command("route.status", cls=Command)
@@ -27,12 +32,6 @@ from routedriver.report import Report
 @click.option("--markdown", is_flag=True, help="Print Markdown: a table and a Mermaid flowchart per route.")
 def status_command(routes: tuple[str, ...], all_routes: bool, as_json: bool, markdown: bool) -> Report:
     """Show every stone by tier: its state and why, its latest review's counts, who approved it."""
-    import shutil
-    import sys
-
-    from routedriver.errors import Refused
-    from routedriver.route import status, status_report
-
     if as_json and markdown:
         raise Refused("--json and --markdown exclude each other", "give one of them")
     form: status_report.Form = "json" if as_json else "markdown" if markdown else "plain"

@@ -68,6 +68,7 @@ GET = PlainCommand(
 def run_set(
     route_option: str | None, stone: str, as_: str, no_commit: bool, rerun: bool, as_json: bool
 ) -> Report:
+    # route.stone.set, del and judge only: api brings the guard's machinery, never on get's path
     from routedriver.route import api
 
     facts = {"route": route_option, "stone": stone}
@@ -145,6 +146,7 @@ DEL = PlainCommand(
 
 
 def run_judge(mechanism: str, route_option: str | None, stone: str, **flags: int | None) -> Report:
+    # the guard machinery (route.api): not on route.stone.get, which shares this module
     from routedriver.route import api
 
     verdict = api.judge(route_option, stone, mechanism, flags)

@@ -113,6 +113,7 @@ def run_verify(
             raise Refused(f"{flag} {given}: no such file", "check the path")
     options = None
     if recheck:
+        # only with --recheck: recheck and what runs a guard (~30 ms) stay off a plain CI run
         from routedriver.route.recheck import Options
 
         options = Options(Path(recheck_dir) if recheck_dir else None, recheck_max)

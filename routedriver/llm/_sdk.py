@@ -33,6 +33,7 @@ from routedriver.llm.retry import (
     retryable_status,
 )
 from routedriver.llm.types import Completion, Message, ToolSpec
+from routedriver.userfile import json_problem
 
 OnRetry = Callable[[int, float, BaseException], None]
 _MESSAGE_LIMIT = 300
@@ -338,8 +339,6 @@ def parse_arguments(raw: object) -> tuple[dict[str, Any], str | None, str | None
     try:
         value = json.loads(raw)
     except json.JSONDecodeError as exc:
-        from routedriver.userfile import json_problem
-
         return {}, raw, f"the arguments are not valid JSON ({json_problem(exc)})"
     if not isinstance(value, dict):
         return {}, raw, f"the arguments must be a JSON object, not a JSON {_json_kind(value)}"

@@ -136,6 +136,7 @@ class McpServers(LoopHook):
     # -- starting --------------------------------------------------------------------------------------------
     def connect(self, registry: ToolRegistry) -> None:
         """Start every server, wait until each answered (or failed), and add one toolbox per server."""
+        # the MCP SDK and anyio (~0.7 s), here and below: only a run with MCP servers loads them
         from anyio.from_thread import start_blocking_portal
 
         # Before any server starts: its orphans must come to us (the subreaper), not to init.
@@ -160,6 +161,7 @@ class McpServers(LoopHook):
                 log.info("mcp server %s: %d tools", server.spec.name, len(tools))
 
     async def _serve(self, server: _Server, ready: concurrent.futures.Future[list[Any]]) -> None:
+        # mcp and anyio (~0.7 s): only a bhrain run that names MCP servers
         import anyio
         from mcp import ClientSession, StdioServerParameters
         from mcp.client.stdio import stdio_client
@@ -239,6 +241,7 @@ class McpServers(LoopHook):
         return outcome
 
     async def _call_async(self, server: _Server, tool: str, arguments: dict[str, Any]) -> ToolOutcome:
+        # mcp: loaded by _serve already; imported here for the names
         from mcp.shared.exceptions import MCPError
         from mcp.types import CONNECTION_CLOSED
 
@@ -301,6 +304,7 @@ def _some(names: Sequence[str], limit: int = 10) -> str:
 
 
 async def _all_tools(session: Any) -> list[Any]:
+    # mcp: loaded by _serve already; imported here for the names
     from mcp import types
 
     tools: list[Any] = []
@@ -319,6 +323,7 @@ async def _all_tools(session: Any) -> list[Any]:
 def outcome_of(result: Any) -> ToolOutcome:
     """A ``CallToolResult`` as bhrain's tool result: the text of its blocks, what cannot be shown named, and
     its structured content as JSON unless a text block already says the same."""
+    # mcp: loaded by _serve already; imported here for the names
     from mcp import types
 
     parts: list[str] = []
@@ -374,6 +379,7 @@ def _describe(exc: BaseException, startup_s: float) -> str:
         return f"command not found: {exc.filename or exc}"
     if isinstance(exc, OSError):
         return f"cannot run it: {exc.strerror or exc}"
+    # mcp: only once a server was started (see _serve)
     from mcp.types import CONNECTION_CLOSED
 
     if getattr(exc, "code", None) == CONNECTION_CLOSED:

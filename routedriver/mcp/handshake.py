@@ -30,6 +30,7 @@ import threading
 from collections.abc import Callable
 from typing import IO, Any, NamedTuple
 
+from routedriver import __version__
 from routedriver.mcp import route_tools
 
 # The SDK's HANDSHAKE_PROTOCOL_VERSIONS (mcp_types.version), oldest first; a test keeps them equal.
@@ -154,8 +155,6 @@ def _send(wire_out: IO[bytes], message: dict[str, Any]) -> None:
 
 
 def _version() -> str:
-    from routedriver import __version__
-
     return __version__
 
 

@@ -17,9 +17,11 @@ Nothing here imports the MCP SDK: ``server`` puts these answers on the wire.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping
 from typing import Any, Literal, NamedTuple
 
+from routedriver import crashlog
 from routedriver.errors import ExitCode, Malfunction, Refused, UserError
 from routedriver.route import builtin_judges
 
@@ -55,6 +57,8 @@ def _with_error(answer: Answer, line: str | None, meaning: Meaning) -> Answer:
 
 def _human_gate(route_option: str | None, stone: str) -> str:
     """What a robot is told when only a human can move the stone on."""
+    # route.mcp answers the handshake from this module before the driver loads
+    # (tests/mcp/test_lazy_imports.py): each tool imports the driver's modules when it is called
     from routedriver.route.drive import commands
     from routedriver.route.inputs import find_stone
     from routedriver.route.load import open_route
@@ -71,6 +75,7 @@ def _human_gate(route_option: str | None, stone: str) -> str:
 
 
 def _next(route_option: str | None, arguments: Mapping[str, Any]) -> Answer:
+    # the driver, when the tool is called (see _human_gate)
     from routedriver.route import api
     from routedriver.route.stone_report import get_text
 
@@ -84,6 +89,7 @@ def _next(route_option: str | None, arguments: Mapping[str, Any]) -> Answer:
 
 def status_document(route_option: str | None) -> dict[str, Any]:
     """The board of the route: the same document ``route.status --json`` prints (its one route)."""
+    # the driver, when the tool is called (see _human_gate)
     from routedriver.route import status, status_report
     from routedriver.route.load import open_route
 
@@ -94,19 +100,19 @@ def status_document(route_option: str | None) -> dict[str, Any]:
 
 
 def _status(route_option: str | None, arguments: Mapping[str, Any]) -> Answer:
-    import json
-
     document = status_document(route_option)
     return Answer(json.dumps(document, ensure_ascii=False, indent=2), document)
 
 
 def _drive(route_option: str | None, arguments: Mapping[str, Any]) -> Answer:
+    # the driver, when the tool is called (see _human_gate)
     from routedriver.route.drive import guidance, render
 
     return Answer(render(guidance(route_option)))
 
 
 def _set_passed(route_option: str | None, arguments: Mapping[str, Any]) -> Answer:
+    # the driver, when the tool is called (see _human_gate)
     from routedriver.route import api
     from routedriver.route.stone_report import set_error_line, set_text
 
@@ -120,6 +126,7 @@ def _set_passed(route_option: str | None, arguments: Mapping[str, Any]) -> Answe
 
 
 def _judge(route_option: str | None, arguments: Mapping[str, Any]) -> Answer:
+    # the driver, when the tool is called (see _human_gate)
     from routedriver.route import api
     from routedriver.route.stone_report import verdict_error_line
 
@@ -227,6 +234,7 @@ BY_NAME = {tool.name: tool for tool in TOOLS}
 
 def argument_problem(tool: RouteTool, arguments: Mapping[str, Any]) -> str | None:
     """Why ``arguments`` do not fit the tool's JSON schema (the most relevant error), or None."""
+    # jsonschema (~0.1 s): only when a tool is called
     import jsonschema
 
     validator = jsonschema.Draft202012Validator(tool.input_schema)
@@ -257,8 +265,6 @@ def call(name: str, arguments: Mapping[str, Any] | None, default_route: str | No
     except UserError as exc:
         return failed(exc)
     except Exception as exc:  # noqa: BLE001 - a tool call never takes the server down
-        from routedriver import crashlog
-
         where = crashlog.write("route.mcp", exc)
         detail = f"details in {where}" if where else "run it again with route.* commands to see more"
         return failed(

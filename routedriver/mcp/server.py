@@ -35,6 +35,7 @@ from mcp.shared.exceptions import MCPError
 
 from routedriver import __version__, proc
 from routedriver.errors import Refused
+from routedriver.later import Later
 from routedriver.mcp import route_tools
 from routedriver.mcp.handshake import (
     INSTRUCTIONS,
@@ -55,8 +56,6 @@ def serve(default_route: str | None, handshake: Handshake, wire_in: IO[bytes], w
     handled on the main thread (``cli._exits`` stops every child, says one line, exits), and a daemon loop
     (whose worker threads inherit that, one of them blocked reading stdin) cannot hold the exit up.
     """
-    from routedriver.later import Later
-
     # what the loop raised is raised here
     Later(lambda: anyio.run(_serve, default_route, handshake, wire_in, wire_out)).get()
 
@@ -223,6 +222,7 @@ async def in_thread(work: Callable[[], T], progress: ProgressReporter | None = N
 def stone_files(default_route: str | None) -> dict[str, tuple[str, Path]]:
     """The served route's stones by resource URI: ``{uri: (name, path)}``; empty when no route is given or
     bound (the tools say what is wrong; a resource listing has no one to tell)."""
+    # the driver loads when a client asks, not while the handshake is answered (this module loads then)
     from routedriver.route.load import open_route
 
     try:
@@ -234,6 +234,7 @@ def stone_files(default_route: str | None) -> dict[str, tuple[str, Path]]:
 
 def _read_stone(path: Path) -> str:
     """The stone's text, or the one line saying why it cannot be read (not a regular file, too large)."""
+    # the route loader: not on the handshake (tests/mcp/test_lazy_imports.py)
     from routedriver.route.load import stone_text
 
     try:

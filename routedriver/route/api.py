@@ -14,10 +14,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 from routedriver.errors import Refused
+from routedriver.gitops import find_repo
 from routedriver.route import builtin_judges, inputs, store
 from routedriver.route.artifacts import find_artifacts
 from routedriver.route.builtin_judges import Reading
-from routedriver.route.context import ApprovalState
+from routedriver.route.context import ApprovalState, StoneContext
+from routedriver.route.guard import Evaluation, evaluate
 from routedriver.route.guardfile import load_guard
 from routedriver.route.hashing import relative_posix
 from routedriver.route.load import open_route as open_route  # where the commands find it
@@ -29,8 +31,6 @@ from routedriver.route.state import Survey
 
 if TYPE_CHECKING:
     from routedriver.route.approve import ApproveResult
-    from routedriver.route.context import StoneContext
-    from routedriver.route.guard import Evaluation
 
 
 class SetResult(NamedTuple):
@@ -78,8 +78,6 @@ def set_passed(route_option: str | None, stone: str, *, rerun: bool = False) -> 
     """Evaluate the stone's guard under its lock and record the outcome (see ``guard.evaluate``); refuses
     while a stone of a lower tier is not passed (incomplete, stale, or waiting for a human): a route is
     walked one tier at a time. ``rerun`` runs every review again."""
-    from routedriver.route.guard import evaluate
-
     route = open_route(route_option)
     context = inputs.stone_context(route, stone)
     refuse_out_of_order(context)
@@ -120,6 +118,7 @@ def refuse_out_of_order(context: StoneContext) -> None:
 def set_approved(route_option: str | None, stone: str, *, human: bool, commit: bool = True) -> ApproveResult:
     """Record a human's approval of the stone's current artifacts and commit it (see ``approve.approve``).
     ``human`` says a person is at the controls (the CLI: stdin is a terminal); otherwise it refuses."""
+    # approve, approval_commit and provenance (~5 ms): only an approval, not route.stone.set --as passed
     from routedriver.route.approve import approve
 
     return approve(route_option, stone, human=human, commit=commit)
@@ -163,8 +162,6 @@ def judge(
 def delete(route_option: str | None, pattern: str) -> DelResult:
     """Remove the ``.stone`` and ``.guard`` of matched stones that have nothing to lose (see docs/route.md):
     no artifact, no human gate (an ``approved?`` judge), no ``.passed`` or ``.approved`` marker."""
-    from routedriver.gitops import find_repo
-
     route = open_route(route_option)
     matched = match_names(route, pattern)
     repo = find_repo(route.path)

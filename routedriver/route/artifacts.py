@@ -159,6 +159,7 @@ class Listings:
         other empty directory, so the common walk asks git nothing."""
         known = self._gitlinks.get(directory)
         if known is None:
+            # git (~13 ms with proc and threads): only for an empty directory, never on get's common path
             from routedriver import gitops
 
             repo = gitops.find_repo(directory)

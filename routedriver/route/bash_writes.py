@@ -36,7 +36,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from routedriver import globs
-from routedriver.brain.permissions.wrappers import SU_LIKE, WRAPPERS, Wrapper
+from routedriver.brain.permissions.wrappers import GIT_GLOBAL_WITH_VALUE, SU_LIKE, WRAPPERS, Wrapper
 from routedriver.shellsyntax import words as shell_words
 from routedriver.shellsyntax.words import Redirection, SimpleCommand, Word, is_assignment, is_bare
 
@@ -269,8 +269,6 @@ class _Reader:
 
     # -- git -------------------------------------------------------------------------------------------------
     def git(self, args: list[Word]) -> None:
-        from routedriver.brain.permissions.wrappers import GIT_GLOBAL_WITH_VALUE
-
         index = 0
         while index < len(args) and args[index].text.startswith("-") and args[index].text != "--":
             flag = args[index].text

@@ -103,8 +103,6 @@ def _flags(repo: gitops.Repo, branch: str) -> list[Binding]:
 
 
 def _recorded_branch(flag: Path) -> str | None:
-    from routedriver.route import store
-
     text = store.read_text(flag)
     parsed = fm.parse_document(text) if text is not None else None
     return fm.one(parsed[0], "branch") if parsed is not None else None

@@ -26,6 +26,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from routedriver import hookevent
 from routedriver.errors import ExitCode
 from routedriver.hookevent import MISSING, path_problem, text_problem, wrong
 from routedriver.report import Report
@@ -61,8 +62,6 @@ def hook(route_option: str | None, *, failed: Callable[[Exception], str]) -> Rep
     the answer. A block is its JSON deny on stdout, exit 0 (the model reads the reason); an event it cannot
     read, or a call whose judging raised (``failed`` says why in one line), is blocked with exit 2 and the
     reason on stderr; a misconfiguration that disables protection exits 1 (shown, never blocking)."""
-    from routedriver import hookevent
-
     try:
         data = hookevent.read_stdin()
         if data is None:
@@ -144,6 +143,7 @@ def decide(payload: dict[str, Any], route_option: str | None) -> Bounce:
             raise Unclear(wrong("hook_event_name", event, "an event's name"))
         if payload.get("tool_name") == "Bash":
             command, cwd = bash_command(payload)
+            # the bash reader (~18 ms): only a Bash call, not every file edit
             from routedriver.route.bounce_bash import judge_command
 
             return judge_command(command, cwd, Protection(route_option))

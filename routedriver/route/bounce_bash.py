@@ -117,6 +117,7 @@ class _Judge:
         relative to the last ``cd`` first (where the command most likely runs), the event's cwd last."""
         for place in reversed(self.places):
             if target.whole_tree:
+                # git (~11 ms), here and in repositories(): only for a command that writes, not an `ls`
                 from routedriver.gitops import find_repo
 
                 repo = find_repo(os.path.join(place, target.path))
@@ -154,6 +155,7 @@ class _Judge:
 
     def repositories(self, directory: Path) -> list[tuple[Path, list[Path]]]:
         """The repositories of ``directory`` and of the command's places, with their routes."""
+        # git: only for a Bash command that writes somewhere (an `ls` loads none of it)
         from routedriver import gitops
 
         found = []

@@ -111,6 +111,7 @@ class JudgeSpecError(ValueError):
 
 def reviewed(reading: Reading, *, allow_blockers: int | None, allow_nitpicks: int | None) -> Verdict:
     """The blockers and nitpicks of the reviews in use, summed, held to the thresholds."""
+    # the judges' work: only when asked (route.mcp's handshake reads this table)
     from routedriver.route import judges
 
     return judges.reviewed(reading.reviews, reading.context.show, allow_blockers or 0, allow_nitpicks)
@@ -118,6 +119,7 @@ def reviewed(reading: Reading, *, allow_blockers: int | None, allow_nitpicks: in
 
 def approved(reading: Reading) -> Verdict:
     """A human the approvers file lists approved the stone's artifacts as they are now."""
+    # the approvals' reader: only when asked (see reviewed)
     from routedriver.route import human_gate
 
     return human_gate.verdict(

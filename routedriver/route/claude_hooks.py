@@ -18,8 +18,10 @@ import os
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from routedriver import userfile
 from routedriver.errors import Refused
 from routedriver.fsutil import atomic_write
+from routedriver.shellsyntax.words import commands
 
 SETTINGS = Path(".claude") / "settings.json"
 
@@ -111,8 +113,6 @@ def _read(path: Path, shown: str) -> dict[str, Any]:
     """The settings as a JSON object ({} when there are none), read through ``userfile``: a file that is not
     a regular file, too large, not UTF-8, not JSON or names a key twice (rewriting it would silently drop
     the first one) is refused in one line and left as it is."""
-    from routedriver import userfile
-
     if not os.path.lexists(path):
         return {}
     try:
@@ -146,8 +146,6 @@ def _commands(groups: list[Any]) -> list[str]:
 def _runs(command: str, hook: Hook) -> bool:
     """Whether ``command`` already runs ``hook``'s program (by any path) for the same ``--when``: one of the
     simple commands bash would run (read with ``shellsyntax``) is that program with that argument."""
-    from routedriver.shellsyntax.words import commands
-
     for simple in commands(command)[0]:
         words = [word.text for word in simple.words]
         if not any(os.path.basename(word) == hook.program for word in words):

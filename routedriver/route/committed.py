@@ -18,11 +18,12 @@ import os
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Literal
 
+from routedriver import gitops
+from routedriver.later import Later
 from routedriver.route import store
 from routedriver.route.hashing import relative_posix
 
 if TYPE_CHECKING:
-    from routedriver import gitops
     from routedriver.route.model import Stone
     from routedriver.route.state import Done, Survey
 
@@ -45,9 +46,6 @@ class Checker:
     ) -> None:
         """``approvers_given``: the approvers file was named on the command line (``--approvers``), as CI
         names one taken from the base branch: an input of the check, not a file the passes stand on."""
-        from routedriver import gitops
-        from routedriver.later import Later
-
         self.repo = repo
         self.snapshot = snapshot
         self.approvers_given = approvers_given
@@ -98,8 +96,6 @@ class Checker:
         are on disk. Paths outside the repository (an ``--approvers`` file in the runner's temp) are not
         asked about; when git cannot answer, nothing is reported (this is advice; the verdict is the
         caller's)."""
-        from routedriver import gitops
-
         wanted = sorted({path for path in paths if not path.startswith("../") and not os.path.isabs(path)})
         if not wanted:
             return {}

@@ -16,24 +16,25 @@ import shlex
 import stat
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple
 
+from routedriver import gitops
+from routedriver.gitops import Repo, TreeEntry
 from routedriver.report import Report
 from routedriver.report import as_json as json_text
 from routedriver.route import builtin_judges, inputs, records, store
 from routedriver.route.artifacts import artifact_globs
+from routedriver.route.committed import Checker, advice, listing, pass_files
 from routedriver.route.context import StoneContext
 from routedriver.route.guardfile import load_guard
 from routedriver.route.hashing import relative_posix
 from routedriver.route.human_gate import unlisted_approver
 from routedriver.route.load import GUARD_SUFFIX, STONE_SUFFIX, open_route, stone_text
 from routedriver.route.model import STATE_DIR, Guard, JudgeRecord, ReviewRecord, Route, Stone
+from routedriver.route.provenance import REPO_APPROVERS, ROUTE_APPROVERS
 from routedriver.route.select import NEXT_ALL, select, survey_of
 from routedriver.route.state import Done, Survey
 from routedriver.route.words import stones_passed
-
-if TYPE_CHECKING:  # git only on the way to letting a robot stop
-    from routedriver.gitops import Repo, TreeEntry
 
 # What the robot should do about a stone.
 NEEDS_ARTIFACT = "needs-artifact"  # write the artifact
@@ -111,15 +112,14 @@ def _uncommitted(survey: Survey, done: dict[str, Done]) -> tuple[tuple[str, str]
     repo = survey.repo
     if repo is None:
         return ()
-    from routedriver.route import committed
 
     files = [
         path
         for stone in survey.route.stones
         if stone.name in done
-        for path in committed.pass_files(survey, stone, done[stone.name])
+        for path in pass_files(survey, stone, done[stone.name])
     ]
-    found = committed.Checker(repo).paths(files)
+    found = Checker(repo).paths(files)
     return tuple(sorted(found.items()))
 
 
@@ -304,8 +304,6 @@ def _checks(guard: Guard | None) -> str:
 def render(guide: Guidance, instructions: bool = True) -> str:
     route = guide.route
     if guide.complete and guide.uncommitted:
-        from routedriver.route.committed import advice, listing
-
         found = dict(guide.uncommitted)
         return (
             f"route {route.display}: {stones_passed(guide.passed, guide.total)}, but not committed: "
@@ -431,8 +429,6 @@ def definition_paths(route_dir: Path, toplevel: Path) -> list[str]:
     """The route's definitions as they are on disk (relative to the top-level): every top-level
     ``*.stone`` and ``*.guard`` (whatever kind of file: a FIFO or a directory named so is still the robot's
     doing), the route's approvers file and the repository's ``.route-approvers``, when present."""
-    from routedriver.route.provenance import REPO_APPROVERS, ROUTE_APPROVERS
-
     found: list[str] = []
     try:
         names = sorted(os.listdir(route_dir))
@@ -449,8 +445,6 @@ def definition_paths(route_dir: Path, toplevel: Path) -> list[str]:
 
 def _is_definition(path: str, route: str) -> bool:
     """Is ``path`` (relative to the top-level) one of the definitions of the route at ``route``?"""
-    from routedriver.route.provenance import REPO_APPROVERS, ROUTE_APPROVERS
-
     if path in (REPO_APPROVERS, _join(route, ROUTE_APPROVERS)):
         return True
     parent, _, name = path.rpartition("/")
@@ -471,9 +465,6 @@ def to_restore(route_dir: Path, *, broken: bool) -> tuple[Restore, ...]:
     (it cannot be read, or a guard or a command of it broke), each that the commits made in this session
     changed (``record_session_start`` says where it began). Empty outside git, before the first commit, for
     a route HEAD does not hold at all (a human is still writing it), or when nothing differs."""
-    from routedriver import gitops
-    from routedriver.route.provenance import REPO_APPROVERS
-
     existing = route_dir
     while not existing.is_dir() and existing != existing.parent:
         existing = existing.parent
@@ -496,8 +487,6 @@ def to_restore(route_dir: Path, *, broken: bool) -> tuple[Restore, ...]:
 
 
 def _work_tree_changes(repo: Repo, route_dir: Path, committed: dict[str, TreeEntry]) -> list[Restore]:
-    from routedriver import gitops
-
     top = repo.toplevel
     on_disk = definition_paths(route_dir, top)
     paths = sorted(set(on_disk) | set(committed))
@@ -547,9 +536,6 @@ def _session_changes(
     repo: Repo, route_dir: Path, route: str, committed: dict[str, TreeEntry]
 ) -> list[Restore]:
     """Definitions the commits made in this session changed (None recorded: none known)."""
-    from routedriver import gitops
-    from routedriver.route.provenance import REPO_APPROVERS
-
     start = session_start(route_dir)
     if start is None:
         return []
@@ -593,8 +579,6 @@ def record_session_start(route: Route, session_id: str | None) -> None:
     """Remember the commit a robot session began at (the SessionStart hook), so a later stop can tell the
     session's own commits from everyone else's. A session that resumes or compacts (same ``session_id``)
     keeps the commit it began at."""
-    from routedriver import gitops
-
     path = route.state_dir / SESSION_FILE
     if session_id:
         text = store.read_text(path)

@@ -111,6 +111,7 @@ def _hash_many(paths: Sequence[str | Path], object_format: str) -> list[str]:
     if len(large) < 2:
         hashed = {index: blob_id(paths[index], object_format, buffer) for index in large}
     else:
+        # threads: only for two files of at least THREADED_MIN_SIZE
         import threading
 
         from routedriver.threads import run_all
@@ -201,6 +202,8 @@ def content_ids_of(
     stones' files together, and refuses such a file with the one stone it belongs to)."""
     known: dict[str, str] = {}
     if repo is not None and not from_disk:
+        # git (~13 ms with proc and threads), here and below: only for a route in a repository with files
+        # to hash; route.stone.get on a route with no pass never loads it (tests/acceptance/test_route_get.py)
         from routedriver import gitops
 
         assert isinstance(repo, gitops.Repo)
@@ -229,6 +232,7 @@ def _hash_from_disk(
     inside: list[str] = []
     outside = list(relative)
     if repo is not None:
+        # git: only when the files lie in a repository (get on a passed stone without inputs needs none)
         from routedriver import gitops
 
         assert isinstance(repo, gitops.Repo)
@@ -260,6 +264,7 @@ def _hash_from_disk(
 def _git_hash(repo: object, relative: Sequence[str]) -> dict[str, str]:
     """``gitops.hash_files`` as git would store the files, its failures as refusals (``Unhashable`` is
     passed on: the caller decides)."""
+    # git: see hash_all
     from routedriver import gitops
 
     assert isinstance(repo, gitops.Repo)

@@ -26,6 +26,7 @@ from importlib.abc import Traversable
 from pathlib import Path
 from typing import NamedTuple
 
+from routedriver import gitops, userfile
 from routedriver.errors import Refused, UserError
 from routedriver.fsutil import atomic_write
 from routedriver.gitops import find_repo
@@ -34,6 +35,7 @@ from routedriver.route.bind import bind_set, check_bindable
 from routedriver.route.claude_hooks import SettingsPlan, plan_settings, write_settings
 from routedriver.route.hashing import refuse_undecodable
 from routedriver.route.load import GUARD_SUFFIX, STONE_SUFFIX, load_route
+from routedriver.route.provenance import REPO_APPROVERS, parse_approvers
 
 DEFAULT_TEMPLATE = "feature"
 SUMMARY_FILE = "template.txt"
@@ -214,9 +216,6 @@ def plan_approvers(cwd: Path) -> ApproversPlan:
     """``.route-approvers`` at the repository's top level listing the current git identity; refuses (before
     anything is written) outside git, without an identity, and when a file is there that does not list it:
     someone else's list is theirs to change."""
-    from routedriver import gitops, userfile
-    from routedriver.route.provenance import REPO_APPROVERS, parse_approvers
-
     repo = gitops.find_repo(cwd)
     if repo is None:
         raise Refused(
@@ -250,8 +249,6 @@ def plan_approvers(cwd: Path) -> ApproversPlan:
 
 
 def write_approvers(plan: ApproversPlan) -> None:
-    from routedriver.fsutil import atomic_write
-
     if plan.text is None:
         return
     try:
@@ -265,9 +262,6 @@ def write_approvers(plan: ApproversPlan) -> None:
 def approvers_hint(cwd: Path) -> str | None:
     """The next step to suggest when nobody may approve yet: no approvers file where route.verify looks
     (None inside a repository that has one, and outside git)."""
-    from routedriver import gitops
-    from routedriver.route.provenance import REPO_APPROVERS
-
     repo = gitops.find_repo(cwd)
     if repo is None or os.path.lexists(repo.toplevel / REPO_APPROVERS):
         return None

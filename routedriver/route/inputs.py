@@ -10,19 +10,17 @@ import os
 import shlex
 from collections.abc import Container, Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from routedriver import userfile
 from routedriver.errors import Refused
+from routedriver.gitops import IndexSnapshot, find_repo
 from routedriver.route import builtin_judges, guardfile, hashing, records, store
 from routedriver.route.artifacts import find_artifacts
+from routedriver.route.artifacts import input_files as files_of
 from routedriver.route.context import ApprovalState, StoneContext
 from routedriver.route.human_gate import SYMLINK_FIX, symlinked_artifact
 from routedriver.route.load import load_route
 from routedriver.route.model import Guard, ReviewRecord, Route, Stone
-
-if TYPE_CHECKING:  # git only when a command gets that far (route.stone.get mostly not)
-    from routedriver.gitops import IndexSnapshot
 
 
 def find_stone(route: Route, name: str) -> Stone:
@@ -52,8 +50,6 @@ def route_and_stone(route: RouteArg, stone: StoneArg) -> tuple[Route, Stone]:
 
 
 def stone_context(route: RouteArg, stone: StoneArg) -> StoneContext:
-    from routedriver.gitops import find_repo
-
     loaded, found = route_and_stone(route, stone)
     repo = find_repo(loaded.path)
     base = repo.toplevel if repo is not None else Path.cwd()
@@ -106,7 +102,6 @@ def input_files(context: StoneContext) -> dict[str, str]:
     guard = context.guard
     if guard is None or not guard.inputs:
         return {}
-    from routedriver.route.artifacts import input_files as files_of
 
     return files_of(guard.inputs, context.route, context.stone, context.base)
 

@@ -36,8 +36,11 @@ from routedriver.route.guardfile import check_guard_file
 from routedriver.route.hashing import relative_posix
 from routedriver.route.load import GUARD_SUFFIX, STONE_SUFFIX, numeric_prefix
 from routedriver.route.model import DEFAULT_ARTIFACTS, Guard, Route, Stone
+from routedriver.route.programs import guard_programs
 from routedriver.route.subst import ENV, substitute
+from routedriver.route.verify import route_paths
 from routedriver.route.words import count
+from routedriver.shellsyntax import words as shell_words
 
 # Words that are not programs: shell keywords and builtins a command may start with.
 _SHELL_WORDS_TEXT = (
@@ -147,12 +150,8 @@ def lint(route_path: Path) -> LintReport:
 def lint_routes(route_options: tuple[str, ...], all_routes: bool) -> list[LintReport]:
     """Lint the routes ``--route``/``--all`` (or the bound route) name, as ``route.verify`` reads the same
     options; ``--all`` names them relative to where you are."""
-    from routedriver.route.verify import route_paths
-
     repo = None
     if all_routes:
-        from routedriver.gitops import find_repo
-
         repo = find_repo(Path.cwd())
     paths = route_paths(route_options, all_routes, repo)
     if all_routes:
@@ -200,9 +199,6 @@ def report(reports: list[LintReport], *, as_json: bool) -> Report:
 
 def _programs(route: Route, guards: dict[str, Guard | None]) -> tuple[Program, ...]:
     """Each stone's guard programs (the tracked files its commands run; none outside git)."""
-    from routedriver.gitops import find_repo
-    from routedriver.route.programs import guard_programs
-
     repo = find_repo(route.path)
     if repo is None or not any(guards.values()):
         return ()
@@ -285,10 +281,8 @@ _PYTESTS = frozenset({"pytest", "py.test"})
 def _runs_pytest(words: list[str]) -> bool:
     """Whether a simple command's words run pytest: after ``VAR=value`` prefixes, as a program (by any
     path), as ``python -m pytest`` or through a runner (``uv run pytest``)."""
-    from routedriver.shellsyntax.words import ASSIGNMENT
-
     rest = list(words)
-    while rest and ASSIGNMENT.match(rest[0]):
+    while rest and shell_words.ASSIGNMENT.match(rest[0]):
         rest.pop(0)
     program = os.path.basename(rest[0]) if rest else ""
     if _PYTHON.fullmatch(program) and rest[1:2] == ["-m"]:
@@ -302,9 +296,7 @@ def _bare_pytest(command: str) -> bool:
     """A judge that runs pytest and leaves its exit code as it is: failing tests exit 1, a malfunction to
     the driver. Mapping it (``|| exit 2``) or printing a verdict (``passed: false``) is the fix. Read with
     ``shellsyntax``: every simple command, those in ``( … )`` and ``$( … )`` too."""
-    from routedriver.shellsyntax.words import commands
-
-    found, _ = commands(command)
+    found, _ = shell_words.commands(command)
     said = [[word.text for word in simple.words] for simple in found]
     if not any(_runs_pytest(words) for words in said):
         return False
@@ -339,15 +331,13 @@ def _first_program(command: str, route: str, stone: Stone) -> tuple[str, str]:
     """The program the command's first simple command runs ("" if none, or if it is computed at run time):
     its first word after any ``VAR=value`` prefixes, with ``$route``/``$stone`` as their values; and the
     first problem the bash reader found in the command ("" if none)."""
-    from routedriver.shellsyntax import words
-
     # $route and $stone become references to the variables a guard's command runs with (as it runs), read
     # as words, and given their values here; substitutions run programs too, but a missing one there is
     # not the command's program (only the top level is read).
-    found, problems = words.commands(substitute(command), depth=0)
+    found, problems = shell_words.commands(substitute(command), depth=0)
     problem = problems[0] if problems else ""
     first = found[0].words if found else []
-    program = next((word for word in first if not words.is_assignment(word)), None)
+    program = next((word for word in first if not shell_words.is_assignment(word)), None)
     if program is None:
         return "", problem
     values = {"route": route, "stone": stone.name, "hash": "0" * 64}

@@ -48,17 +48,17 @@ import re
 from collections.abc import Callable, Collection, Iterable, Mapping
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple
 
-from routedriver import globs
+from routedriver import gitops, globs
+from routedriver.errors import Refused
 from routedriver.route import builtin_judges
+from routedriver.route.artifacts import artifact_patterns
 from routedriver.route.hashing import relative_posix
 from routedriver.route.model import STATE_DIR, Guard, Route, Stone
 from routedriver.route.subst import ENV, substitute
-
-if TYPE_CHECKING:
-    from routedriver import gitops
-    from routedriver.shellsyntax.words import SimpleCommand, Word
+from routedriver.shellsyntax.lexer import COMMANDS, lex
+from routedriver.shellsyntax.words import SimpleCommand, Word, is_assignment, read
 
 _DEPTH = 4  # scripts inside scripts (bash -c "sh -c '…'") read again at most this deep
 _REFERENCES = {"${" + ENV["route"] + "}": "route", "${" + ENV["stone"] + "}": "stone"}
@@ -124,8 +124,6 @@ class _Reader:
         pass  # what cannot be read names nothing; the guard's own text is policy either way
 
     def line(self, commands: list[SimpleCommand]) -> None:
-        from routedriver.shellsyntax.words import is_assignment
-
         for command in commands:
             self.scripts.extend(command.feed)
             words = command.words
@@ -163,8 +161,6 @@ class _Reader:
 def _read(command: str) -> _Reader:
     """The command read once (a pure function of its text: a route's guards mostly share their commands;
     callers only read what it collected)."""
-    from routedriver.shellsyntax.words import read
-
     reader = _Reader()
     pending, depth = [substitute(command, ("route", "stone", "hash"))], 0
     while pending and depth <= _DEPTH:
@@ -180,7 +176,6 @@ def _stdin_files_as_words(script: str) -> str:
     (``bash < tools/x.sh``) is read as a word like any other; offsets and everything else stay as they are."""
     if "<" not in script:
         return script
-    from routedriver.shellsyntax.lexer import COMMANDS, lex
 
     chars = list(script)
     for token in lex(script):
@@ -287,8 +282,6 @@ def _runs_something(command: str) -> bool:
 def stone_names(route: Route, stone: Stone, guard: Guard, top: Path) -> Named:
     """What the stone's review and shell-judge commands name (relative to the top-level ``top``), without
     its own artifacts and the driver's files: its guard programs once git says which are tracked."""
-    from routedriver.route.artifacts import artifact_patterns
-
     top_text = os.fspath(top)
     route_arg = relative_posix(route.path, top)
     route_arg = f"./{route_arg}" if route_arg.startswith("-") else route_arg
@@ -326,8 +319,6 @@ def tracked(repo: gitops.Repo, named: Iterable[Named]) -> Tracked:
     """Which of the paths ``named`` names git tracks (its index; matches of the globs included), and where
     those that are symlinks lead inside the work tree: ONE git call. Only paths that are files (or links)
     on disk are asked about: a directory would list all below."""
-    from routedriver import gitops
-
     top = os.fspath(repo.toplevel)
     candidates: set[str] = set()
     patterns: set[str] = set()
@@ -349,8 +340,6 @@ def tracked(repo: gitops.Repo, named: Iterable[Named]) -> Tracked:
     try:
         modes = gitops.index_modes(repo, sorted(paths), sorted(patterns))
     except gitops.GitError:
-        from routedriver.errors import Refused
-
         raise Refused(
             "cannot ask git which files the guards run", "run it inside the routes' git work tree"
         ) from None

@@ -91,6 +91,9 @@ class Protection:
         """The route, or None and why not (a problem to report, or None: no route is bound here, so there
         is nothing more to protect: main, a detached HEAD)."""
         if self._opened is None:
+            # route.bounce on a Bash command that writes nothing (an `ls`) opens no route: the route,
+            # git, the guard reader (PyYAML) and the Survey, here and below, load only when a path is judged
+            # (~16 ms)
             from routedriver.route.bind import NotBound
             from routedriver.route.load import open_route
 
@@ -109,6 +112,7 @@ class Protection:
     def located(self, route: Route) -> tuple[Repo | None, Path]:
         """The repository holding the route, and the base its globs are relative to (its top level)."""
         if self._located is None:
+            # git: only when a path is judged (see open above)
             from routedriver.gitops import find_repo
 
             repo = find_repo(route.path)
@@ -138,6 +142,7 @@ class Protection:
             repo, base = self.located(route)
             passed = False
             if store.has_marker(self._names, stone.name):
+                # the Survey: only for a stone with a pass to check
                 from routedriver.route.state import Survey
 
                 self._survey = self._survey or Survey(route, repo, base, names=self._names)
@@ -151,6 +156,7 @@ class Protection:
         route, _ = self.route()
         if route is None:
             return []
+        # the guard reader (PyYAML): only when a path is judged
         from routedriver.route.guardfile import parse_guard
 
         _, base = self.located(route)
@@ -196,6 +202,7 @@ def _protecting_glob(
 ) -> str | None:
     """The first ``protect:`` glob of the stone's guard that matches ``relative``, unless the path is one
     of the stone's own artifacts."""
+    # the guard reader (PyYAML): only when a path is judged
     from routedriver.route.guardfile import parse_guard
 
     assert stone.guard_path is not None

@@ -52,10 +52,11 @@ from routedriver.route.checks import StoneCheck
 from routedriver.route.context import StoneContext
 from routedriver.route.load import GUARD_SUFFIX, STONE_SUFFIX
 from routedriver.route.model import DEFAULT_ARTIFACTS, STATE_DIR, Guard, JudgeRecord, PassRecord, ReviewRecord
+from routedriver.route.policy import Base, PolicyReport, RoutePolicy, approval_now
 from routedriver.route.words import count
+from routedriver.threads import run_all
 
 if TYPE_CHECKING:
-    from routedriver.route.policy import Base, PolicyReport, RoutePolicy
     from routedriver.route.provenance import Approvers, Provenance
     from routedriver.route.state import Done
 
@@ -268,7 +269,6 @@ def _prepare(directory: Path, repo: gitops.Repo) -> Path:
 def _run_plans(plans: Sequence[_Plan], directory: Path) -> list[StoneRecheck]:
     if not plans:
         return []
-    from routedriver.threads import run_all
 
     return run_all(lambda plan: _recheck(plan, directory), plans, workers=MAX_PARALLEL_STONES, name="recheck")
 
@@ -517,9 +517,7 @@ class _Planner:
     def _approval(self, route_name: str, context: StoneContext) -> str:
         """Why the route's policy approval does not vouch for its current definitions ("" when it does)."""
         if route_name not in self._approvals:
-            from routedriver.route import policy
-
-            found = policy.approval_now(self.base, context.route, self.provenance)
+            found = approval_now(self.base, context.route, self.provenance)
             self._approvals[route_name] = (
                 "and no policy approval covers it" if found is None else "" if found.ok else found.why
             )

@@ -27,17 +27,27 @@ import hashlib
 import json
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from routedriver import hookevent
 from routedriver.errors import UserError
 from routedriver.hookevent import block_stop
 from routedriver.report import Report
 from routedriver.route import store
+from routedriver.route.bind import NotBound
+from routedriver.route.drive import (
+    Guidance,
+    commands,
+    fix_malfunction,
+    guidance,
+    record_session_start,
+    render,
+    render_restore,
+    to_restore,
+)
+from routedriver.route.load import resolve_route
 from routedriver.route.model import Route
 from routedriver.route.words import stones_passed
-
-if TYPE_CHECKING:
-    from routedriver.route.drive import Guidance
 
 ON_BOOT = "hook.onBoot"
 STATE_FILE = ".drive.state"  # under .route/, ignored by .route/.gitignore (".*.state")
@@ -60,8 +70,6 @@ def answer(when: str, route_option: str | None, max_blocks: int = DEFAULT_MAX_BL
 def read_event() -> tuple[dict[str, Any] | None, str]:
     """The hook event on stdin: (the event, "") or, when there is none (a terminal, empty stdin) or it
     cannot be read, (None, why; "" when there simply is none)."""
-    from routedriver import hookevent
-
     try:
         data = hookevent.read_stdin()
         if data is None or not data.strip():
@@ -86,9 +94,6 @@ def _system_message(text: str) -> str:
 def on_boot(route_option: str | None, payload: dict[str, Any] | None = None) -> Report:
     """SessionStart: the guidance on stdout (added to the robot's context), always exit 0; and the commit
     the session begins at is remembered (``drive.record_session_start``)."""
-    from routedriver.route.bind import NotBound
-    from routedriver.route.drive import guidance, record_session_start, render
-
     try:
         guide = guidance(route_option)
     except NotBound:
@@ -108,9 +113,6 @@ def on_stop(
     """Stop: ``decision: block`` with guidance while the robot can act; a ``systemMessage`` saying why it may
     stop otherwise; always exit 0. ``payload`` is None when the event could not be read: the answer comes
     from the route alone."""
-    from routedriver.route.bind import NotBound
-    from routedriver.route.drive import guidance, render
-
     try:
         guide = guidance(route_option)
     except NotBound:
@@ -170,9 +172,6 @@ def _put_back(
 ) -> Report | None:
     """Send the robot back to put the route's definitions back as git has them (``drive.to_restore``),
     or None when there is nothing to put back (or no route to look at)."""
-    from routedriver.route.drive import render_restore, to_restore
-    from routedriver.route.load import resolve_route
-
     if route is None:
         try:
             named = resolve_route(route_option)
@@ -190,8 +189,6 @@ def _put_back(
 
 def _needs_human(guide: Guidance) -> str:
     """Why the robot may stop although the route is unfinished, with the exact commands a human runs."""
-    from routedriver.route.drive import commands, fix_malfunction
-
     route = guide.route
     parts = [
         f"{state.stone.name} cannot be checked, a command of its guard broke: {state.detail}. "

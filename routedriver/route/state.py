@@ -89,6 +89,9 @@ def gather(
 ) -> StoneInputs:
     """The stone's inputs: content ids of its artifacts (``{relative: absolute}``), its stone file, its guard
     and its approval marker, in one batch (one ``git hash-object`` for whatever must be read)."""
+    # route.stone.get's path (tests/route/test_get_does_less.py), here and below: the guard's machinery
+    # (guardfile, inputs, context), git and the approvals' readers load only when a stone has a pass to check,
+    # a guard that names files or an approval
     from routedriver.route.inputs import input_files
 
     stone = context.stone
@@ -130,6 +133,7 @@ class _Where:
 
     def _locate(self) -> None:
         if not self._located:
+            # git: only once a stone has a pass to check or a guard that names files
             from routedriver import gitops
 
             self._located = True
@@ -179,6 +183,7 @@ class _Vouched:
         repo = self._where.repo
         if repo is None:
             return
+        # git: see _locate
         from routedriver import gitops
 
         self.snapshot = gitops.route_snapshot(repo, self._where.relative.rstrip("/") or ".", approvals)
@@ -282,6 +287,7 @@ class _OnDisk:
         """The stone with its guard (refuses, naming the problem, when the guard does not load)."""
         found = self._contexts.get(stone.name)
         if found is None:
+            # the guard reader (PyYAML) and the judges: only for a stone whose guard is read
             from routedriver.route.context import StoneContext
             from routedriver.route.guardfile import load_guard
 
@@ -297,6 +303,7 @@ class _OnDisk:
         known = self._contexts.get(stone.name)
         if known is not None:
             return known
+        # see context
         from routedriver.route.context import StoneContext
 
         return StoneContext(self._route, stone, None, self._where.repo, self._where.base)
@@ -488,6 +495,7 @@ class Survey:
 
     def approvers(self) -> Approvers:
         if self._approvers is None:
+            # the approvers' reader: only for a stone with an approval
             from routedriver.route.provenance import find_approvers
 
             self._approvers = find_approvers(self.route, self.repo)
@@ -606,6 +614,7 @@ class Survey:
         """Why the stone's approval does not count here (its approver is not in the approvers file), or ""."""
         if inputs.approval_id is None:
             return ""
+        # the approvals' reader: only for a stone with an approval
         from routedriver.route.human_gate import unlisted_approver
 
         marker = store.read_marker(store.approved_path(self.route, stone.name), stone.name)

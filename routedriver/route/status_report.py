@@ -8,6 +8,7 @@ Names, paths, details and approvers are the repository's text: every format show
 
 from __future__ import annotations
 
+import io
 from collections.abc import Callable, Sequence
 from typing import Literal
 
@@ -178,8 +179,7 @@ def markdown(boards: Sequence[RouteBoard]) -> str:
 def coloured(boards: Sequence[RouteBoard], width: int) -> str:
     """The table for a terminal ``width`` columns wide, coloured by state (rich; ``NO_COLOR`` turns colour
     off). Cells are Text, never markup: a stone named ``[red]x`` is shown as it is."""
-    import io
-
+    # rich (~20 ms): only the table for a terminal
     from rich.console import Console
     from rich.table import Table
     from rich.text import Text

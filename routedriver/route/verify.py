@@ -141,6 +141,7 @@ def verify(
     asked = [name for name in names.values() if name is not None]
     base_tree: Later[policy.Base] | None = None
     if base_ref is not None:
+        # policy (~18 ms) and recheck: only with --base and --recheck, off a plain CI run
         from routedriver.route import policy
 
         # REF is resolved now (a name git cannot find is refused before any report) and listed while the
@@ -183,8 +184,6 @@ def verify(
     policy_report = None
     rechecked: RecheckReport | None = None
     if base_tree is not None:
-        from routedriver.route import policy
-
         asked = [name for name in names.values() if name is not None]
         parsed: dict[Route, dict[str, Guard | None]] = {}
         for claim in claims:

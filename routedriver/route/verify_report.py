@@ -188,6 +188,7 @@ def notices(report: VerifyReport) -> list[str]:
 def junit(report: VerifyReport) -> str:
     """JUnit XML: a testsuite per route, a testcase per stone; failure message = why. ElementTree escapes
     XML's own characters; ``shown.line`` leaves none XML cannot hold (and no line a log would obey)."""
+    # xml.etree (~3 ms, ~2% of route.verify): only with --junit
     import xml.etree.ElementTree as ET
 
     root = ET.Element("testsuites", name="route.verify")

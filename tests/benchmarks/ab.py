@@ -19,7 +19,10 @@ machine falls on A and B alike), the figures issue 23 names:
 - ``behave``: ``bhrain behave --hook pre_tool`` judging a Write against the ``dev`` behavior profile (the
   Claude Code hook that runs before every tool call);
 - ``verify``: a CI run, ``route.verify --all`` over 50 passed stones and 10,000 committed files;
-- ``verify-100k``: the same over 100,000 files (only when named: building it takes a minute).
+- ``verify-100k``: the same over 100,000 files (only when named: building it takes a minute);
+- ``drive-stop``: ``route.drive --when hook.onStop``, the Claude Code Stop hook, on the ``feature`` starter
+  route with nothing passed (it sends the robot back); and ``judge``: ``route.stone.judge --mechanism
+  reviewed?`` on the ``set`` stone (only when named: neither is a figure issue 23 names).
 
 It prints each median for A and B, B − A and (B − A) / A, of the wall time and of the CPU time (user +
 system, the command's and the git processes' it waited for): on a shared machine the CPU time moves less.
@@ -60,8 +63,10 @@ FIGURES = (
     "behave",
     "verify",
     "verify-100k",
+    "drive-stop",
+    "judge",
 )
-DEFAULT = FIGURES[:-1]
+DEFAULT = FIGURES[: FIGURES.index("verify-100k")]
 
 
 def install(rev: str | None) -> Path:
@@ -88,9 +93,9 @@ def install(rev: str | None) -> Path:
 Figure = tuple[Path, Callable[[Path], list[str]], bytes | None]  # repository, argv for a bin dir, stdin
 
 
-def bounce_repo(workdir: Path, stones: int) -> Path:
+def bounce_repo(workdir: Path, stones: int, name: str = "bounce") -> Path:
     """``stones`` 0: the feature starter route; else that many stones, each guard protecting ``src/**``."""
-    repo = bench_route.new_repo(workdir, f"bounce-{stones}")
+    repo = bench_route.new_repo(workdir, f"{name}-{stones}")
     route_dir = repo / "route"
     if not stones:
         shutil.copytree(ROOT / "templates" / "routes" / "feature", route_dir)
@@ -150,6 +155,14 @@ def behave_figure(root: Path) -> Figure:
     return root / "project", argv, json.dumps(event).encode()
 
 
+def drive_stop_figure(repo: Path) -> Figure:
+    event = {"session_id": "bench", "cwd": str(repo), "hook_event_name": "Stop", "stop_hook_active": False}
+    # a block count no run reaches: every round's answer is the same (keep going)
+    flags = ["--route", "route", "--when", "hook.onStop", "--max-blocks", "1000000"]
+    argv: Callable[[Path], list[str]] = lambda bin_dir: [str(bin_dir / "route.drive"), *flags]  # noqa: E731
+    return repo, argv, json.dumps(event).encode()
+
+
 def figures(workdir: Path, only: set[str]) -> dict[str, Figure]:
     found: dict[str, Figure] = {}
     feature = bounce_repo(workdir, 0) if {"get-fresh", "bounce"} & only else None
@@ -165,14 +178,21 @@ def figures(workdir: Path, only: set[str]) -> dict[str, Figure]:
         if name in only:
             repo = bench_route.passed_route(workdir, stones, uncommitted=stones - 1)
             found[name] = (repo, bench_route.get_argv, None)
+    set_repo = bench_route.set_repo(workdir) if {"set", "judge"} & only else None
     if "set" in only:
-        repo = bench_route.set_repo(workdir)
-        found["set"] = (repo, bench_route.set_argv, None)
+        assert set_repo is not None
+        found["set"] = (set_repo, bench_route.set_argv, None)
+    if "judge" in only:
+        assert set_repo is not None
+        judge = ["--route", "route", "--stone", "1.big", "--mechanism", "reviewed?"]
+        found["judge"] = (set_repo, lambda bin_dir: [str(bin_dir / "route.stone.judge"), *judge], None)
     if "bounce" in only:
         assert feature is not None
         found["bounce"] = bounce_figure(feature)
     if "bounce-30" in only:
         found["bounce-30"] = bounce_figure(bounce_repo(workdir, 30))
+    if "drive-stop" in only:  # a repository of its own: the hook writes its state under the route's .route/
+        found["drive-stop"] = drive_stop_figure(bounce_repo(workdir, 0, "drive"))
     if "behave" in only:
         found["behave"] = behave_figure(workdir / "behave")
     for name, files_per_stone in (("verify", 200), ("verify-100k", 2000)):

@@ -58,6 +58,7 @@ def adapter_options(options: AtomOptions) -> dict[str, Any]:
 
 
 def _entry_points() -> dict[str, Any]:
+    # importlib.metadata (~18 ms): only when an atom is looked up among the installed plugins
     from importlib.metadata import entry_points
 
     return {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP)}

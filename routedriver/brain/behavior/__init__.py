@@ -32,6 +32,9 @@ def load_behavior_hook(
     the hook for one bhrain session. ``agent_model`` classifies turns unless ``brain`` names another model
     or ``use_agent_brain`` is false. ``workdir`` (default: the current directory) is where relative file
     paths in tool calls are resolved, as the loop's tools do."""
+    # bhrain behave imports this package before every tool call: the hook, the model adapters, the
+    # classifier and the config resolver with pydantic (~90 ms), here and in make_classifier, load only for
+    # a bhrain run
     from routedriver.brain.behavior.brains import build_brain
     from routedriver.brain.behavior.hook import BehaviorHook
     from routedriver.brain.behavior.resolve import resolve_behavior
@@ -63,6 +66,7 @@ def load_behavior_hook(
 
 def make_classifier(resolved: Mapping[str, Any], model: Any) -> Any:
     """A ``Classifier`` for a resolved config; ``brain.config`` may set its max_tokens and temperature."""
+    # the turn classifier brings the LLM adapters: only a profile that classifies
     from routedriver.brain.behavior.classifier import Classifier
 
     brain_config = (resolved.get("brain") or {}).get("config") or {}

@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from routedriver.brain.behavior.state import SessionState, Tracker
+from routedriver.later import Later
 from routedriver.llm.types import ChatModel, Completion, Message
 
 log = logging.getLogger("routedriver.brain.behavior")
@@ -230,8 +231,6 @@ class Classifier:
             return None
 
     def _complete(self, system: str, prompt: str) -> Completion:
-        from routedriver.later import Later
-
         timeout = float(self.config.get("timeout", 15))
         model = self.model
         answer = Later(

@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from routedriver import userfile
+from routedriver.brain.behavior import make_classifier
 from routedriver.brain.behavior.cache import load_resolved
 from routedriver.brain.behavior.engine import BehaviorEngine, Decision
 from routedriver.brain.behavior.state import SessionState
@@ -333,7 +334,7 @@ def _plan_classification(
     if not resolved.get("brain"):
         log.info("behavior: classify_turns needs a brain block in hook mode (there is no agent model here)")
         return None
-    from routedriver.brain.behavior import make_classifier
+    # the model adapters (~12 ms): only when a turn is classified, not before every tool call
     from routedriver.brain.behavior.brains import build_brain
 
     brain = resolved["brain"]

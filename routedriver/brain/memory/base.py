@@ -23,6 +23,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
+from routedriver.brain.context import message_tokens
 from routedriver.later import Later
 from routedriver.llm.types import ChatModel, Completion, Message, ToolSpec, Usage
 
@@ -53,8 +54,6 @@ class ContextState:
     @property
     def overhead_tokens(self) -> int:
         """Tokens of everything but the messages (system prompt and tool specs)."""
-        from routedriver.brain.context import message_tokens
-
         return self.tokens - sum(message_tokens(m) for m in self.messages)
 
 

@@ -703,6 +703,7 @@ def _stdin_script(reader: _Reader, simple: SimpleCommand) -> None:
 def _piped_script(reader: _Reader, upstream: list[Word]) -> None:
     """``echo … | bash``, ``printf … | bash``: the script is what they print (escapes decoded as echo -e,
     printf and ``shopt -s xpg_echo`` decode them; echo's text is read both ways when it holds a backslash)."""
+    # its regexes (~1 ms): only a script piped into a shell, not every Bash call bhrain behave reads
     from routedriver.shellsyntax import builtins
 
     head = os.path.basename(upstream[0].text) if upstream else ""

@@ -29,8 +29,6 @@ def parse_tool_sets(spec: str | Iterable[str]) -> list[str]:
 
 def builtin_tools(sets: Iterable[str], settings: ToolSettings, *, read_only: bool = False) -> list[Tool]:
     """The tools of the given sets; ``read_only`` keeps only read/glob/grep of ``files`` (ask, review)."""
-    from routedriver.brain.tools.websearch import websearch_tool
-
     tools: list[Tool] = []
     for name in sets:
         if name == "files":
@@ -38,5 +36,8 @@ def builtin_tools(sets: Iterable[str], settings: ToolSettings, *, read_only: boo
         elif name == "bash":
             tools.append(bash_tool(settings))
         elif name == "websearch":
+            # websearch loads urllib.request (~18 ms): only a run given the websearch set pays for it
+            from routedriver.brain.tools.websearch import websearch_tool
+
             tools.append(websearch_tool(settings))
     return tools

@@ -14,6 +14,7 @@ from typing import Any
 
 from routedriver import proc
 from routedriver.brain.hooks import ToolOutcome
+from routedriver.brain.sandbox import TooManyPaths
 from routedriver.brain.tools.base import Tool, ToolContext, ToolSettings, fail, ok, schema
 
 NARROWER = "narrow the command, e.g. pipe it through head, tail or grep, or redirect to a file and grep that"
@@ -77,7 +78,6 @@ def bash_tool(settings: ToolSettings) -> Tool:
                 extra_env=env,
             )
             return format_result(result, ctx.max_output_chars, timeout_s)
-        from routedriver.brain.sandbox import TooManyPaths
 
         try:
             argv = sandbox.argv(command, cwd=ctx.workdir)
