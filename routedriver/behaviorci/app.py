@@ -54,8 +54,8 @@ def execute(request: RunRequest, status: Status, environ: Mapping[str, str] | No
     cancel = Cancellation()
 
     def on_retry(case_id: str, note: str) -> None:
-        if not cancel.cancelled:  # a worker still finishing after Ctrl-C has nothing more to say
-            status.retry(case_id, note)
+        # A worker still finishing after Ctrl-C has nothing more to say.
+        cancel.unless_cancelled(lambda: status.retry(case_id, note))
 
     provider = make_provider(
         config,

@@ -44,9 +44,18 @@ class Cancellation:
 
     def __init__(self) -> None:
         self._event = threading.Event()
+        self._lock = threading.Lock()  # cancel() and unless_cancelled's actions, one at a time
 
     def cancel(self) -> None:
-        self._event.set()
+        with self._lock:  # waits for an action under way: none is left to finish after the run has stopped
+            self._event.set()
+
+    def unless_cancelled(self, action: Callable[[], None]) -> None:
+        """Run ``action`` (a short one: a line on stderr) unless the run has stopped, never across the
+        moment it stops: a worker's retry notice cannot land after the final ``error: interrupted``."""
+        with self._lock:
+            if not self._event.is_set():
+                action()
 
     @property
     def cancelled(self) -> bool:

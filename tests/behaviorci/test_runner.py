@@ -7,11 +7,13 @@ import os
 import signal
 import subprocess
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from routedriver.behaviorci.runner import Cancellation
 from tests.behaviorci.helpers import answer, invoke, one_error_line, write_bundle
 from tests.conftest import BIN_DIR, run_cli
 from tests.fakes.llm_servers import OpenAIServer, Recorded, Reply
@@ -292,3 +294,35 @@ def test_a_signal_ends_retry_backoff_and_sends_no_retry(tmp_path: Path) -> None:
         assert proc.returncode == 130, err
         assert err.splitlines()[-1] == "error: interrupted"
         assert len(server.requests) == 1
+
+
+def test_no_worker_says_anything_once_the_run_has_stopped() -> None:
+    # Raced on purpose: four workers announce retries while the run stops. A notice checked before the stop
+    # but written after it once landed after the final "error: interrupted" (a flake of the test above).
+    for _round in range(20):
+        spoken, in_the_end = _stop_while_workers_speak()
+        assert spoken > 0 and in_the_end == spoken
+
+
+def _stop_while_workers_speak() -> tuple[int, int]:
+    """How many notices were written when ``cancel()`` returned, and how many in the end."""
+    cancel = Cancellation()
+    said: list[int] = []
+
+    def announce() -> None:
+        time.sleep(0.0005)  # the write itself takes a moment
+        said.append(1)
+
+    def worker() -> None:
+        while not cancel.cancelled:
+            cancel.unless_cancelled(announce)
+
+    workers = [threading.Thread(target=worker) for _ in range(4)]
+    for thread in workers:
+        thread.start()
+    time.sleep(0.005)
+    cancel.cancel()
+    spoken = len(said)
+    for thread in workers:
+        thread.join()
+    return spoken, len(said)
