@@ -107,7 +107,8 @@ def test_a_run_killed_mid_review_leaves_nothing_trusted_and_the_rerun_resumes(gi
     argv = route_cmd("set", route, "--stone", "1.x", "--as", "passed")
     victim = subprocess.Popen(argv, cwd=git_repo, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     wait_for(lambda: any(name.endswith(".r1.md") for name in state_files(route)), 30, "review r1's file")
-    wait_for(lambda: (git_repo / ".ctl" / "r2.pid").exists(), 30, "review r2 to start")
+    # Its count: written after its pid file, so both are there (a pid file alone may be half written).
+    wait_for(lambda: runs(git_repo, "r2") == 1, 30, "review r2 to start")
     victim.send_signal(signal.SIGKILL)
     victim.wait(timeout=10)
     os.killpg(int((git_repo / ".ctl" / "r2.pid").read_text()), signal.SIGKILL)  # the orphaned review
@@ -209,9 +210,7 @@ def test_a_stopped_run_records_no_review_it_killed_and_the_rerun_runs_them_again
     write(git_repo / ".ctl" / "r2.sleep", "60")
     argv = route_cmd("set", route, "--stone", "1.x", "--as", "passed")
     victim = subprocess.Popen(argv, cwd=git_repo, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    wait_for(
-        lambda: runs(git_repo, "r1") == 1 and (git_repo / ".ctl" / "r2.pid").exists(), 30, "both reviews"
-    )
+    wait_for(lambda: runs(git_repo, "r1") == 1 and runs(git_repo, "r2") == 1, 30, "both reviews")
     victim.send_signal(signum)  # what Ctrl-C (or a CI runner's cancel) sends to the installed script
     out, err = victim.communicate(timeout=30)
     assert (victim.returncode, out, err) == (128 + signum, "", f"error: {said}\n")
