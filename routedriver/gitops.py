@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import stat
 from collections.abc import Iterable, Mapping, Sequence
 from operator import itemgetter
@@ -418,17 +419,10 @@ def last_commits(repo: Repo, paths: Sequence[str]) -> dict[str, CommitInfo]:
         return {}
     wanted = set(paths)
     found: dict[str, CommitInfo] = {}
-    for chunk in done.stdout.split("\x01")[1:]:
-        fields = chunk.split("\0")
-        if len(fields) < 4:
-            continue
-        sha, email, name, parents = fields[0], fields[1], fields[2], fields[3]
-        rest = fields[4:]
-        # Then pairs: "\n:<old mode> <new mode> <old blob> <new blob> <status>", "<path>".
-        for meta, path in zip(rest[0::2], rest[1::2], strict=False):
-            parts = meta.strip().split(" ")
-            if path in wanted and path not in found and len(parts) >= 4:
-                found[path] = CommitInfo(sha, email, name, parts[3], not parents.strip())
+    for (sha, email, name, parents), changes in _raw_log(done.stdout, fields=4):
+        for meta, path in changes:
+            if path in wanted and path not in found:
+                found[path] = CommitInfo(sha, email, name, meta[3], not parents.strip())
     return found
 
 
@@ -445,7 +439,8 @@ def changed_paths(repo: Repo, shas: Iterable[str]) -> dict[str, frozenset[str]]:
             "--no-walk=unsorted",
             "-z",
             "-m",
-            "--name-only",
+            "--raw",
+            "--no-abbrev",
             "--no-renames",
             "--format=%x01%H",
             *wanted,
@@ -456,12 +451,42 @@ def changed_paths(repo: Repo, shas: Iterable[str]) -> dict[str, frozenset[str]]:
     if done.returncode != 0:
         return {}
     found: dict[str, set[str]] = {}
-    # Each commit (each parent of a merge) is "\x01<sha>\0\n<path>\0<path>\0…".
-    for chunk in done.stdout.split("\x01")[1:]:
-        sha, _, names = chunk.partition("\0")
-        paths = found.setdefault(sha, set())
-        paths.update(name.lstrip("\n") for name in names.split("\0") if name.strip("\n"))
+    for (sha,), changes in _raw_log(done.stdout, fields=1):
+        found.setdefault(sha, set()).update(path for _meta, path in changes)
     return {sha: frozenset(paths) for sha, paths in found.items()}
+
+
+_RAW_META = re.compile(r"\n?:[0-7]{6} [0-7]{6} [0-9a-f]{40,64} [0-9a-f]{40,64} [A-Z][0-9]*")
+_COMMIT_ID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+
+
+def _raw_log(stdout: str, *, fields: int) -> list[tuple[list[str], list[tuple[list[str], str]]]]:
+    """``git log -z --raw --format=%x01%H%x00…`` (``fields`` NUL-separated header fields, the first the
+    commit id) as ``(header fields, [(raw entry's parts, path)])`` per commit (per parent of a merge).
+
+    Read by position, never by searching for a separator: a path (or an author's name) may hold any byte
+    but NUL, a \x01 or a newline included, and one that looked like the start of the next commit once hid
+    what a human's commit changed. A path is whatever follows a raw entry; a header comes only where a raw
+    entry could. Output that does not read this way ends the list there (the caller then finds the commits
+    it wanted absent: a gate that cannot read its input fails closed)."""
+    tokens = stdout.split("\0")
+    if tokens and tokens[-1].strip("\n") == "":
+        tokens.pop()
+    found: list[tuple[list[str], list[tuple[list[str], str]]]] = []
+    at = 0
+    while at + fields <= len(tokens):
+        header = tokens[at : at + fields]
+        first = header[0].lstrip("\n")
+        if not first.startswith("\x01") or not _COMMIT_ID.fullmatch(first[1:]):
+            break
+        header[0] = first[1:]
+        at += fields
+        changes: list[tuple[list[str], str]] = []
+        while at + 1 < len(tokens) and _RAW_META.fullmatch(tokens[at]):
+            changes.append((tokens[at].lstrip("\n")[1:].split(" "), tokens[at + 1]))
+            at += 2
+        found.append((header, changes))
+    return found
 
 
 def shallow_boundary(repo: Repo) -> frozenset[str] | None:
@@ -694,6 +719,37 @@ def is_ancestor(repo: Repo, commit: str, of: str) -> bool | None:
 # ---------------------------------------------------------------- which paths the index holds, and as what
 
 GITLINK_MODE = "160000"  # a submodule entry: a commit of another repository, not a file
+SYMLINK_MODE = "120000"  # a symlink: its blob holds the link's text
+
+
+# Attributes that make git write other bytes into the work tree than it stores (``eol=lf`` and ``text``
+# alone do not: a checkout on this machine writes LF, as the repository holds it).
+_CONVERTING = ("eol", "working-tree-encoding", "ident", "filter")
+
+
+def checkout_conversions(repo: Repo, paths: Sequence[str]) -> dict[str, str]:
+    """Those of ``paths`` (relative to the top-level, POSIX) whose attributes make a checkout write other
+    bytes than git stores (``eol=crlf``, ``working-tree-encoding``, ``ident``, a ``filter``), each with
+    them as ``.gitattributes`` says them: ONE ``git check-attr --stdin -z``, read by position (a path may
+    hold any byte but NUL). Raises ``GitError`` when git cannot answer."""
+    if not paths:
+        return {}
+    listing = b"".join(os.fsencode(path) + b"\0" for path in paths)
+    done = _git(
+        ["check-attr", "--stdin", "-z", *_CONVERTING],
+        repo.toplevel,
+        {"GIT_OPTIONAL_LOCKS": "0"},
+        stdin=listing,
+    )
+    if done.returncode != 0:
+        raise GitError(_problem_line(done.stderr) or f"git check-attr exited {done.returncode}")
+    tokens = done.stdout.split("\0")
+    found: dict[str, list[str]] = {}
+    for path, attribute, value in zip(tokens[0::3], tokens[1::3], tokens[2::3], strict=False):
+        if value in ("unspecified", "unset") or (attribute == "eol" and value != "crlf"):
+            continue
+        found.setdefault(path, []).append(attribute if value == "set" else f"{attribute}={value}")
+    return {path: " ".join(attributes) for path, attributes in found.items()}
 
 
 def index_modes(repo: Repo, paths: Sequence[str] = (), globbed: Sequence[str] = ()) -> dict[str, str]:

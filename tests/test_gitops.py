@@ -115,3 +115,50 @@ def test_a_file_git_cannot_hash_is_an_error_naming_it(repo: gitops.Repo) -> None
     with pytest.raises(gitops.GitError, match="gone.md"):
         gitops.hash_files(repo, ["here.md", "gone.md"], filters="git")
     assert gitops.hash_files(repo, [], filters="none") == {}
+
+
+# Paths (and an author) that look like the parts of git's log output: each must be read as what it is.
+HOSTILE_PATHS = [
+    ".gitignore",
+    ".gitignore\x01" + "a" * 40,  # the start of a commit record, after a real path's prefix
+    "\x01" + "b" * 40,  # a whole commit record
+    ":000000 100644 " + "0" * 40 + " " + "c" * 40 + " A",  # a raw entry
+    "\nlater.txt",  # a newline first
+    "z.txt",
+]
+
+
+def test_history_is_read_by_position_whatever_the_paths_and_names_hold(git_repo: Path) -> None:
+    for name in HOSTILE_PATHS:
+        (git_repo / name).write_text("x\n", encoding="utf-8")  # (the .gitignore ignores nothing)
+    git(git_repo, "add", "-A")
+    author = "Robot\x01" + "d" * 40
+    git(git_repo, "-c", f"user.name={author}", "commit", "-q", "-m", "hostile names")
+    head = git(git_repo, "rev-parse", "HEAD").strip()
+    repo = gitops.find_repo(git_repo)
+    assert repo is not None
+    changed = gitops.changed_paths(repo, [head])
+    assert changed == {head: frozenset(HOSTILE_PATHS)}
+    last = gitops.last_commits(repo, HOSTILE_PATHS)
+    assert set(last) == set(HOSTILE_PATHS)
+    assert {info.sha for info in last.values()} == {head}
+    assert {info.author_name for info in last.values()} == {author}
+    blob = git(git_repo, "rev-parse", "HEAD:z.txt").strip()
+    assert last["z.txt"].blob == blob
+
+
+def test_attributes_that_change_the_bytes_a_checkout_writes_are_found_in_one_call(git_repo: Path) -> None:
+    (git_repo / ".gitattributes").write_text(
+        "*.txt text eol=lf\nwide.md working-tree-encoding=UTF-16LE\ncrlf.md eol=crlf\nid.md ident\n"
+        "lfs.bin filter=lfs\n",
+        encoding="utf-8",
+    )
+    repo = gitops.find_repo(git_repo)
+    assert repo is not None
+    paths = ["a.txt", "wide.md", "crlf.md", "id.md", "lfs.bin", "plain.md", "new\nline.md"]
+    assert gitops.checkout_conversions(repo, paths) == {
+        "wide.md": "working-tree-encoding=UTF-16LE",
+        "crlf.md": "eol=crlf",
+        "id.md": "ident",
+        "lfs.bin": "filter=lfs",
+    }

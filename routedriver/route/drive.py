@@ -506,7 +506,9 @@ def _work_tree_changes(repo: Repo, route_dir: Path, committed: dict[str, TreeEnt
             remove = f"git rm -rf -- {quoted}" if path in staged else f"rm -rf -- {quoted}"
             found.append(Restore(path, "added since the last commit", f"remove it: {remove}"))
             continue
-        index_agrees = staged.get(path) == entry.blob or (entry.mode == "120000" and path not in staged)
+        index_agrees = staged.get(path) == entry.blob or (
+            entry.mode == gitops.SYMLINK_MODE and path not in staged
+        )
         checkout = f"git checkout -- {quoted}" if index_agrees else f"git checkout HEAD -- {quoted}"
         if not os.path.lexists(absolute):
             found.append(Restore(path, "deleted", f"restore it: {checkout}"))
@@ -516,7 +518,7 @@ def _work_tree_changes(repo: Repo, route_dir: Path, committed: dict[str, TreeEnt
             )
         elif path not in ids:
             found.append(Restore(path, "unreadable", f"restore it: {checkout}"))
-        elif ids[path] != entry.blob or os.path.islink(absolute) != (entry.mode == "120000"):
+        elif ids[path] != entry.blob or os.path.islink(absolute) != (entry.mode == gitops.SYMLINK_MODE):
             found.append(Restore(path, "edited in the work tree", f"restore it: {checkout}"))
         elif not index_agrees:
             found.append(Restore(path, "changed in the index", f"restore it: {checkout}"))

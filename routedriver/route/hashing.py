@@ -173,6 +173,7 @@ def content_ids(
     snapshot: object | None = None,
     *,
     from_disk: bool = False,
+    exact: bool = False,
 ) -> ContentIds:
     """Content ids of ``paths`` (absolute), keyed by path relative to ``base``.
 
@@ -182,9 +183,11 @@ def content_ids(
     CRLF file in a ``text=auto`` repository has the id a fresh clone's index will give it. ``from_disk``
     hashes every file from disk (what a review read, what a human approves: never the index, which a robot
     can make disagree with the files). ``snapshot`` (a ``gitops.IndexSnapshot`` of the whole repo) saves
-    asking git again: route.verify reads the index once for every stone.
+    asking git again: route.verify reads the index once for every stone. ``exact`` (with ``from_disk``): the
+    bytes on disk exactly as they are, through no filter or line-ending conversion (what a program that runs
+    them reads, see ``route.programs.identities``).
     """
-    return content_ids_of(_by_relative(paths, base), repo, snapshot, from_disk=from_disk)
+    return content_ids_of(_by_relative(paths, base), repo, snapshot, from_disk=from_disk, exact=exact)
 
 
 def content_ids_of(
@@ -194,6 +197,7 @@ def content_ids_of(
     *,
     from_disk: bool = False,
     skip_unhashable: bool = False,
+    exact: bool = False,
 ) -> ContentIds:
     """``content_ids`` of files already keyed by their relative path: ``{relative POSIX path: path}``.
 
@@ -216,7 +220,7 @@ def content_ids_of(
     if not to_read:
         return ContentIds(ids=known, read_from_disk=frozenset())
     ids = dict(known)
-    ids.update(_hash_from_disk(to_read, by_relative, repo, skip_unhashable=skip_unhashable))
+    ids.update(_hash_from_disk(to_read, by_relative, repo, skip_unhashable=skip_unhashable, exact=exact))
     return ContentIds(ids=ids, read_from_disk=frozenset(to_read))
 
 
@@ -226,6 +230,7 @@ def _hash_from_disk(
     repo: object | None,
     *,
     skip_unhashable: bool,
+    exact: bool = False,
 ) -> dict[str, str]:
     """Ids of files read from disk: through git inside a repository's work tree, by our own hashing of the
     bytes outside it (or outside git)."""
@@ -242,13 +247,13 @@ def _hash_from_disk(
     found: dict[str, str] = {}
     if inside:
         try:
-            found.update(_git_hash(repo, inside))
+            found.update(_git_hash(repo, inside, exact=exact))
         except gitops.Unhashable as exc:
             if not skip_unhashable:
                 path, what = next(iter(exc.found.items()))
                 raise _unhashable(path, what) from None
             # Found before git was started: hash the others (the stone of a skipped file hashes its own).
-            found.update(_git_hash(repo, [path for path in inside if path not in exc.found]))
+            found.update(_git_hash(repo, [path for path in inside if path not in exc.found], exact=exact))
     if outside:
         object_format = getattr(repo, "object_format", "sha1")
         try:
@@ -261,15 +266,15 @@ def _hash_from_disk(
     return found
 
 
-def _git_hash(repo: object, relative: Sequence[str]) -> dict[str, str]:
-    """``gitops.hash_files`` as git would store the files, its failures as refusals (``Unhashable`` is
-    passed on: the caller decides)."""
+def _git_hash(repo: object, relative: Sequence[str], *, exact: bool = False) -> dict[str, str]:
+    """``gitops.hash_files`` as git would store the files (``exact``: as they are on disk), its failures as
+    refusals (``Unhashable`` is passed on: the caller decides)."""
     # git: see hash_all
     from routedriver import gitops
 
     assert isinstance(repo, gitops.Repo)
     try:
-        return gitops.hash_files(repo, relative, filters="git")
+        return gitops.hash_files(repo, relative, filters="none" if exact else "git")
     except gitops.Unhashable:
         raise
     except OSError as exc:

@@ -28,8 +28,9 @@ it in the background), with ``--route`` one more for guard programs outside the 
 ls-files`` per route for which of the files its guards name are tracked; plus, for a route whose policy
 approval must be vouched for, the base's approvers file (``git cat-file``) and ``git merge-base
 --is-ancestor``. The one ``git log`` provenance runs over every ``*.approved`` marker covers
-``policy.approved`` too. The current definitions are hashed from disk as git would store them, never taken
-from git's index.
+``policy.approved`` too. The current definitions are hashed from disk exactly as they are (what runs),
+never taken from git's index nor passed through its conversions; a symlink's id is marked as a link's
+(``programs.identities``).
 """
 
 from __future__ import annotations
@@ -167,9 +168,9 @@ def read_definitions(
     tracked = programs.tracked(repo, named.values())
     used = set().union(*(tracked.resolve(names) for names in named.values())) if named else set()
     paths += [repo.toplevel / path for path in sorted(used) if os.path.lexists(repo.toplevel / path)]
-    # From disk (hashed as git would store it): what is compared and approved are the bytes in the work
-    # tree, whatever git's index claims.
-    ids = hashing.content_ids(paths, repo.toplevel, repo, from_disk=True).ids
+    # From disk, exactly: what is compared and approved are the bytes in the work tree (what runs), whatever
+    # git's index claims or its conversions would store.
+    ids = programs.identities(repo, [hashing.relative_posix(path, repo.toplevel) for path in paths])
     return Definitions(ids, named, tracked, guard_files)
 
 
@@ -429,13 +430,13 @@ def _compare_route(
         for suffix in (STONE_SUFFIX, GUARD_SUFFIX):
             entry = at_base.files.get(stone + suffix)
             path = _join(name, stone + suffix)
-            kind = _difference(entry.blob if entry else None, current.ids.get(path))
+            kind = _difference(programs.base_identity(entry), current.ids.get(path))
             if kind is not None:
                 changes.append(Change(path, kind, stone))
         # The files its guard runs: REF's and the current ones, by what the (current) guard names.
         for path in sorted(current.programs(stone, base.files)):
             entry = base.files.get(path)
-            kind = _difference(entry.blob if entry else None, current.ids.get(path))
+            kind = _difference(programs.base_identity(entry), current.ids.get(path))
             if kind is not None:
                 changes.append(Change(path, kind, stone, current.guards.get(stone, "")))
     pruned = []
@@ -446,7 +447,7 @@ def _compare_route(
             changes.append(Change(_join(name, stone + STONE_SUFFIX), "removed", ROUTE_WIDE))
     approvers = _join(name, ROUTE_APPROVERS)
     own = state.files.get(os.path.basename(ROUTE_APPROVERS))
-    kind = _difference(own.blob if own is not None else None, current.ids.get(approvers))
+    kind = _difference(programs.base_identity(own), current.ids.get(approvers))
     if kind is not None:
         changes.append(Change(approvers, kind, ROUTE_WIDE))
     approval = _approval(base, route, name, current.ids, provenance) if changes else None

@@ -52,7 +52,7 @@ from typing import NamedTuple
 
 from routedriver import gitops, globs
 from routedriver.errors import Refused
-from routedriver.route import builtin_judges
+from routedriver.route import builtin_judges, hashing
 from routedriver.route.artifacts import artifact_patterns
 from routedriver.route.hashing import relative_posix
 from routedriver.route.model import STATE_DIR, Guard, Route, Stone
@@ -376,3 +376,25 @@ def guard_programs(
 def stone_programs(route: Route, stone: Stone, guard: Guard | None, repo: gitops.Repo) -> tuple[str, ...]:
     """``guard_programs`` of one stone (none without a guard)."""
     return guard_programs(route, {stone.name: guard}, repo).get(stone.name, ())
+
+
+# ---------------------------------------------------------------- comparing with REF
+
+LINK = "link:"  # marks the id of a symlink: a link whose text is a program's bytes is not that program
+
+
+def identities(repo: gitops.Repo, paths: Collection[str | Path]) -> dict[str, str]:
+    """How definitions (stones, guards, approvers files, guard programs; relative to the top-level) compare
+    with REF's and with an approval: the id of their bytes on disk exactly as they are, through no filter or
+    line-ending conversion (git's ``text`` attribute would hash a script with a CR in it as the one without:
+    what runs is what is on disk), a symlink's marked (``LINK``). ``base_identity`` is REF's side."""
+    top = repo.toplevel
+    ids = hashing.content_ids([top / path for path in paths], top, repo, from_disk=True, exact=True).ids
+    return {path: LINK + blob if os.path.islink(top / path) else blob for path, blob in ids.items()}
+
+
+def base_identity(entry: gitops.TreeEntry | None) -> str | None:
+    """REF's file as ``identities`` says one on disk: its blob id, marked when it is a symlink."""
+    if entry is None:
+        return None
+    return LINK + entry.blob if entry.mode == gitops.SYMLINK_MODE else entry.blob

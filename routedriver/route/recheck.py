@@ -539,15 +539,12 @@ class _Planner:
         if not every:
             return plans
         self.base.ensure((), every)
-        top = self.base.repo.toplevel
-        now = hashing.content_ids_of(
-            {path: top / path for path in every}, self.base.repo, None, from_disk=True
-        ).ids
+        now = programs.identities(self.base.repo, every)
         result = list(plans)
         for index, paths in wanted.items():
             for path in paths:
                 at_base = self.base.files.get(path)
-                if at_base is not None and at_base.blob == now.get(path):
+                if at_base is not None and programs.base_identity(at_base) == now.get(path):
                     continue
                 plan = plans[index]
                 how = "added" if at_base is None else "changed"

@@ -457,6 +457,15 @@ class Survey:
         """``{path relative to the top-level: absolute path}`` of the stone's artifacts now."""
         return self._disk.artifacts(stone)
 
+    def covered(self, stone: Stone) -> Mapping[str, str | Path]:
+        """``{path relative to the top-level: absolute path}`` of every file a pass of the stone covers now:
+        its artifacts, its guard's ``inputs:``, its stone file, guard and approval marker."""
+        return self._disk.covered(stone).wanted
+
+    def ids(self, files: Mapping[str, str | Path]) -> dict[str, str]:
+        """The content ids the checks use for ``files``: git's index where it vouches for one, else hashed."""
+        return self._vouched.ids(files)
+
     def prepare(self, stones: Iterable[Stone]) -> None:
         """Read git's index once before ``stones`` are checked: the route's own files (stones, guards, the
         default artifacts, approval markers) and, when guards name artifacts elsewhere, those directories.

@@ -357,14 +357,61 @@ def _check_claims(
             approvers=run.provenance.approvers(route),
         )
         survey.prepare(stone for stone in route.stones if survey.needs_checking(stone))  # one hashing run
-        for stone in route.stones:
-            claims.append(_check_claim(run, survey, route_rel, stone))
-            done = claims[-1][3]
-            if checker is not None and done is not None and claims[-1][0].status == "passed":
-                found = checker.stone(survey, stone, done)
+        ours = _as_stored(
+            run, survey, [_check_claim(run, survey, route_rel, stone) for stone in route.stones]
+        )
+        for stone, claim in zip(route.stones, ours, strict=True):
+            if checker is not None and claim.done is not None and claim.check.status == "passed":
+                found = checker.stone(survey, stone, claim.done)
                 if found:
                     unsaved[(route_rel, stone.name)] = found
+        claims += ours
     return claims
+
+
+def _as_stored(run: _Run, survey: Survey, claims: list[_Claim]) -> list[_Claim]:
+    """A pass binds the bytes git stores; reviews and judges read the work tree, and so does a human. A
+    file a pass covers that git checks out as other bytes (``.gitattributes``: ``eol=crlf``,
+    ``working-tree-encoding``, ``ident``, a ``filter``; a pull request can add one) makes its stone
+    ``broken``: what CI's reviewers would read is not what was judged and committed. ONE ``git check-attr``
+    for the route; only files it names are hashed again, as they are."""
+    passed = [
+        (index, claim)
+        for index, claim in enumerate(claims)
+        if claim.check.status == "passed" and claim.context is not None and run.repo is not None
+    ]
+    if not passed or run.repo is None:
+        return claims
+    covered: dict[int, dict[str, str | Path]] = {}
+    for index, claim in passed:
+        assert claim.context is not None
+        wanted = survey.covered(claim.context.stone)
+        covered[index] = {path: wanted[path] for path in wanted if not path.startswith("../")}
+    every = sorted({path for files in covered.values() for path in files})
+    try:
+        converted = gitops.checkout_conversions(run.repo, every)
+        exact = gitops.hash_files(run.repo, sorted(converted), filters="none") if converted else {}
+    except (gitops.GitError, gitops.Unhashable) as exc:
+        why = f"cannot ask git whether it checks this stone's files out as it stores them ({exc})"
+        converted, exact = {path: why for path in every}, {}
+    result = list(claims)
+    for index, files in covered.items():
+        mine = {path: files[path] for path in files if path in converted}
+        stored = survey.ids(mine) if mine and exact else {}
+        for path in sorted(mine):
+            if exact.get(path) is not None and exact[path] == stored.get(path):
+                continue  # the attribute changes nothing for these bytes (an LF-only file under eol=crlf)
+            check = claims[index].check
+            why = (
+                f"git checks {path} out as other bytes than it stores ({converted[path]}): reviews and "
+                "judges read the work tree, the pass binds the stored bytes; remove that attribute for the "
+                f"file (git check-attr -a -- {path} shows where it is set)"
+                if exact
+                else converted[path]
+            )
+            result[index] = claims[index]._replace(check=check._replace(status="broken", why=why, file=path))
+            break
+    return result
 
 
 def _commit_checker(run: _Run, *, approvers_given: bool) -> committed.Checker | None:

@@ -157,6 +157,14 @@ TRUSTED_CHECKOUT = (
 )
 
 
+def _look_alike(name: str) -> str:
+    """For a name that is not ASCII, its ASCII spelling: ``2.plаn`` with a Cyrillic ``а`` reads as the
+    stone ``2.plan`` it may sit beside (a red team's new stone, holding what the gated one does not)."""
+    if name.isascii():
+        return ""
+    return "; not ASCII, spelled " + name.encode("ascii", "backslashreplace").decode("ascii")
+
+
 def notices(report: VerifyReport) -> list[str]:
     """The ``notice:`` lines for stderr: where the definitions were trusted from, and what --base let pass
     without a human (stones and routes added, stones pruned) or with one (an approved policy change)."""
@@ -172,7 +180,8 @@ def notices(report: VerifyReport) -> list[str]:
             continue
         named = "" if route.route in ("", ".") else name + "/"
         lines += [
-            f"notice: policy: {named}{shown.line(stone)} added {since} (a new stone needs no approval)"
+            f"notice: policy: {named}{shown.line(stone)} added {since} (a new stone needs no approval"
+            f"{_look_alike(stone)})"
             for stone in route.added
         ]
         lines += [

@@ -112,6 +112,31 @@ def test_an_approval_squash_merged_from_the_robots_branch_is_forged(git_repo: Pa
     )
 
 
+def test_a_file_named_like_the_start_of_a_commit_hides_nothing_a_squash_changed(git_repo: Path) -> None:
+    # A second red team: git's log separated commits with \x01, a byte a path may hold. A robot's file named
+    # ".gitignore\x01x" next to the marker cut what the human's signed squash commit changed down to the
+    # route's .gitignore, so the commit passed as an approval commit of its own.
+    route = gated_route(git_repo)
+    approvers(git_repo, TEST_EMAIL)
+    with (git_repo / ".git" / "info" / "exclude").open("a") as exclude:
+        exclude.write(".ctl/\n")  # the fake reviewers' counters: nothing may sort before the .gitignore
+    commit_all(git_repo, "the route")
+    git(git_repo, "switch", "-q", "-c", "robot")
+    assert approve(git_repo, route, "1.vision").code == 0
+    for stone in ("1.vision", "2.plan", "3.ship"):
+        assert route_set(git_repo, route, stone).code == 0
+    write(route / ".route" / ".gitignore\x01x", "x\n")
+    commit_all(git_repo, "work", author=ROBOT)
+    git(git_repo, "switch", "-q", "main")
+    git(git_repo, "merge", "-q", "--squash", "robot")
+    commit_all(git_repo, "squash the robot's branch")
+    done = verify(git_repo, "--route", "route")
+    assert done.code == 2
+    line = lines_of(done)["route/1.vision"]
+    assert line.startswith("forged: its approval marker arrived in commit "), line
+    assert "together with other changes (route/.route/.gitignore\\x01x, " in line, line
+
+
 def test_merge_ours_cannot_resurrect_an_older_approval(git_repo: Path) -> None:
     route = gated_route(git_repo)
     approvers(git_repo, TEST_EMAIL)

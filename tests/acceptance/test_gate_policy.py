@@ -266,6 +266,23 @@ def test_a_renamed_gated_stone_is_removed_plus_added_and_the_removed_side_decide
     )
 
 
+def test_a_new_stone_whose_name_only_looks_like_a_gated_one_is_spelled_out(upstream: Upstream) -> None:
+    # A second red team: "2.pl\u0430n" (a Cyrillic a) beside the gated 2.plan holds a plan the human never
+    # saw. A new stone needs no approval; the notice spells its name in ASCII, so a reader sees it is new.
+    up = upstream
+    look_alike = "2.pl\u0430n"
+    write(up.route / f"{look_alike}.stone", "Plan it.\n")
+    write(up.route / f"{look_alike}.md", "# the plan nobody approved\n")
+    robot_set(up, look_alike)
+    robot_commit(up.repo, "another plan")
+    done = ci(up)
+    assert done.code == 0, done.out
+    assert (
+        f"notice: policy: route/{look_alike} added since {up.base[:12]} (a new stone needs no approval; "
+        "not ASCII, spelled 2.pl\\u0430n)"
+    ) in done.err
+
+
 def test_a_removed_route_fails_with_no_approval_path(upstream: Upstream) -> None:
     up = upstream
     robot_git(up.repo, "rm", "-r", "-q", "route")

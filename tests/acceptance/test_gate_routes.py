@@ -664,6 +664,99 @@ def test_a_program_run_through_a_symlink_is_the_file_it_leads_to(tmp_path: Path)
     assert lines_of(named)["route/1.check"] == line
 
 
+SH_JUDGE = (
+    "#!/bin/sh\n"
+    "# rejected while the artifact has a TODO\n"
+    'if grep -q TODO "$1"\n'
+    "then\n"
+    "  echo 'passed: false'\n"
+    "  exit 2\n"
+    "fi\n"
+    "echo 'passed: true'\n"
+)
+
+
+def judge_changed_with_and_without_recheck(up: Programs) -> None:
+    for extra in ((), ("--recheck",)):
+        done = up.ci(*extra)
+        assert done.code == 2, done.out
+        line = lines_of(done)["route/1.check"]
+        assert line.startswith(
+            "policy-changed: policy changed: tools/judge.sh changed (a program route/1.check.guard runs)"
+        ), line
+
+
+def test_a_carriage_return_a_text_attribute_hides_still_changes_the_program(tmp_path: Path) -> None:
+    # A second red team: a CR after one line of a shell judge makes grep look for "x.md\r" (never there);
+    # a `text` attribute the pull request adds made git hash the file without it, as the base's program.
+    up = program_repo(tmp_path, "sh tools/judge.sh route/1.check.md", {"tools/judge.sh": SH_JUDGE})
+    assert up.ci().code == 0
+    judge = up.repo / "tools" / "judge.sh"
+    judge.write_bytes(judge.read_bytes().replace(b'"$1"\n', b'"$1"\r\n', 1))
+    robot_commit(up.repo, "judge.sh, one CRLF line")
+    write(up.repo / ".gitattributes", "tools/judge.sh text\n")
+    write(up.repo / "route" / "1.check.md", "# TODO: nothing done\n")
+    robot_git(up.repo, "add", ".gitattributes", "route")  # judge.sh stays as committed, CR and all
+    robot_git(up.repo, "commit", "-q", "-m", "the check")
+    assert "tools/judge.sh" in git(up.repo, "diff", "--name-only", "main", "HEAD")  # the CR is committed
+    judge_changed_with_and_without_recheck(up)
+
+
+def test_a_program_swapped_for_a_symlink_whose_text_is_the_program_is_changed(tmp_path: Path) -> None:
+    # A second red team: git's id of a symlink is the id of its text. A link whose text is the base's script
+    # has the base script's blob id, and it leads (through a directory named .route, which the driver's own
+    # files are skipped by) to the robot's judge.
+    up = program_repo(tmp_path, "sh tools/judge.sh route/1.check.md", {"tools/judge.sh": SH_JUDGE})
+    assert up.ci().code == 0
+    _shebang, _slash, rest = SH_JUDGE.split("/", 2)
+    hidden = up.repo / "hide" / ".route" / "bin"
+    hidden.mkdir(parents=True)
+    (hidden / rest).write_text("echo 'passed: true'\n", encoding="utf-8")
+    (up.repo / "tools" / "#!").symlink_to("../hide/.route")
+    (up.repo / "tools" / "judge.sh").unlink()
+    (up.repo / "tools" / "judge.sh").symlink_to(SH_JUDGE)
+    write(up.repo / "route" / "1.check.md", "# TODO: nothing done\n")
+    robot_commit(up.repo, "the check")
+    at_base = git(up.repo, "rev-parse", "main:tools/judge.sh").strip()
+    assert git(up.repo, "rev-parse", "HEAD:tools/judge.sh").strip() == at_base  # the same blob id
+    judge_changed_with_and_without_recheck(up)
+
+
+def test_an_artifact_git_checks_out_as_other_bytes_is_broken(tmp_path: Path) -> None:
+    # A second red team: a working-tree-encoding the pull request adds makes every checkout, CI's too, write
+    # the artifact as UTF-16 while git stores (and the pass binds) UTF-8: a judge that greps the work tree
+    # never sees the TODO git holds.
+    up = program_repo(tmp_path, "sh tools/judge.sh route/1.check.md", {"tools/judge.sh": SH_JUDGE})
+    write(up.repo / ".gitattributes", "route/1.check.md working-tree-encoding=UTF-16LE\n")
+    robot_git(up.repo, "add", ".gitattributes")
+    (up.repo / "route" / "1.check.md").write_bytes("# TODO: nothing done\n".encode("utf-16-le"))
+    assert route_set(up.repo, up.repo / "route", "1.check").code == 0  # grep finds no TODO in UTF-16
+    robot_commit(up.repo, "the check")
+    assert "TODO" in robot_git(up.repo, "show", "HEAD:route/1.check.md")
+    for extra in ((), ("--recheck",)):
+        done = up.ci(*extra)
+        assert done.code == 2, done.out
+        assert lines_of(done)["route/1.check"] == (
+            "broken: git checks route/1.check.md out as other bytes than it stores "
+            "(working-tree-encoding=UTF-16LE): reviews and judges read the work tree, the pass binds the "
+            "stored bytes; remove that attribute for the file (git check-attr -a -- route/1.check.md shows "
+            "where it is set)"
+        )
+
+
+def test_attributes_that_leave_the_bytes_as_stored_change_nothing(tmp_path: Path) -> None:
+    up = program_repo(tmp_path, "sh tools/judge.sh route/1.check.md", {"tools/judge.sh": SH_JUDGE})
+    # Common lines of a .gitattributes: normalized line endings, LF in the work tree; and eol=crlf on a file
+    # with no line ending to convert.
+    write(up.repo / ".gitattributes", "* text=auto eol=lf\nroute/1.check.md eol=crlf\n")
+    (up.repo / "route" / "1.check.md").write_bytes(b"# checked")
+    assert route_set(up.repo, up.repo / "route", "1.check").code == 0
+    robot_commit(up.repo, "attributes")
+    done = up.ci("--recheck")
+    assert done.code == 0, done.out
+    assert lines_of(done)["route/1.check"].startswith("passed")
+
+
 def test_the_gated_routes_review_and_judge_programs_are_policy(upstream: Upstream) -> None:
     up = upstream
     edit(up.repo / "tools" / "judge.py", "print('passed: true')", "print('passed: true')  # always")
