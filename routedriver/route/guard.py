@@ -15,7 +15,7 @@ from typing import Literal, NamedTuple
 
 from routedriver import proc
 from routedriver.errors import Malfunction, Refused
-from routedriver.route import builtin_judges, inputs, judges, records, state, store
+from routedriver.route import builtin_judges, hashing, inputs, judges, records, state, store
 from routedriver.route.builtin_judges import Reading
 from routedriver.route.context import StoneContext
 from routedriver.route.model import JudgeRecord, ReviewRecord, Verdict
@@ -253,6 +253,7 @@ def evaluate(
     if artifacts is None:
         artifacts = inputs.artifacts_or_refuse(context)
     now = state.gather(context, {context.show(path): path for path in artifacts}, from_disk=True)
+    _refuse_rewritten(context, now)
     review_input_hash, artifact_names = now.review_input_hash, tuple(sorted(now.artifacts))
     reviews, ran = _reviews(context, review_input_hash, store.list_state(route), rerun=rerun)
     broken = next((review.record for review in reviews if not review.record.ok), None)
@@ -278,6 +279,23 @@ def evaluate(
     return Evaluation(
         stone, outcome, review_input_hash, judge_input_hash, artifact_names, reviews, judged, marker, problem
     )
+
+
+def _refuse_rewritten(context: StoneContext, now: state.StoneInputs) -> None:
+    """No pass on a file git checks out as other bytes than it stores (``hashing.rewritten_on_checkout``):
+    route.verify would call the stone broken, in CI and here."""
+    if context.repo is None:
+        return
+    stone = context.stone
+    ids = {**now.artifacts, **now.inputs, context.show(stone.path): now.stone_id}
+    if stone.guard_path is not None and now.guard_id is not None:
+        ids[context.show(stone.guard_path)] = now.guard_id
+    if now.approval_id is not None:
+        ids[context.show(store.approved_path(context.route, stone.name))] = now.approval_id
+    rewritten = hashing.rewritten_on_checkout(context.repo, ids)
+    if rewritten:
+        path = min(rewritten)
+        raise Refused(*hashing.rewritten_line(path, rewritten[path]))
 
 
 def _reviews(

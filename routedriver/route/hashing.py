@@ -224,6 +224,39 @@ def content_ids_of(
     return ContentIds(ids=ids, read_from_disk=frozenset(to_read))
 
 
+def rewritten_on_checkout(repo: object, ids: Mapping[str, str]) -> dict[str, str]:
+    """Of the files ``ids`` names (relative to the top-level, with the content ids a pass binds them by),
+    those a checkout writes as other bytes: ``{path: the attributes that do it}`` (``eol=crlf``,
+    ``working-tree-encoding``, ``ident``, a ``filter``; a pull request can add any of them, and CI's checkout
+    obeys). Reviews, judges and people read the work tree, so such a file would have them read other text
+    than the pass binds. ONE ``git check-attr``; only the files it names are hashed again, exactly as they
+    are on disk (an attribute that changes nothing for a file's bytes is no problem). Refuses when git
+    cannot answer: a gate that cannot read its input fails closed."""
+    # git: see hash_all
+    from routedriver import gitops
+
+    assert isinstance(repo, gitops.Repo)
+    inside = sorted(path for path in ids if not path.startswith("../"))
+    try:
+        converted = gitops.checkout_conversions(repo, inside)
+        exact = gitops.hash_files(repo, sorted(converted), filters="none") if converted else {}
+    except (gitops.GitError, gitops.Unhashable) as exc:
+        raise Refused(
+            f"cannot ask git whether it checks out {len(inside)} files as it stores them: {exc}",
+            "check that git works in this repository",
+        ) from None
+    return {path: how for path, how in converted.items() if exact.get(path) != ids[path]}
+
+
+def rewritten_line(path: str, how: str) -> tuple[str, str]:
+    """What is wrong with a file ``rewritten_on_checkout`` names, and its fix."""
+    return (
+        f"git checks {path} out as other bytes than it stores ({how}): reviews and judges read the work "
+        "tree, a pass binds the stored bytes",
+        f"remove that attribute for the file (git check-attr -a -- {path} shows where it is set)",
+    )
+
+
 def _hash_from_disk(
     relative: Sequence[str],
     by_relative: Mapping[str, str | Path],

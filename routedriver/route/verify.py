@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from routedriver import gitops
 from routedriver.errors import Refused
 from routedriver.later import Later
-from routedriver.route import builtin_judges, committed, inputs, judges, records, store
+from routedriver.route import builtin_judges, committed, hashing, inputs, judges, records, store
 from routedriver.route.checks import StoneCheck
 from routedriver.route.context import ApprovalState, StoneContext
 from routedriver.route.hashing import relative_posix
@@ -357,9 +357,8 @@ def _check_claims(
             approvers=run.provenance.approvers(route),
         )
         survey.prepare(stone for stone in route.stones if survey.needs_checking(stone))  # one hashing run
-        ours = _as_stored(
-            run, survey, [_check_claim(run, survey, route_rel, stone) for stone in route.stones]
-        )
+        checked = [_check_claim(run, survey, route_rel, stone) for stone in route.stones]
+        ours = _as_stored(run, survey, checked)  # a file git checks out as other bytes breaks its stone
         for stone, claim in zip(route.stones, ours, strict=True):
             if checker is not None and claim.done is not None and claim.check.status == "passed":
                 found = checker.stone(survey, stone, claim.done)
@@ -370,47 +369,34 @@ def _check_claims(
 
 
 def _as_stored(run: _Run, survey: Survey, claims: list[_Claim]) -> list[_Claim]:
-    """A pass binds the bytes git stores; reviews and judges read the work tree, and so does a human. A
-    file a pass covers that git checks out as other bytes (``.gitattributes``: ``eol=crlf``,
-    ``working-tree-encoding``, ``ident``, a ``filter``; a pull request can add one) makes its stone
-    ``broken``: what CI's reviewers would read is not what was judged and committed. ONE ``git check-attr``
-    for the route; only files it names are hashed again, as they are."""
-    passed = [
-        (index, claim)
+    """A passed stone with a file git checks out as other bytes than it stores
+    (``hashing.rewritten_on_checkout``) is ``broken``: what CI's reviewers would read is not what was judged
+    and committed. ONE ``git check-attr`` for the route's passed stones."""
+    passed = {
+        index: survey.covered(claim.context.stone)
         for index, claim in enumerate(claims)
-        if claim.check.status == "passed" and claim.context is not None and run.repo is not None
-    ]
+        if claim.check.status == "passed" and claim.context is not None
+    }
     if not passed or run.repo is None:
         return claims
-    covered: dict[int, dict[str, str | Path]] = {}
-    for index, claim in passed:
-        assert claim.context is not None
-        wanted = survey.covered(claim.context.stone)
-        covered[index] = {path: wanted[path] for path in wanted if not path.startswith("../")}
-    every = sorted({path for files in covered.values() for path in files})
+    failure = ""
     try:
-        converted = gitops.checkout_conversions(run.repo, every)
-        exact = gitops.hash_files(run.repo, sorted(converted), filters="none") if converted else {}
-    except (gitops.GitError, gitops.Unhashable) as exc:
-        why = f"cannot ask git whether it checks this stone's files out as it stores them ({exc})"
-        converted, exact = {path: why for path in every}, {}
+        rewritten = hashing.rewritten_on_checkout(
+            run.repo, survey.ids({path: file for files in passed.values() for path, file in files.items()})
+        )
+    except Refused as exc:  # a gate that cannot read its input fails closed
+        failure, rewritten = exc.line().removeprefix("error: "), {}
     result = list(claims)
-    for index, files in covered.items():
-        mine = {path: files[path] for path in files if path in converted}
-        stored = survey.ids(mine) if mine and exact else {}
-        for path in sorted(mine):
-            if exact.get(path) is not None and exact[path] == stored.get(path):
-                continue  # the attribute changes nothing for these bytes (an LF-only file under eol=crlf)
-            check = claims[index].check
-            why = (
-                f"git checks {path} out as other bytes than it stores ({converted[path]}): reviews and "
-                "judges read the work tree, the pass binds the stored bytes; remove that attribute for the "
-                f"file (git check-attr -a -- {path} shows where it is set)"
-                if exact
-                else converted[path]
-            )
-            result[index] = claims[index]._replace(check=check._replace(status="broken", why=why, file=path))
-            break
+    for index, files in passed.items():
+        bad = sorted(path for path in files if path in rewritten)
+        if failure:
+            check = claims[index].check._replace(status="broken", why=failure)
+        elif bad:
+            problem, fix = hashing.rewritten_line(bad[0], rewritten[bad[0]])
+            check = claims[index].check._replace(status="broken", why=f"{problem}; {fix}", file=bad[0])
+        else:
+            continue
+        result[index] = claims[index]._replace(check=check)
     return result
 
 

@@ -724,21 +724,34 @@ def test_a_program_swapped_for_a_symlink_whose_text_is_the_program_is_changed(tm
 
 def test_an_artifact_git_checks_out_as_other_bytes_is_broken(tmp_path: Path) -> None:
     # A second red team: a working-tree-encoding the pull request adds makes every checkout, CI's too, write
-    # the artifact as UTF-16 while git stores (and the pass binds) UTF-8: a judge that greps the work tree
-    # never sees the TODO git holds.
+    # the artifact as UTF-16 while git stores (and the pass bound) UTF-8: a judge that greps the work tree
+    # never saw the TODO git holds. route.stone.set now refuses such a pass ...
     up = program_repo(tmp_path, "sh tools/judge.sh route/1.check.md", {"tools/judge.sh": SH_JUDGE})
-    write(up.repo / ".gitattributes", "route/1.check.md working-tree-encoding=UTF-16LE\n")
-    robot_git(up.repo, "add", ".gitattributes")
+    attributes = "route/1.check.md working-tree-encoding=UTF-16LE\n"
+    write(up.repo / ".gitattributes", attributes)
     (up.repo / "route" / "1.check.md").write_bytes("# TODO: nothing done\n".encode("utf-16-le"))
-    assert route_set(up.repo, up.repo / "route", "1.check").code == 0  # grep finds no TODO in UTF-16
+    refused = route_set(up.repo, up.repo / "route", "1.check")
+    assert (refused.code, refused.out) == (2, ""), refused.out
+    assert refused.err == (
+        "error: git checks route/1.check.md out as other bytes than it stores "
+        "(working-tree-encoding=UTF-16LE): reviews and judges read the work tree, a pass binds the stored "
+        "bytes; remove that attribute for the file (git check-attr -a -- route/1.check.md shows where it is "
+        "set)\n"
+    )
+    # ... and CI breaks a pass whatever made it: here one recorded before the attribute arrived.
+    (up.repo / ".gitattributes").unlink()
+    write(up.repo / "route" / "1.check.md", "# checked again\n")
+    assert route_set(up.repo, up.repo / "route", "1.check").code == 0
     robot_commit(up.repo, "the check")
-    assert "TODO" in robot_git(up.repo, "show", "HEAD:route/1.check.md")
+    write(up.repo / ".gitattributes", attributes)
+    (up.repo / "route" / "1.check.md").write_bytes("# checked again\n".encode("utf-16-le"))  # as checked out
+    robot_commit(up.repo, "attributes")  # git stores the same UTF-8 bytes: the pass still holds them
     for extra in ((), ("--recheck",)):
         done = up.ci(*extra)
         assert done.code == 2, done.out
         assert lines_of(done)["route/1.check"] == (
             "broken: git checks route/1.check.md out as other bytes than it stores "
-            "(working-tree-encoding=UTF-16LE): reviews and judges read the work tree, the pass binds the "
+            "(working-tree-encoding=UTF-16LE): reviews and judges read the work tree, a pass binds the "
             "stored bytes; remove that attribute for the file (git check-attr -a -- route/1.check.md shows "
             "where it is set)"
         )
