@@ -292,7 +292,7 @@ def _refuse_rewritten(context: StoneContext, now: state.StoneInputs) -> None:
         ids[context.show(stone.guard_path)] = now.guard_id
     if now.approval_id is not None:
         ids[context.show(store.approved_path(context.route, stone.name))] = now.approval_id
-    rewritten = hashing.rewritten_on_checkout(context.repo, ids)
+    rewritten = hashing.rewritten_on_checkout(context.repo, ids, lambda _paths: ids)
     if rewritten:
         path = min(rewritten)
         raise Refused(*hashing.rewritten_line(path, rewritten[path]))

@@ -18,7 +18,7 @@ import hashlib
 import json
 import os
 import stat
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
@@ -224,19 +224,21 @@ def content_ids_of(
     return ContentIds(ids=ids, read_from_disk=frozenset(to_read))
 
 
-def rewritten_on_checkout(repo: object, ids: Mapping[str, str]) -> dict[str, str]:
-    """Of the files ``ids`` names (relative to the top-level, with the content ids a pass binds them by),
-    those a checkout writes as other bytes: ``{path: the attributes that do it}`` (``eol=crlf``,
-    ``working-tree-encoding``, ``ident``, a ``filter``; a pull request can add any of them, and CI's checkout
-    obeys). Reviews, judges and people read the work tree, so such a file would have them read other text
-    than the pass binds. ONE ``git check-attr``; only the files it names are hashed again, exactly as they
-    are on disk (an attribute that changes nothing for a file's bytes is no problem). Refuses when git
-    cannot answer: a gate that cannot read its input fails closed."""
+def rewritten_on_checkout(
+    repo: object, paths: Collection[str], ids: Callable[[list[str]], Mapping[str, str]]
+) -> dict[str, str]:
+    """Of ``paths`` (relative to the top-level: files a pass binds), those a checkout writes as other bytes
+    than the content ids ``ids`` gives for them (asked only for such files) say: ``{path: the attributes
+    that do it}`` (``eol=crlf``, ``working-tree-encoding``, ``ident``, a ``filter``; a pull request can add
+    any of them, and CI's checkout obeys). Reviews, judges and people read the work tree, so such a file
+    would have them read other text than the pass binds. ONE ``git check-attr``; only the files it names are
+    hashed again, exactly as they are on disk (an attribute that changes nothing for a file's bytes is no
+    problem). Refuses when git cannot answer: a gate that cannot read its input fails closed."""
     # git: see hash_all
     from routedriver import gitops
 
     assert isinstance(repo, gitops.Repo)
-    inside = sorted(path for path in ids if not path.startswith("../"))
+    inside = sorted(path for path in paths if not path.startswith("../"))
     try:
         converted = gitops.checkout_conversions(repo, inside)
         exact = gitops.hash_files(repo, sorted(converted), filters="none") if converted else {}
@@ -245,7 +247,8 @@ def rewritten_on_checkout(repo: object, ids: Mapping[str, str]) -> dict[str, str
             f"cannot ask git whether it checks out {len(inside)} files as it stores them: {exc}",
             "check that git works in this repository",
         ) from None
-    return {path: how for path, how in converted.items() if exact.get(path) != ids[path]}
+    bound = ids(sorted(converted)) if converted else {}
+    return {path: how for path, how in converted.items() if exact.get(path) != bound.get(path)}
 
 
 def rewritten_line(path: str, how: str) -> tuple[str, str]:

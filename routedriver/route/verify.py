@@ -381,8 +381,9 @@ def _as_stored(run: _Run, survey: Survey, claims: list[_Claim]) -> list[_Claim]:
         return claims
     failure = ""
     try:
+        every = {path: file for files in passed.values() for path, file in files.items()}
         rewritten = hashing.rewritten_on_checkout(
-            run.repo, survey.ids({path: file for files in passed.values() for path, file in files.items()})
+            run.repo, every, lambda paths: survey.ids({path: every[path] for path in paths})
         )
     except Refused as exc:  # a gate that cannot read its input fails closed
         failure, rewritten = exc.line().removeprefix("error: "), {}
