@@ -83,6 +83,17 @@ class _Run(NamedTuple):
     def snapshot(self) -> gitops.IndexSnapshot | None:
         return self.index_read.get()
 
+    @property
+    def attributes_tracked(self) -> bool:
+        """Does git track a ``.gitattributes`` (what a pull request can bring to make a checkout rewrite
+        files)? True when the index could not be read. The clone's own attribute files (``info/attributes``,
+        ``core.attributesFile``) are whoever runs it's, as the rest of its git configuration is."""
+        snapshot = self.snapshot
+        if snapshot is None:
+            return True
+        # (a file whose name merely ends so costs the check, nothing more)
+        return any(path.endswith(".gitattributes") for path in snapshot.staged)
+
 
 def discover_routes(repo: gitops.Repo) -> list[Path]:
     """Every directory holding ``*.stone`` files that git tracks or would track (one ``git ls-files``)."""
@@ -377,7 +388,7 @@ def _as_stored(run: _Run, survey: Survey, claims: list[_Claim]) -> list[_Claim]:
         for index, claim in enumerate(claims)
         if claim.check.status == "passed" and claim.context is not None
     }
-    if not passed or run.repo is None:
+    if not passed or run.repo is None or not run.attributes_tracked:
         return claims
     failure = ""
     try:
