@@ -83,17 +83,6 @@ class _Run(NamedTuple):
     def snapshot(self) -> gitops.IndexSnapshot | None:
         return self.index_read.get()
 
-    @property
-    def attributes_tracked(self) -> bool:
-        """Does git track a ``.gitattributes`` (what a pull request can bring to make a checkout rewrite
-        files)? True when the index could not be read. The clone's own attribute files (``info/attributes``,
-        ``core.attributesFile``) are whoever runs it's, as the rest of its git configuration is."""
-        snapshot = self.snapshot
-        if snapshot is None:
-            return True
-        # (a file whose name merely ends so costs the check, nothing more)
-        return any(path.endswith(".gitattributes") for path in snapshot.staged)
-
 
 def discover_routes(repo: gitops.Repo) -> list[Path]:
     """Every directory holding ``*.stone`` files that git tracks or would track (one ``git ls-files``)."""
@@ -357,6 +346,7 @@ def _check_claims(
 ) -> list[_Claim]:
     """Each stone's claim; a passed stone whose files no commit holds goes into ``unsaved`` (``checker``)."""
     claims: list[_Claim] = []
+    attributes = _attributes_tracked(run.snapshot)
     for route, state_names in routes.items():
         route_rel = relative_posix(route.path, run.base)
         survey = Survey(
@@ -369,14 +359,25 @@ def _check_claims(
         )
         survey.prepare(stone for stone in route.stones if survey.needs_checking(stone))  # one hashing run
         checked = [_check_claim(run, survey, route_rel, stone) for stone in route.stones]
-        ours = _as_stored(run, survey, checked)  # a file git checks out as other bytes breaks its stone
-        for stone, claim in zip(route.stones, ours, strict=True):
+        if attributes:  # a file git checks out as other bytes breaks its stone
+            checked = _as_stored(run, survey, checked)
+        for stone, claim in zip(route.stones, checked, strict=True):
             if checker is not None and claim.done is not None and claim.check.status == "passed":
                 found = checker.stone(survey, stone, claim.done)
                 if found:
                     unsaved[(route_rel, stone.name)] = found
-        claims += ours
+        claims += checked
     return claims
+
+
+def _attributes_tracked(snapshot: gitops.IndexSnapshot | None) -> bool:
+    """Does git track a ``.gitattributes`` (what a pull request can bring to make a checkout rewrite
+    files)? True when the index could not be read. The clone's own attribute files (``info/attributes``,
+    ``core.attributesFile``) are whoever runs it's, as the rest of its git configuration is."""
+    if snapshot is None:
+        return True
+    # (a file whose name merely ends so costs the check, nothing more)
+    return any(path.endswith(".gitattributes") for path in snapshot.staged)
 
 
 def _as_stored(run: _Run, survey: Survey, claims: list[_Claim]) -> list[_Claim]:
@@ -388,7 +389,7 @@ def _as_stored(run: _Run, survey: Survey, claims: list[_Claim]) -> list[_Claim]:
         for index, claim in enumerate(claims)
         if claim.check.status == "passed" and claim.context is not None
     }
-    if not passed or run.repo is None or not run.attributes_tracked:
+    if not passed or run.repo is None:
         return claims
     failure = ""
     try:
