@@ -53,7 +53,11 @@ class Upstream(NamedTuple):
 
 @pytest.fixture(scope="module")
 def template(tmp_path_factory: pytest.TempPathFactory) -> Template:
-    tmp = tmp_path_factory.mktemp("policy")
+    return signed_template(tmp_path_factory.mktemp("policy"))
+
+
+def signed_template(tmp: Path) -> Template:
+    """main: the gated route passed, approved and committed, signed by the human (a real SSH key)."""
     repo = tmp / "template"
     repo.mkdir()
     git(repo, "init", "-q")
@@ -63,8 +67,7 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> Template:
     keys = tmp / "keys"
     keys.mkdir()
     allowed = ssh_signing(repo, keys)
-    route = gated_route(repo)
-    pass_all(repo, route)  # the approval and the passes, committed and signed by the human
+    pass_all(repo, gated_route(repo))  # the approval and the passes, committed and signed by the human
     return Template(repo, keys, allowed)
 
 

@@ -34,27 +34,16 @@ from tests.acceptance.test_gate_policy import (
     rejected,
     robot_commit,
     robot_git,
+    signed_template,
 )
 from tests.conftest import TEST_EMAIL, Ran, git
 from tests.route.routes import run_route, write
-from tests.route_gate.gate import gated_route, lines_of, pass_all, route_set, ssh_signing
+from tests.route_gate.gate import lines_of, route_set
 
 
 @pytest.fixture(scope="module")
 def template(tmp_path_factory: pytest.TempPathFactory) -> Template:
-    """main: the gated route passed, approved and committed, signed by the human (a real SSH key)."""
-    tmp = tmp_path_factory.mktemp("routes")
-    repo = tmp / "template"
-    repo.mkdir()
-    git(repo, "init", "-q")
-    write(repo / "README.md", "a project\n")
-    git(repo, "add", "-A")
-    git(repo, "commit", "-q", "-m", "initial")
-    keys = tmp / "keys"
-    keys.mkdir()
-    allowed = ssh_signing(repo, keys)
-    pass_all(repo, gated_route(repo))
-    return Template(repo, keys, allowed)
+    return signed_template(tmp_path_factory.mktemp("routes"))
 
 
 @pytest.fixture
@@ -299,6 +288,20 @@ class Src(NamedTuple):
 SRC_GUARD = "artifacts: ['src/**']\njudges:\n  - approved?\n"
 
 
+def human_approves_and_passes_code(up: Upstream, message: str) -> None:
+    """On main, the human approves and passes 4.code and commits it as ``message``; the robot's branch is
+    moved there and checked out."""
+    approved = run_route(
+        ["route.stone.set", "--route", "route", "--stone", "4.code", "--as", "approved"], up.repo, human=True
+    )
+    assert approved.code == 0
+    assert route_set(up.repo, up.route, "4.code").code == 0
+    git(up.repo, "add", "-A")
+    git(up.repo, "commit", "-q", "-m", message)
+    git(up.repo, "branch", "-f", "robot", "main")
+    git(up.repo, "checkout", "-q", "robot")
+
+
 @pytest.fixture
 def src_stone(template: Template, tmp_path: Path) -> Src:
     """On main, stone 4.code (artifacts: src/**, approved?) approved and passed by the human, signed."""
@@ -310,19 +313,7 @@ def src_stone(template: Template, tmp_path: Path) -> Src:
     write(up.repo / "src" / "lib" / "util.py", "print('util')\n")
     git(up.repo, "add", "-A")
     git(up.repo, "commit", "-q", "-m", "4.code")
-    assert (
-        run_route(
-            ["route.stone.set", "--route", "route", "--stone", "4.code", "--as", "approved"],
-            up.repo,
-            human=True,
-        ).code
-        == 0
-    )
-    assert route_set(up.repo, up.route, "4.code").code == 0
-    git(up.repo, "add", "-A")
-    git(up.repo, "commit", "-q", "-m", "4.code passed")
-    git(up.repo, "branch", "-f", "robot", "main")
-    git(up.repo, "checkout", "-q", "robot")
+    human_approves_and_passes_code(up, "4.code passed")
     return Src(up._replace(base=git(up.repo, "rev-parse", "HEAD").strip()), up.route)
 
 
@@ -372,19 +363,7 @@ def test_a_routes_own_records_among_the_artifacts_are_still_not_walked(src_stone
     before = git(up.repo, "ls-files", "src/docs/.route").split()
     assert any(".passed." in path for path in before)
     # The human approves 4.code again over the new files (the route's stone and text are artifacts).
-    assert (
-        run_route(
-            ["route.stone.set", "--route", "route", "--stone", "4.code", "--as", "approved"],
-            up.repo,
-            human=True,
-        ).code
-        == 0
-    )
-    assert route_set(up.repo, up.route, "4.code").code == 0
-    git(up.repo, "add", "-A")
-    git(up.repo, "commit", "-q", "-m", "4.code again")
-    git(up.repo, "branch", "-f", "robot", "main")
-    git(up.repo, "checkout", "-q", "robot")
+    human_approves_and_passes_code(up, "4.code again")
     # The inner route passes a stone again (new records under src/docs/.route/): 4.code stays passed.
     write(up.repo / "src" / "docs" / "1.readme.md", "# readme, better\n")
     assert route_set(up.repo, up.repo / "src" / "docs", "1.readme").code == 0

@@ -171,17 +171,7 @@ def run_claude(
     }
     argv = [str(binary), "-p", prompt, "--output-format", "stream-json", "--verbose"]
     argv += ["--permission-mode", "acceptEdits", "--allowedTools", ",".join(allowed_tools)]
-    done = subprocess.run(
-        argv,
-        cwd=repo,
-        env=full_env,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-    )
-    return Run(done.returncode, _events(done.stdout), done.stderr)
+    return _run_client(argv, repo, full_env, timeout)
 
 
 def codex_config(base_url: str, *, mcp_env: Mapping[str, str]) -> str:
@@ -229,10 +219,15 @@ def run_codex(binary: Path, repo: Path, home: Path, config: str, prompt: str, *,
     }
     # --strict-config: a key this version does not know (a setting that would not switch traffic off) fails
     argv = [str(binary), "exec", "--json", "--strict-config", "--skip-git-repo-check", prompt]
+    return _run_client(argv, repo, full_env, timeout)
+
+
+def _run_client(argv: list[str], repo: Path, env: Mapping[str, str], timeout: float) -> Run:
+    """A client CLI run to its end in ``repo``, no stdin, its JSON lines read as events."""
     done = subprocess.run(
         argv,
         cwd=repo,
-        env=full_env,
+        env=dict(env),
         stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,
