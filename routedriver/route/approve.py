@@ -54,10 +54,8 @@ def approve(route_option: str | None, stone: str, *, human: bool, commit: bool =
             f"a person runs {context.command_hint('set')} --as approved in a terminal",
         )
     repo = context.repo
-    if repo is not None:
-        approval_commit.refuse_repository_config(
-            repo
-        )  # before git is asked anything that could run a program
+    if repo is not None:  # before git is asked anything that could run a program
+        approval_commit.refuse_repository_config(repo)
     artifacts = inputs.artifacts_or_refuse(context)
     # The hash the stone's pass is keyed by (artifacts, and the files its guard's inputs: name).
     review_input_hash, content = inputs.review_input(context, artifacts, from_disk=True)

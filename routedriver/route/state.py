@@ -514,9 +514,7 @@ class Survey:
 
     def inputs(self, stone: Stone) -> StoneInputs:
         """The stone's inputs now, from git's index where it vouches for the files (else from disk)."""
-        return self._inputs(stone, self._disk.covered(stone))
-
-    def _inputs(self, stone: Stone, covered: _Covered) -> StoneInputs:
+        covered = self._disk.covered(stone)
         name = stone.name
         ids = self._vouched.ids(covered.wanted, self._batch_files if name in self._batch else None)
         relative = self._where.relative
@@ -549,17 +547,17 @@ class Survey:
         not load, an artifact cannot be read) is ``broken``, saying why; callers report it as they must
         (verify: a failing line; drive: a human fixes it)."""
         name = stone.name
+        if not self.needs_checking(stone):
+            return Done("incomplete", "not passed yet", None, None)  # no record of a pass: nothing to read
         files = self.files.get(name)
         passes = files.passes if files is not None else []
-        if not passes and store.legacy_passed_name(name) not in self.names:
-            return Done("incomplete", "not passed yet", None, None)  # no record of a pass: nothing to read
         try:
             _guard, required = self._disk.artifact_guard(stone)
             if not self._disk.artifacts(stone) and required:
                 return Done(
                     "stale", "passed, but its artifacts are gone", None, None, stone.path, len(passes)
                 )
-            inputs = self._inputs(stone, self._disk.covered(stone))
+            inputs = self.inputs(stone)
         except Refused as exc:
             return Done(
                 "broken", exc.line().removeprefix("error: "), None, None, stone.guard_path or stone.path

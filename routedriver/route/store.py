@@ -20,7 +20,7 @@ from typing import NamedTuple
 
 from routedriver import userfile
 from routedriver.errors import Malfunction
-from routedriver.fsutil import FileLock, LockTimeout, atomic_write
+from routedriver.fsutil import TEMP_MARK, FileLock, LockTimeout, atomic_write
 from routedriver.route import frontmatter as fm
 from routedriver.route.hashing import pass_key
 from routedriver.route.model import Marker, PassRecord, Route
@@ -182,7 +182,7 @@ def files_by_stone(names: Iterable[str]) -> dict[str, StoneFiles]:
 
 
 def _is_temp(name: str) -> bool:
-    return name.startswith(".") and ".tmp-" in name  # fsutil.is_temp, without importing fsutil here
+    return name.startswith(".") and TEMP_MARK in name  # fsutil.is_temp, on a name (no Path per entry)
 
 
 def read_text(path: Path) -> str | None:
@@ -293,7 +293,7 @@ def utc_now(*, milliseconds: bool = False) -> str:
 
 
 def write_text(path: Path, text: str) -> None:
-    """Write atomically (fsutil is imported only by the commands that write)."""
+    """Write atomically (``fsutil.atomic_write``)."""
     atomic_write(path, text)
 
 

@@ -235,14 +235,14 @@ def _below_top(path: Path, top: Path) -> list[str] | None:
         candidate = candidate.parent
 
 
-def _path_problem(path: Path, top: Path) -> str:
+def _path_problem(path: Path, top: Path) -> tuple[str, bool]:
     """Why the route at ``path`` cannot be checked as a route of the repository at ``top``: the path (as
     written, below the top-level) is a symlink or passes through one, or a directory on it holds a
-    repository of its own; "" when it is a plain path of the work tree (or leads nowhere, which loading
-    says)."""
+    repository of its own (then the flag is True); "" when it is a plain path of the work tree (or leads
+    nowhere, which loading says)."""
     below = _below_top(path, top)
     if below is None:
-        return ""
+        return "", False
     current = top
     for index, component in enumerate(below):
         current = current / component
@@ -253,17 +253,17 @@ def _path_problem(path: Path, top: Path) -> str:
                 return (
                     f"route {shown} is a symlink (to {target}), not a directory of the repository; a route "
                     "is checked where git has it: restore the directory"
-                )
+                ), False
             return (
                 f"route {'/'.join(below)} passes through the symlink {shown} (to {target}); a route is "
                 "checked where git has it: restore the directory"
-            )
+            ), False
         if os.path.lexists(current / ".git"):
             return (
                 f"route {'/'.join(below)} is inside {shown}, a repository of its own (a submodule or a "
                 "clone); its history is not this repository's, so it cannot be checked here"
-            )
-    return ""
+            ), True
+    return "", False
 
 
 def _outside_nested(paths: list[Path], repo: gitops.Repo) -> tuple[list[Path], list[StoneCheck]]:
@@ -273,8 +273,8 @@ def _outside_nested(paths: list[Path], repo: gitops.Repo) -> tuple[list[Path], l
     nested: list[StoneCheck] = []
     for path in paths:
         name = _name_in(path, repo.toplevel)
-        problem = _path_problem(path, repo.toplevel) if name is not None else ""
-        if name is not None and " a repository of its own " in problem:
+        problem, nested_repository = _path_problem(path, repo.toplevel)
+        if name is not None and nested_repository:
             nested.append(StoneCheck(name, "*", "broken", problem, name))
         else:
             kept.append(path)
@@ -307,7 +307,7 @@ def _load_routes(
     routes: dict[Route, frozenset[str]] = {}
     for path in paths:
         name = names[path]
-        problem = _path_problem(path, base) if repo is not None and name is not None else ""
+        problem = _path_problem(path, base)[0] if repo is not None and name is not None else ""
         if problem:
             assert name is not None
             checks.append(StoneCheck(name, "*", "broken", problem, name))
