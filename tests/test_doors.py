@@ -615,12 +615,6 @@ EXCEPTIONS: tuple[Allowed, ...] = (
         "permission rules on paths are gitignore patterns on purpose (Claude Code's syntax)",
     ),
     Allowed(
-        "brain/sandbox.py",
-        "globs",
-        "pathspec.GitIgnoreSpec.from_lines",
-        "the sandbox resolves the permission rules' gitignore patterns, as the rules read them",
-    ),
-    Allowed(
         "brain/permissions/rules.py",
         "globs",
         "fnmatch.fnmatchcase",

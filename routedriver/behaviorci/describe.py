@@ -79,5 +79,4 @@ def describe(bundle: Bundle) -> str:
 def _default_model(name: str) -> str:
     if name == "mock":
         return DEFAULT_MODEL
-
     return SETTINGS[name][0]

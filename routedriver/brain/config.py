@@ -193,7 +193,6 @@ def _sandbox_mode(value: Any, where: str) -> Mode:
     # YAML 1.1 reads a bare on / off as true / false: take them as meant.
     if isinstance(value, bool):
         return "on" if value else "off"
-
     if value in MODES:
         return value  # type: ignore[no-any-return]
     raise Refused(f"{where} must be on, off or auto, not {value!r}", "fix the value")

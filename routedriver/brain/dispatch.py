@@ -134,7 +134,6 @@ class Dispatcher:
             if isinstance(exc, KeyboardInterrupt):
                 # Python's own Ctrl-C (no CLI handler stopped the commands first, e.g. an embedding caller):
                 # stop the commands the tools run, or the tool threads would wait for them to finish.
-
                 proc.kill_running()
             for record in records:
                 if record.status == "pending":

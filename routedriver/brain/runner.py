@@ -459,7 +459,6 @@ def _mcp_servers(settings: RunSettings, workdir: Path, env: Mapping[str, str]) -
     """The configured MCP servers as a hook (started by ``connect``), or None without any."""
     if not settings.mcp_servers:
         return None
-
     return McpServers(settings.mcp_servers, workdir=workdir, environ=env)
 
 

@@ -45,7 +45,6 @@ class RetryPolicy:
     def backoff_s(self, attempt: int, rng: random.Random | None = None) -> float:
         """The jittered wait before retry number ``attempt + 1`` (``attempt`` counts from 0)."""
         # min() before pow() overflow matters only for absurd attempt counts; cap the exponent anyway.
-
         ceiling = min(self.max_delay_s, self.base_delay_s * 2.0 ** min(attempt, 64))
         return (rng or random).uniform(0.0, ceiling)
 

@@ -76,7 +76,7 @@ def initialize_result(params: Any) -> dict[str, Any]:
         "capabilities": CAPABILITIES,
         "instructions": INSTRUCTIONS,
         "protocolVersion": requested,
-        "serverInfo": {"name": SERVER_NAME, "version": _version()},
+        "serverInfo": {"name": SERVER_NAME, "version": __version__},
     }
 
 
@@ -152,10 +152,6 @@ def _parse(line: bytes) -> dict[str, Any] | None:
 def _send(wire_out: IO[bytes], message: dict[str, Any]) -> None:
     wire_out.write(json.dumps(message, separators=(",", ":"), ensure_ascii=False).encode("utf-8") + b"\n")
     wire_out.flush()
-
-
-def _version() -> str:
-    return __version__
 
 
 class ReplayReader:

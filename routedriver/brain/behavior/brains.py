@@ -109,5 +109,4 @@ def build_brain(
         options["context_window"] = int(config["context_window"])
     if backend == "anthropic":
         return AnthropicChat(**options)
-
     return OpenAIChat(**options)

@@ -167,15 +167,13 @@ def ssh(reading: Reading, words: list[Word]) -> None:
             break
         if not text.startswith("-") or text == "-":
             break
-        flag, glued = text[:2], text[2:] or None
-        if flag not in _SSH_VALUES:
-            # a cluster of flags without values, perhaps ending in one that takes a value (-vo Key=V)
-            last = next((f"-{c}" for c in text[1:] if f"-{c}" in _SSH_VALUES), None)
-            if last is None:
-                index += 1
-                continue
-            flag = last
-            glued = text[text.index(last[1]) + 1 :] or None
+        # a cluster of flags, perhaps with one that takes a value (-o Key=V, -oKey=V, -vo Key=V): the first
+        # such flag ends it, its value the rest of the word or the next word
+        at = next((i for i, c in enumerate(text[1:], start=1) if f"-{c}" in _SSH_VALUES), None)
+        if at is None:
+            index += 1
+            continue
+        flag, glued = f"-{text[at]}", text[at + 1 :] or None
         value, index = _value(words, index, glued)
         if value is None:
             reading.unsure(f"{program} {flag} without its value")

@@ -149,12 +149,6 @@ def read_command(command: str) -> ReadCommand:
     return ReadCommand(tuple(" ".join(argv) for argv in parsed.commands), tuple(parsed.reasons))
 
 
-def simple_commands(command: str) -> tuple[str, ...]:
-    """Every simple command ``command`` would run, its words joined by single spaces (see ``read_command``,
-    which also says when that may not be all)."""
-    return read_command(command).commands
-
-
 class _Reader:
     """Reads one script with the word reader (``shellsyntax.words``) and resolves each simple command; the
     scripts it meets inside (substitutions, ``bash -c`` …) get a reader one level deeper."""
