@@ -29,7 +29,6 @@ from typing import NamedTuple
 from routedriver import gitops, userfile
 from routedriver.errors import Refused, UserError
 from routedriver.fsutil import atomic_write
-from routedriver.gitops import find_repo
 from routedriver.report import Report
 from routedriver.route.bind import bind_set, check_bindable
 from routedriver.route.claude_hooks import SettingsPlan, plan_settings
@@ -116,7 +115,7 @@ def plan_route(directory: str, template: str, *, force: bool) -> RoutePlan:
 def _route_argument(root: Path) -> str:
     """The route as commands name it: relative to the git top level (where guards and robots run), or to
     the current directory outside git."""
-    repo = find_repo(_existing_parent(root))
+    repo = gitops.find_repo(_existing_parent(root))
     base = repo.toplevel if repo is not None else Path.cwd()
     return Path(os.path.relpath(root, base)).as_posix()
 
@@ -289,7 +288,7 @@ def report(
             f"{found.name + (' (default)' if found.name == DEFAULT_TEMPLATE else ''):<19} {found.summary}"
             for found in templates()
         ]
-        return Report("".join(f"{line}\n" for line in lines))
+        return Report(_lines(lines))
     if directory is None and (not (claude_code or approver_me) or template or force or bind):
         # Without DIR only --claude-code and --approver-me make sense: they serve routes that exist already.
         raise Refused("missing DIR", "name the route's directory: route.init routes/my-feature")
@@ -328,7 +327,7 @@ def _lines(lines: list[str]) -> str:
 
 
 def _settings_plan() -> SettingsPlan:
-    repo = find_repo(Path.cwd())
+    repo = gitops.find_repo(Path.cwd())
     if repo is None:
         raise Refused(
             "--claude-code writes the repository's .claude/settings.json, but this is not a git repository",
