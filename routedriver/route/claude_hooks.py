@@ -20,7 +20,6 @@ from typing import Any, NamedTuple
 
 from routedriver import userfile
 from routedriver.errors import Refused
-from routedriver.fsutil import atomic_write
 from routedriver.shellsyntax.words import commands
 
 SETTINGS = Path(".claude") / "settings.json"
@@ -96,17 +95,6 @@ def _widen(groups: list[Any], hook: Hook) -> bool:
             group["matcher"] = hook.matcher
             changed = True
     return changed
-
-
-def write_settings(plan: SettingsPlan) -> None:
-    if plan.text is None:
-        return
-    try:
-        atomic_write(plan.path, plan.text)
-    except OSError as exc:
-        raise Refused(
-            f"cannot write {os.path.relpath(plan.path)}: {exc.strerror or exc}", "check its permissions"
-        ) from None
 
 
 def _read(path: Path, shown: str) -> dict[str, Any]:

@@ -29,10 +29,9 @@ from typing import NamedTuple
 from routedriver import gitops, userfile
 from routedriver.errors import Refused, UserError
 from routedriver.fsutil import atomic_write
-from routedriver.gitops import find_repo
 from routedriver.report import Report
 from routedriver.route.bind import bind_set, check_bindable
-from routedriver.route.claude_hooks import SettingsPlan, plan_settings, write_settings
+from routedriver.route.claude_hooks import SettingsPlan, plan_settings
 from routedriver.route.hashing import refuse_undecodable
 from routedriver.route.load import GUARD_SUFFIX, STONE_SUFFIX, load_route
 from routedriver.route.provenance import REPO_APPROVERS, parse_approvers
@@ -116,7 +115,7 @@ def plan_route(directory: str, template: str, *, force: bool) -> RoutePlan:
 def _route_argument(root: Path) -> str:
     """The route as commands name it: relative to the git top level (where guards and robots run), or to
     the current directory outside git."""
-    repo = find_repo(_existing_parent(root))
+    repo = gitops.find_repo(_existing_parent(root))
     base = repo.toplevel if repo is not None else Path.cwd()
     return Path(os.path.relpath(root, base)).as_posix()
 
@@ -207,7 +206,6 @@ class ApproversPlan(NamedTuple):
     file lists it already."""
 
     path: Path  # <top-level>/.route-approvers
-    name: str
     email: str
     text: str | None
 
@@ -224,7 +222,7 @@ def plan_approvers(cwd: Path) -> ApproversPlan:
             "run it inside your repository",
         )
     try:
-        name, email = gitops.identity(repo.toplevel)
+        email = gitops.identity(repo.toplevel)[1]
     except gitops.GitError as exc:
         raise Refused(
             f"--approver-me lists your git identity, and git has none ({exc})",
@@ -238,25 +236,25 @@ def plan_approvers(cwd: Path) -> ApproversPlan:
     path = repo.toplevel / REPO_APPROVERS
     shown = _shown(path)
     if not os.path.lexists(path):
-        return ApproversPlan(path, name, email, f"{APPROVERS_HEADER}{email}\n")
+        return ApproversPlan(path, email, f"{APPROVERS_HEADER}{email}\n")
     text = userfile.read_text(path, what="approvers file", shown=shown)
     if email.lower() in parse_approvers(text):
-        return ApproversPlan(path, name, email, None)
+        return ApproversPlan(path, email, None)
     raise Refused(
         f"{shown} exists and does not list you ({email})",
         "add your email to it yourself (one a line), or leave out --approver-me",
     )
 
 
-def write_approvers(plan: ApproversPlan) -> None:
-    if plan.text is None:
+def _write_planned(path: Path, text: str | None, fix: str) -> None:
+    """Write a planned file (``--claude-code``'s settings, ``--approver-me``'s approvers) atomically;
+    nothing when ``text`` is None (the file holds it already). A write that fails is refused in one line."""
+    if text is None:
         return
     try:
-        atomic_write(plan.path, plan.text)
+        atomic_write(path, text)
     except OSError as exc:
-        raise Refused(
-            f"cannot write {_shown(plan.path)}: {exc.strerror or exc}", "check the directory's permissions"
-        ) from None
+        raise Refused(f"cannot write {_shown(path)}: {exc.strerror or exc}", fix) from None
 
 
 def approvers_hint(cwd: Path) -> str | None:
@@ -290,7 +288,7 @@ def report(
             f"{found.name + (' (default)' if found.name == DEFAULT_TEMPLATE else ''):<19} {found.summary}"
             for found in templates()
         ]
-        return Report("".join(f"{line}\n" for line in lines))
+        return Report(_lines(lines))
     if directory is None and (not (claude_code or approver_me) or template or force or bind):
         # Without DIR only --claude-code and --approver-me make sense: they serve routes that exist already.
         raise Refused("missing DIR", "name the route's directory: route.init routes/my-feature")
@@ -308,11 +306,11 @@ def report(
             bind_set(load_route(os.path.relpath(plan.directory)))
             written.append(f"bound {os.path.relpath(plan.directory)} to branch {branch}")
         if settings is not None:
-            write_settings(settings)
+            _write_planned(settings.path, settings.text, "check its permissions")
             written += _settings_written(settings)
             warnings += _not_on_path()
         if approvers is not None:
-            write_approvers(approvers)
+            _write_planned(approvers.path, approvers.text, "check the directory's permissions")
             written.append(_approvers_written(approvers))
     except UserError as exc:
         return Report(_lines(written), (*warnings, exc.line()), exc.exit_code)
@@ -329,7 +327,7 @@ def _lines(lines: list[str]) -> str:
 
 
 def _settings_plan() -> SettingsPlan:
-    repo = find_repo(Path.cwd())
+    repo = gitops.find_repo(Path.cwd())
     if repo is None:
         raise Refused(
             "--claude-code writes the repository's .claude/settings.json, but this is not a git repository",

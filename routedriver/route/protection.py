@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from routedriver import globs, userfile
 from routedriver.errors import Refused
 from routedriver.route import store
-from routedriver.route.model import STATE_DIR, VARIABLE, Route, Stone
+from routedriver.route.model import STATE_DIR, VARIABLE, Guard, Route, Stone
 
 if TYPE_CHECKING:
     from routedriver.gitops import Repo
@@ -75,15 +75,15 @@ def driver_file(target: Path) -> str | None:
 
 class Protection:
     """What the bound route (or ``--route``) protects with its guards' ``protect:`` globs, read once for all
-    the paths of one tool call: the route is opened, its state listed and its guards read at the first path
-    asked about, and a stone's pass is checked once."""
+    the paths of one tool call: the route is opened, its state listed and its guards read and parsed at the
+    first path asked about, and a stone's pass is checked once."""
 
     def __init__(self, route_option: str | None) -> None:
         self.route_option = route_option
         self._opened: tuple[Route | None, Bounce | None] | None = None
         self._located: tuple[Repo | None, Path] | None = None
         self._names: frozenset[str] = frozenset()
-        self._guards: list[tuple[Stone, str]] | None = None
+        self._guards: list[tuple[Stone, Guard | Refused]] | None = None
         self._survey: Survey | None = None
         self._passed: dict[str, bool] = {}
 
@@ -120,8 +120,9 @@ class Protection:
             self._names = store.list_state(route)
         return self._located
 
-    def guards(self, route: Route) -> list[tuple[Stone, str]]:
-        """``(stone, guard text)`` for every guard that mentions ``protect`` (the others protect nothing)."""
+    def guards(self, route: Route) -> list[tuple[Stone, Guard | Refused]]:
+        """``(stone, guard)`` for every guard that mentions ``protect`` (the others protect nothing), parsed
+        once for all the paths asked about; a guard that does not parse comes with why (``Refused``)."""
         if self._guards is None:
             self._guards = []
             for stone in route.stones:
@@ -132,8 +133,15 @@ class Protection:
                     text = userfile.read_text(stone.guard_path, what="guard", shown=shown)
                 except Refused:
                     continue
-                if "protect" in text:
-                    self._guards.append((stone, text))
+                if "protect" not in text:
+                    continue
+                # the guard reader (PyYAML): only for a guard that may protect something
+                from routedriver.route.guardfile import parse_guard
+
+                try:
+                    self._guards.append((stone, parse_guard(text, stone.guard_path, shown, stone.name)))
+                except Refused as exc:
+                    self._guards.append((stone, exc))
         return self._guards
 
     def passed(self, route: Route, stone: Stone) -> bool:
@@ -156,16 +164,10 @@ class Protection:
         route, _ = self.route()
         if route is None:
             return []
-        # the guard reader (PyYAML): only when a path is judged
-        from routedriver.route.guardfile import parse_guard
-
         _, base = self.located(route)
         found = []
-        for stone, text in self.guards(route):
-            assert stone.guard_path is not None
-            try:
-                guard = parse_guard(text, stone.guard_path, route.show(stone.guard_path), stone.name)
-            except Refused:
+        for stone, guard in self.guards(route):
+            if isinstance(guard, Refused):
                 continue
             if guard.protect and not self.passed(route, stone):
                 found += [(_expand(pattern, route, stone, base), base) for pattern in guard.protect]
@@ -180,8 +182,12 @@ class Protection:
         _, base = self.located(route)
         relative = Path(os.path.relpath(target, base)).as_posix()
         warnings: list[str] = []
-        for stone, text in self.guards(route):
-            pattern = _protecting_glob(route, stone, text, relative, base, warnings)
+        for stone, guard in self.guards(route):
+            if isinstance(guard, Refused):
+                why = guard.line().removeprefix("error: ")  # the CLI adds its own "warning: "
+                warnings.append(f"{why} (its protect: rules are not enforced until it is fixed)")
+                continue
+            pattern = _protecting_glob(route, stone, guard, relative, base)
             if pattern is None or self.passed(route, stone):
                 continue
             shown = relative if not relative.startswith("../") else str(target)
@@ -197,21 +203,9 @@ class Protection:
         return Bounce(False, "", tuple(warnings))
 
 
-def _protecting_glob(
-    route: Route, stone: Stone, text: str, relative: str, base: Path, warnings: list[str]
-) -> str | None:
+def _protecting_glob(route: Route, stone: Stone, guard: Guard, relative: str, base: Path) -> str | None:
     """The first ``protect:`` glob of the stone's guard that matches ``relative``, unless the path is one
     of the stone's own artifacts."""
-    # the guard reader (PyYAML): only when a path is judged
-    from routedriver.route.guardfile import parse_guard
-
-    assert stone.guard_path is not None
-    try:
-        guard = parse_guard(text, stone.guard_path, route.show(stone.guard_path), stone.name)
-    except Refused as exc:
-        why = exc.line().removeprefix("error: ")  # the CLI adds its own "warning: "
-        warnings.append(f"{why} (its protect: rules are not enforced until it is fixed)")
-        return None
     hit = next((pattern for pattern in guard.protect if _match(pattern, route, stone, relative, base)), None)
     if hit is None or any(_match(pattern, route, stone, relative, base) for pattern in guard.artifacts):
         return None
