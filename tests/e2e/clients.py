@@ -202,6 +202,7 @@ stream_max_retries = 0
 [mcp_servers.route]
 command = "{VENV_BIN / "route.mcp"}"
 args = []
+startup_timeout_sec = 60
 env = {{ {server_env} }}
 """
 
