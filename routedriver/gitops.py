@@ -307,6 +307,36 @@ Filters = Literal[
 ]  # hash_files: through git's conversions (what it stores), or the bytes as they are
 
 
+class FileKinds(NamedTuple):
+    """Paths (relative to the top-level, POSIX) told apart by one ``lstat`` each, as ``hash_files`` must."""
+
+    regular: list[str]  # regular files, and paths that could not be looked at (git then says why)
+    links: dict[str, str]  # symlink → the blob id of its target's text (what git stores for it)
+    irregular: dict[str, str]  # neither: path → what it is (``userfile.file_kind``: "a directory", …)
+
+
+def file_kinds(repo: Repo, paths: Sequence[str]) -> FileKinds:
+    """``paths`` told apart (``FileKinds``) without opening any: a FIFO must never be handed to git."""
+    kinds = FileKinds([], {}, {})
+    top = os.fspath(repo.toplevel)
+    head = top if top.endswith(os.sep) else top + os.sep  # os.path.join's result, for relative paths
+    for path in paths:
+        absolute = head + path
+        try:
+            mode = os.lstat(absolute).st_mode
+            target = os.readlink(absolute) if stat.S_ISLNK(mode) else None
+        except OSError:
+            kinds.regular.append(path)  # gone or out of reach: git says which, in its own words
+            continue
+        if target is not None:
+            kinds.links[path] = _blob_of(os.fsencode(target), repo.object_format)
+        elif stat.S_ISREG(mode):
+            kinds.regular.append(path)
+        else:
+            kinds.irregular[path] = userfile.file_kind(mode)
+    return kinds
+
+
 def hash_files(repo: Repo, paths: Sequence[str], *, filters: Filters) -> dict[str, str]:
     """The blob id of each file (paths relative to the top-level, POSIX, inside the work tree): ONE
     ``git hash-object --stdin-paths`` for all of them, however many.
@@ -322,26 +352,16 @@ def hash_files(repo: Repo, paths: Sequence[str], *, filters: Filters) -> dict[st
     ``Unhashable``, before git is started, for a path that is neither a regular file nor a symlink (a
     directory, a FIFO git would open and wait on for a writer forever, a device it would read without
     end)."""
-    found: dict[str, str] = {}
-    regular: list[str] = []
-    irregular: dict[str, str] = {}
-    top = os.fspath(repo.toplevel)
-    head = top if top.endswith(os.sep) else top + os.sep  # os.path.join's result, for relative paths
-    for path in paths:
-        absolute = head + path
-        try:
-            mode = os.lstat(absolute).st_mode
-        except OSError:
-            regular.append(path)  # gone or out of reach: git says which, in its own words
-            continue
-        if stat.S_ISLNK(mode):
-            found[path] = _blob_of(os.fsencode(os.readlink(absolute)), repo.object_format)
-        elif stat.S_ISREG(mode):
-            regular.append(path)
-        else:
-            irregular[path] = userfile.file_kind(mode)
-    if irregular:
-        raise Unhashable(irregular)
+    kinds = file_kinds(repo, paths)
+    if kinds.irregular:
+        raise Unhashable(kinds.irregular)
+    return hash_kinds(repo, kinds, filters=filters)
+
+
+def hash_kinds(repo: Repo, kinds: FileKinds, *, filters: Filters) -> dict[str, str]:
+    """``hash_files`` of paths already told apart, leaving out the irregular ones (the caller's to refuse)."""
+    found = dict(kinds.links)
+    regular = kinds.regular
     if not regular:
         return found
     # One path a line; git reads a line that starts with a quote as a C-quoted string (see _c_quoted).

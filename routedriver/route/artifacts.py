@@ -184,26 +184,26 @@ def find_artifacts(
     return [Path(path) for path in artifact_paths(route, stone, guard, base, listings)]
 
 
-def default_glob_files(route: Route, stone: Stone, listings: Listings) -> list[str] | None:
-    """The files of the stone's default glob (``$route/<name>*.md``) as names in the route's directory,
-    sorted, read from its listing without expanding or matching a pattern (route.stone.get answers for
-    every passed stone of a long route); None when the stone has written globs (or a name that holds glob
-    characters): then ``artifact_paths`` does. The same files ``artifact_paths`` finds."""
-    name = stone.name
-    if globs.has_magic(name):
-        return None
+def default_glob_files(route: Route, listings: Listings) -> dict[str, list[str]]:
+    """The files of every stone's default glob (``$route/<name>*.md``) as names in the route's directory,
+    sorted, by stone name: ONE pass over the route's listing for all its stones (route.stone.get checks
+    every passed stone of a long route), matching no pattern. Stones whose names hold glob characters are
+    left out (``artifact_paths`` finds theirs). The same files ``artifact_paths`` finds: a file matched by
+    several stones' default globs goes to the one with the longest name (``_taken_by_longer_name``)."""
+    names = {stone.name for stone in route.stones}
+    found: dict[str, list[str]] = {name: [] for name in names if not globs.has_magic(name)}
+    shortest = min(map(len, names), default=1)
     listing = listings.get(os.fspath(route.path))
-    names, is_file = listing.names, listing.is_file
-    least = len(name) + len(_DEFAULT_SUFFIX)
-    found: list[str] = []
-    for index in range(bisect.bisect_left(names, name), len(names)):
-        entry = names[index]
-        if not entry.startswith(name):
-            break  # sorted: every later name has another prefix
-        if len(entry) >= least and entry.endswith(_DEFAULT_SUFFIX) and is_file[entry]:
-            found.append(entry)
-    taken = _taken_by_longer_name(route, stone, None) if found else None
-    return [entry for entry in found if not taken(entry)] if taken is not None else found
+    for entry in listing.names:
+        if entry.endswith(_DEFAULT_SUFFIX) and listing.is_file[entry]:
+            # The longest stone name the file's name starts with, leaving the suffix to the glob.
+            for end in range(len(entry) - len(_DEFAULT_SUFFIX), shortest - 1, -1):
+                if entry[:end] in names:
+                    owner = found.get(entry[:end])
+                    if owner is not None:
+                        owner.append(entry)
+                    break
+    return found
 
 
 def artifact_paths(

@@ -272,6 +272,7 @@ def _hash_from_disk(
     bytes outside it (or outside git)."""
     inside: list[str] = []
     outside = list(relative)
+    found: dict[str, str] = {}
     if repo is not None:
         # git: only when the files lie in a repository (get on a passed stone without inputs needs none)
         from routedriver import gitops
@@ -279,17 +280,14 @@ def _hash_from_disk(
         assert isinstance(repo, gitops.Repo)
         inside = [path for path in relative if not path.startswith("../")]
         outside = [path for path in relative if path.startswith("../")]
-        refuse_escaping_links(repo.toplevel, inside)
-    found: dict[str, str] = {}
-    if inside:
-        try:
-            found.update(_git_hash(repo, inside, exact=exact))
-        except gitops.Unhashable as exc:
-            if not skip_unhashable:
-                path, what = next(iter(exc.found.items()))
-                raise _unhashable(path, what) from None
-            # Found before git was started: hash the others (the stone of a skipped file hashes its own).
-            found.update(_git_hash(repo, [path for path in inside if path not in exc.found], exact=exact))
+        kinds = gitops.file_kinds(repo, inside)  # one lstat a file, for both questions below
+        refuse_escaping_links(repo.toplevel, inside, links=kinds.links)
+        if kinds.irregular and not skip_unhashable:
+            path, what = next(iter(kinds.irregular.items()))
+            raise _unhashable(path, what)
+        # Found before git is started; skipped, the others are hashed (the stone of a skipped file hashes
+        # its own, and is refused).
+        found.update(_git_hash(repo, kinds, exact=exact))
     if outside:
         object_format = getattr(repo, "object_format", "sha1")
         try:
@@ -302,17 +300,15 @@ def _hash_from_disk(
     return found
 
 
-def _git_hash(repo: object, relative: Sequence[str], *, exact: bool = False) -> dict[str, str]:
-    """``gitops.hash_files`` as git would store the files (``exact``: as they are on disk), its failures as
-    refusals (``Unhashable`` is passed on: the caller decides)."""
+def _git_hash(repo: object, kinds: object, *, exact: bool = False) -> dict[str, str]:
+    """``gitops.hash_kinds`` as git would store the files (``exact``: as they are on disk), its failures as
+    refusals."""
     # git: see hash_all
     from routedriver import gitops
 
-    assert isinstance(repo, gitops.Repo)
+    assert isinstance(repo, gitops.Repo) and isinstance(kinds, gitops.FileKinds)
     try:
-        return gitops.hash_files(repo, relative, filters="none" if exact else "git")
-    except gitops.Unhashable:
-        raise
+        return gitops.hash_kinds(repo, kinds, filters="none" if exact else "git")
     except OSError as exc:
         raise Refused(
             f"cannot read artifact {exc.filename}: {exc.strerror}", "check that it is a readable file"
@@ -328,17 +324,20 @@ def _unhashable(path: str, what: str) -> Refused:
     )
 
 
-def refuse_escaping_links(toplevel: Path, relative: Iterable[str]) -> None:
+def refuse_escaping_links(
+    toplevel: Path, relative: Iterable[str], *, links: Collection[str] | None = None
+) -> None:
     """Refuse a file (relative to ``toplevel``) that is a symlink, or sits under one, leading outside the
     work tree: git stores only the link, so what a review read and a human approved would not be in the
-    repository CI checks out."""
+    repository CI checks out. ``links``: which of them are symlinks, when the caller has looked already
+    (else each is looked at here)."""
     top = os.fspath(toplevel)
     head = top if top.endswith(os.sep) else top + os.sep  # os.path.join's result, for relative paths
     real_top = os.path.realpath(top)
     real_dirs: dict[str, str] = {}  # directory → its real path: resolved once, not once per file in it
     for path in relative:
         absolute = head + path
-        if _is_link(absolute):
+        if path in links if links is not None else _is_link(absolute):
             real = os.path.realpath(absolute)
         else:  # only the directories on the way can lead elsewhere
             directory, _, name = absolute.rpartition(os.sep)

@@ -281,6 +281,7 @@ class _OnDisk:
         self._by_guard_id: dict[str, Guard | None] = {}  # what finding artifacts needs, by guard content
         self._guards: dict[str, tuple[Guard | None, bool]] = {}  # artifact_guard, by stone
         self._artifacts: dict[str, dict[str, str]] = {}
+        self._defaults: dict[str, list[str]] | None = None  # default_glob_files, found when first needed
         self._covered: dict[str, _Covered] = {}
 
     def context(self, stone: Stone) -> StoneContext:
@@ -346,7 +347,11 @@ class _OnDisk:
         found = self._artifacts.get(stone.name)
         if found is None:
             guard, _required = self.artifact_guard(stone)
-            names = default_glob_files(self._route, stone, self._listings) if guard is None else None
+            names = None
+            if guard is None:
+                if self._defaults is None:
+                    self._defaults = default_glob_files(self._route, self._listings)
+                names = self._defaults.get(stone.name)
             if names is not None:  # the default glob, straight from the route's listing
                 relative, absolute = self._where.relative, self._where.absolute
                 found = {relative + name: absolute + name for name in names}

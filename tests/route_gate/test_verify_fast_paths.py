@@ -15,7 +15,7 @@ import pytest
 
 from routedriver import gitops
 from routedriver.route import frontmatter, hashing, store
-from routedriver.route.artifacts import artifact_map, find_artifacts
+from routedriver.route.artifacts import Listings, artifact_map, default_glob_files, find_artifacts
 from routedriver.route.guardfile import load_guard
 from routedriver.route.load import load_route
 from routedriver.route.model import Guard
@@ -219,6 +219,12 @@ def test_a_default_glob_leaves_files_to_the_stone_with_the_longer_name_on_every_
         assert set(artifact_map(route, stone, guard, git_repo, snapshot.unsure)) == slow
         assert set(artifact_map(route, stone, guard, git_repo, None)) == slow
         owned[stone.name] = sorted(path.removeprefix("route/") for path in slow)
+    # route.stone.get's way: every stone's default files from one pass over the route's listing.
+    defaults = default_glob_files(route, Listings())
+    assert {name: found for name, found in defaults.items() if name != "1.a.m"} == {
+        name: found for name, found in owned.items() if name != "1.a.m"
+    }
+    assert defaults["1.a.m"] == ["1.a.m.md", "1.a.mx.md"]  # its default glob's, were its guard not to set one
     assert owned == {
         "1.a": ["1.a.md"],
         "1.a.m": [],  # its guard's glob finds nothing; 1.a.m.md and 1.a.mx.md are still not 1.a's
