@@ -117,11 +117,10 @@ class Provenance:
         self.override = override
         self.require_signed = require_signed
         self.allowed_signers = allowed_signers
-        self._history: Later[dict[str, gitops.CommitInfo]] | None = None
+        self._history: Later[_History] | None = None
         self._approvers: dict[Path, Approvers] = {}
         self._signatures: dict[str, gitops.Signature] = {}
         self._boundary: Later[frozenset[str] | None] | None = None
-        self._changes: dict[str, frozenset[str]] | None = None
         # With --base and no --approvers: who may approve, as the base has it (``policy.base_approvers``),
         # so a pull request that lists its own author cannot approve its own work.
         self.from_base: Callable[[Route], Approvers] | None = None
@@ -129,21 +128,18 @@ class Provenance:
 
     def load_history(self, marker_paths: Iterable[str]) -> None:
         """Start ONE ``git log`` over every approval marker (paths relative to the top-level), then ONE more
-        for everything the commits it finds changed."""
+        for everything the commits it finds changed, both in the background while the caller goes on."""
         repo, paths = self.repo, sorted(set(marker_paths))
         if repo is not None and paths:
-            self._history = Later(lambda: gitops.last_commits(repo, paths))
+            self._history = Later(lambda: _read_history(repo, paths))
 
     def _changed(self, sha: str) -> frozenset[str] | None:
-        """Every path the commit ``sha`` changed (None: git could not say), asked once for all approvals."""
-        if self._changes is None:
-            assert self.repo is not None
-            self._changes = gitops.changed_paths(self.repo, {info.sha for info in self.commits.values()})
-        return self._changes.get(sha)
+        """Every path the commit ``sha`` changed (None: git could not say)."""
+        return self._history.get().changes.get(sha) if self._history is not None else None
 
     @property
     def commits(self) -> dict[str, gitops.CommitInfo]:
-        return self._history.get() if self._history is not None else {}
+        return self._history.get().commits if self._history is not None else {}
 
     def approvers(self, route: Route) -> Approvers:
         if self.override is None and self.from_base is not None:
@@ -313,6 +309,19 @@ class Provenance:
                 "approves again, in a terminal"
             )
         return ""
+
+
+class _History(NamedTuple):
+    commits: dict[str, gitops.CommitInfo]  # marker path → the commit that last set it
+    changes: dict[str, frozenset[str]]  # commit id → every path it changed
+
+
+def _read_history(repo: gitops.Repo, paths: list[str]) -> _History:
+    """The commits that last set the markers ``paths``, and what each of them changed: the second ``git
+    log`` follows the first in the same background job, off the caller's path (it is needed for every
+    approval that is vouched for)."""
+    commits = gitops.last_commits(repo, paths)
+    return _History(commits, gitops.changed_paths(repo, {info.sha for info in commits.values()}))
 
 
 def find_approvers(

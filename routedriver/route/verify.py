@@ -376,8 +376,9 @@ def _attributes_tracked(snapshot: gitops.IndexSnapshot | None) -> bool:
     ``core.attributesFile``) are whoever runs it's, as the rest of its git configuration is."""
     if snapshot is None:
         return True
-    # (a file whose name merely ends so costs the check, nothing more)
-    return any(path.endswith(".gitattributes") for path in snapshot.staged)
+    # (a file whose name merely ends so costs the check, nothing more). No path holds a NUL: one search of
+    # the joined paths, in C, tells whether one ends so (a loop per path costs ~1 ms a 10,000 files).
+    return ".gitattributes\0" in "\0".join(snapshot.staged) + "\0"
 
 
 def _as_stored(run: _Run, survey: Survey, claims: list[_Claim]) -> list[_Claim]:
