@@ -33,7 +33,13 @@ _GLOB_ENV = {"GIT_OPTIONAL_LOCKS": "0", "GIT_LITERAL_PATHSPECS": "0"}  # for ':(
 _MAGIC_ENV = _GLOB_ENV  # pathspecs that say what they are (':(literal)…', ':(exclude,literal)…')
 _REGULAR_FILE_MODES = frozenset(("100644", "100755"))  # symlinks and submodules: ids that are not file bytes
 _PLAIN_TAGGED_MODES = frozenset(f"H {mode}" for mode in _REGULAR_FILE_MODES)  # see _LS_STAGE
-_REV_PARSE = ("rev-parse", "--show-toplevel", "--show-object-format", "--absolute-git-dir")
+_REV_PARSE = (
+    "rev-parse",
+    "--show-toplevel",
+    "--show-object-format",
+    "--absolute-git-dir",
+    "--is-shallow-repository",
+)
 # -v tags each entry: "H " for a plain cached entry, "S " skip-worktree, "M " unmerged, lower case when
 # assume-unchanged is set. git does not look at the work-tree copy of a skip-worktree or assume-unchanged
 # entry, so diff-files never reports it changed: only "H " entries are vouched for (_parse_stage).
@@ -64,6 +70,7 @@ class Repo(NamedTuple):
     toplevel: Path
     object_format: str  # "sha1" or "sha256": the hash of blob ids
     git_dir: Path | None = None  # where HEAD lives (worktrees have their own)
+    shallow: bool | None = None  # a shallow clone (None: not asked); see shallow_boundary
 
 
 class IndexSnapshot(NamedTuple):
@@ -180,7 +187,8 @@ def _repo_from(done: proc.ProcResult) -> Repo | None:
         return None
     object_format = lines[1] if len(lines) > 1 and lines[1] in ("sha1", "sha256") else "sha1"
     git_dir = Path(lines[2]) if len(lines) > 2 and lines[2] else None
-    return Repo(toplevel=Path(lines[0]), object_format=object_format, git_dir=git_dir)
+    shallow = {"true": True, "false": False}.get(lines[3]) if len(lines) > 3 else None
+    return Repo(toplevel=Path(lines[0]), object_format=object_format, git_dir=git_dir, shallow=shallow)
 
 
 def current_branch(repo: Repo) -> str | None:
@@ -512,7 +520,9 @@ def _raw_log(stdout: str, *, fields: int) -> list[tuple[list[str], list[tuple[li
 def shallow_boundary(repo: Repo) -> frozenset[str] | None:
     """The commits where a shallow clone's history is cut off (git's ``shallow`` file; empty if it cannot be
     read), or None when the repository is not shallow. One ``git rev-parse``, which also says where that file
-    is (worktrees share it)."""
+    is (worktrees share it), unless ``find_repo`` already said it is not shallow."""
+    if repo.shallow is False:
+        return None
     done = _git(["rev-parse", "--is-shallow-repository", "--git-path", "shallow"], repo.toplevel)
     lines = done.stdout.splitlines()
     if done.returncode != 0 or len(lines) < 2 or lines[0].strip() != "true":

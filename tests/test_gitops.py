@@ -162,3 +162,23 @@ def test_attributes_that_change_the_bytes_a_checkout_writes_are_found_in_one_cal
         "id.md": "ident",
         "lfs.bin": "filter=lfs",
     }
+
+
+def test_find_repo_says_whether_the_clone_is_shallow_and_a_full_one_asks_git_nothing_more(
+    git_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for message in ("one", "two"):
+        git(git_repo, "commit", "-q", "--allow-empty", "-m", message)
+    clone = tmp_path / "shallow"
+    git(tmp_path, "clone", "-q", "--depth", "1", f"file://{git_repo}", str(clone))
+    full, cut = gitops.find_repo(git_repo), gitops.find_repo(clone)
+    assert full is not None and cut is not None
+    assert (full.shallow, cut.shallow) == (False, True)
+    trace = tmp_path / "trace"
+    monkeypatch.setenv("GIT_TRACE", str(trace))
+    assert gitops.shallow_boundary(full) is None
+    assert not trace.exists()  # find_repo's rev-parse already said so
+    assert gitops.shallow_boundary(cut) == {git(clone, "rev-parse", "HEAD").strip()}
+    # A Repo made without asking (None) is asked.
+    assert gitops.shallow_boundary(full._replace(shallow=None)) is None
+    assert "rev-parse" in trace.read_text()
