@@ -8,7 +8,8 @@ delete a gated stone, make ``tools/review.py`` print ``blockers: 0``), and every
 record of the weaker policy. So, compared by git blob id with REF (the pull request's base), any difference is
 a **policy change**, except what loses nothing: stones and routes added, and a stone removed that at REF had
 no guard, none of its default artifacts and no marker (the pruning ``route.stone.del`` does). Renamed is
-removed plus added; the removed side decides.
+removed plus added; the removed side decides. A stone added whose name extends one REF has is a change to that
+one (it takes files of the older stone's default artifacts: ``_extending``).
 
 A policy change passes only with a **policy approval**: ``$route/.route/policy.approved``, written by
 ``route.policy.approve`` (a human at a terminal) and committed alone, whose definitions hash equals the
@@ -75,6 +76,7 @@ class Change(NamedTuple):
     kind: ChangeKind
     stone: str  # the stone whose checks it alters, or ROUTE_WIDE (a stone removed, the approvers file)
     via: str = ""  # a guard program: the guard that runs it (relative to the top-level)
+    extends: bool = False  # an added stone whose name extends ``stone``'s (see _extending)
 
 
 class RoutePolicy(NamedTuple):
@@ -445,14 +447,35 @@ def _compare_route(
             pruned.append(stone)
         else:
             changes.append(Change(_join(name, stone + STONE_SUFFIX), "removed", ROUTE_WIDE))
+    extending = _extending(name, sorted(now - base_stones), sorted(base_stones & now))
+    changes += extending
     approvers = _join(name, ROUTE_APPROVERS)
     own = state.files.get(os.path.basename(ROUTE_APPROVERS))
     kind = _difference(programs.base_identity(own), current.ids.get(approvers))
     if kind is not None:
         changes.append(Change(approvers, kind, ROUTE_WIDE))
     approval = _approval(base, route, name, current.ids, provenance) if changes else None
-    added = tuple(stone.name for stone in route.stones if stone.name not in base_stones)
+    policy = {change.path for change in extending}  # added, but a change to an older stone: not a notice
+    added = tuple(
+        stone.name
+        for stone in route.stones
+        if stone.name not in base_stones and _join(name, stone.name + STONE_SUFFIX) not in policy
+    )
     return RoutePolicy(name, "compared", added, tuple(pruned), tuple(changes), approval)
+
+
+def _extending(route: str, added: Sequence[str], kept: Sequence[str]) -> list[Change]:
+    """Added stones whose names extend a stone REF has (``1.vision-risks`` beside ``1.vision``): a file both
+    default globs match is the longer name's, so the new stone takes files out of the older one's default
+    artifacts, which its reviews, judges and approval no longer cover. That narrows the older stone's policy
+    (reported on it); taken by name, whatever files there are now, since a file written later would be
+    taken too."""
+    return [
+        Change(_join(route, stone + STONE_SUFFIX), "added", older, extends=True)
+        for stone in added
+        for older in kept
+        if stone.startswith(older)
+    ]
 
 
 def _prunable(stone: str, at_base: _BaseDir, state: _BaseDir) -> bool:
@@ -592,10 +615,7 @@ def _failures(route: RoutePolicy, short: str) -> list[StoneCheck]:
 
 
 def _why(changes: Sequence[Change], short: str, route: RoutePolicy) -> str:
-    shown = ", ".join(
-        f"{change.path} {change.kind}" + (f" (a program {change.via} runs)" if change.via else "")
-        for change in changes[:3]
-    )
+    shown = ", ".join(f"{change.path} {change.kind}{_aside(change)}" for change in changes[:3])
     if len(changes) > 3:
         shown += f" (+{len(changes) - 3} more)"
     why = f"policy changed: {shown} since {short}"
@@ -605,6 +625,14 @@ def _why(changes: Sequence[Change], short: str, route: RoutePolicy) -> str:
         if hint in route.approval.why:
             return why  # the reason already says which command fixes it
     return f"{why}; a human runs {hint}"
+
+
+def _aside(change: Change) -> str:
+    if change.via:
+        return f" (a program {change.via} runs)"
+    if change.extends:
+        return f" (its name extends {change.stone}'s: it takes the files both default globs match)"
+    return ""
 
 
 # ---------------------------------------------------------------- route.policy.approve

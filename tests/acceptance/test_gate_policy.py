@@ -286,6 +286,31 @@ def test_a_new_stone_whose_name_only_looks_like_a_gated_one_is_spelled_out(upstr
     ) in done.err
 
 
+def test_a_new_stone_whose_name_extends_one_the_base_has_takes_its_files_only_with_a_human(
+    template: Template, tmp_path: Path
+) -> None:
+    # A second red team: 2.plan's default artifacts (2.plan*.md) hold 2.plan-risks.md, which its review read.
+    # A new stone 2.plan-risks (no guard: it passes on its artifact alone) takes that file, since a file both
+    # defaults match is the longer name's; the robot rewrites it, and 2.plan passes again on 2.plan.md alone.
+    up = fork(template, tmp_path, {"route/2.plan-risks.md": "# Risks: the review read these\n"})
+    write(up.route / "2.plan-risks.stone", "List the risks.\n")
+    write(up.route / "2.plan-risks.md", "# Risks: none\n")
+    robot_set(up, "2.plan", "2.plan-risks")
+    robot_commit(up.repo, "risks of their own")
+    done = ci(up)
+    lines = rejected(done)
+    assert lines["route/2.plan"] == changed(
+        up,
+        "route/2.plan-risks.stone added (its name extends 2.plan's: it takes the files both default globs "
+        "match)",
+    )
+    assert lines["route/2.plan-risks"].startswith("passed")
+    assert "2.plan-risks added" not in done.err  # a policy change, not a notice that it needs no approval
+    # A human who agrees approves the definitions; then CI accepts the route.
+    human_approves_policy(up)
+    assert ci(up).code == 0
+
+
 def test_a_removed_route_fails_with_no_approval_path(upstream: Upstream) -> None:
     up = upstream
     robot_git(up.repo, "rm", "-r", "-q", "route")
