@@ -23,12 +23,12 @@ left to hold a marker): humans remove routes on the base branch.
 Every route REF has is accounted for (``compare``): compared, gone (``removed``), or replaced by what cannot
 be a route (``route.verify`` reports a symlink, a file or stones that are directories as ``broken``).
 
-Git is asked a fixed number of times per run, however many routes: the commit REF names, ONE ``git ls-tree
--r`` (of the routes and the top-level approvers file, or with ``--all`` of the whole tree; ``start_base`` runs
-it in the background), with ``--route`` one more for guard programs outside the routes, and ONE ``git
-ls-files`` per route for which of the files its guards name are tracked; plus, for a route whose policy
-approval must be vouched for, the base's approvers file (``git cat-file``) and ``git merge-base
---is-ancestor``. The one ``git log`` provenance runs over every ``*.approved`` marker covers
+Git is asked a fixed number of times per run, however many routes: the commit REF names, ONE ``git
+ls-tree -r`` (of the routes and the top-level approvers file, or with ``--all`` of the whole tree;
+``policy_base`` runs it in the background), with ``--route`` one more for guard programs outside the
+routes, and ONE ``git ls-files`` per route for which of the files its guards name are tracked; plus, for a
+route whose policy approval must be vouched for, the base's approvers file (``git cat-file``) and ``git
+merge-base --is-ancestor``. The one ``git log`` provenance runs over every ``*.approved`` marker covers
 ``policy.approved`` too. The current definitions are hashed from disk exactly as they are (what runs),
 never taken from git's index nor passed through its conversions; a symlink's id is marked as a link's
 (``programs.identities``).
@@ -43,9 +43,8 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Literal, NamedTuple
 
-from routedriver import gitops, globs
+from routedriver import gitops
 from routedriver.errors import Refused
-from routedriver.later import Later
 from routedriver.route import approval_commit, hashing, manifest, programs, store, words
 from routedriver.route import frontmatter as fm
 from routedriver.route.approval_commit import HUMANS_ONLY
@@ -53,6 +52,7 @@ from routedriver.route.checks import StoneCheck
 from routedriver.route.guardfile import load_guard
 from routedriver.route.load import GUARD_SUFFIX, STONE_SUFFIX, open_route
 from routedriver.route.model import STATE_DIR, Guard, Route
+from routedriver.route.policy_base import Base, BaseDir
 from routedriver.route.provenance import (
     REPO_APPROVERS,
     ROUTE_APPROVERS,
@@ -230,103 +230,6 @@ def write_approval(route: Route, route_rel: str, ids: Mapping[str, str], approve
 # ---------------------------------------------------------------- comparing with the base
 
 
-class _BaseDir(NamedTuple):
-    """One directory of REF's tree: its files by name."""
-
-    files: dict[str, gitops.TreeEntry]
-
-    @property
-    def stones(self) -> set[str]:
-        return {
-            name[: -len(STONE_SUFFIX)]
-            for name in self.files
-            if name.endswith(STONE_SUFFIX) and not name.startswith(".")
-        }
-
-
-class Base:
-    """REF as one run compares with it: its commit and the files of its tree that the run needs, listed by
-    ONE ``git ls-tree -r`` (of the routes and the top-level approvers file, or with ``--all`` of the whole
-    tree), plus at most one more for guard programs outside the routes (``ensure``)."""
-
-    def __init__(self, repo: gitops.Repo, ref: str, commit: str, listed: Sequence[str]) -> None:
-        self.repo = repo
-        self.ref = ref  # as given
-        self.commit = commit
-        self.listed = tuple(listed)  # the paths listed; () is the whole tree
-        self.files: dict[str, gitops.TreeEntry] = {}
-        self.directories: dict[str, _BaseDir] = {}
-        self._routes: set[str] = set()  # directories holding a *.stone file (not a hidden one)
-        self._list(listed)
-
-    @property
-    def short(self) -> str:  # REF's commit, as messages show it
-        return self.commit[:12]
-
-    def _list(self, paths: Sequence[str]) -> None:
-        try:
-            tree = gitops.tree_files(self.repo, self.commit, paths)
-        except gitops.GitError as exc:
-            raise Refused(f"cannot list {self.ref} ({self.short}): {exc}", "check --base") from None
-        self.files.update(tree)
-        for path, entry in tree.items():
-            parent, _, name = path.rpartition("/")
-            self.directories.setdefault(parent or ".", _BaseDir({})).files[name] = entry
-            if name.endswith(STONE_SUFFIX) and not name.startswith("."):
-                self._routes.add(parent or ".")
-
-    def directory(self, path: str) -> _BaseDir:
-        return self.directories.get(path, _BaseDir({}))
-
-    def routes(self) -> list[str]:
-        """The directories of REF's tree holding stones (among those listed)."""
-        return sorted(self._routes)
-
-    def ensure(self, named: Iterable[programs.Named], also: Iterable[str] = ()) -> None:
-        """List REF's files for what guard commands name (and the paths ``also``) outside what is listed
-        already (one more ``git ls-tree``; the head directory of a glob): nothing to do when the whole tree
-        is listed."""
-        if not self.listed:
-            return
-        wanted: set[str] = set(also)
-        for names in named:
-            wanted |= names.paths
-            wanted |= {globs.parse(pattern).head or "." for pattern in names.globs}
-        missing = sorted(path for path in wanted if not self._covered(path))
-        if missing:
-            self._list(["." if path == "." else path for path in missing])
-            self.listed += tuple(missing)
-
-    def _covered(self, path: str) -> bool:
-        return any(
-            listed == "." or path == listed or path.startswith(listed.rstrip("/") + "/")
-            for listed in self.listed
-        )
-
-
-def read_base(repo: gitops.Repo | None, ref: str, routes: Sequence[str], *, all_routes: bool) -> Base:
-    """REF, resolved and listed for ``routes`` (relative to the top-level; with ``all_routes`` the whole
-    tree, so every route REF has is known); refuses a REF git cannot find."""
-    return start_base(repo, ref, routes, all_routes=all_routes).get()
-
-
-def start_base(repo: gitops.Repo | None, ref: str, routes: Sequence[str], *, all_routes: bool) -> Later[Base]:
-    """``read_base``, with REF resolved now (refused at once when git cannot find it) and its tree listed
-    in the background."""
-    if repo is None:
-        raise Refused("--base needs a git repository", "run route.verify inside the routes' work tree")
-    commit = gitops.resolve_commit(repo, ref)
-    if commit is None:
-        raise Refused(
-            f"--base {ref}: git cannot find that commit here",
-            "fetch the base's history (actions/checkout with fetch-depth: 0, or git fetch origin <base>) "
-            "or check the name",
-        )
-    # The routes and the repository's approvers file (who may approve a policy change), or everything.
-    listed = () if all_routes or "." in routes else (*sorted(set(routes)), REPO_APPROVERS)
-    return Later(lambda: Base(repo, ref, commit, listed))
-
-
 def compare(
     base: Base,
     routes: Iterable[Route],
@@ -478,7 +381,7 @@ def _extending(route: str, added: Sequence[str], kept: Sequence[str]) -> list[Ch
     ]
 
 
-def _prunable(stone: str, at_base: _BaseDir, state: _BaseDir) -> bool:
+def _prunable(stone: str, at_base: BaseDir, state: BaseDir) -> bool:
     """At REF, did ``stone`` have nothing to lose: no guard, no marker and none of its default artifacts
     (``$route/<name>*.md``; a file a longer stone name's default also matches is that stone's)?"""
     if stone + GUARD_SUFFIX in at_base.files or store.has_marker(state.files, stone):

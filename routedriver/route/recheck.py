@@ -52,7 +52,8 @@ from routedriver.route.checks import StoneCheck
 from routedriver.route.context import StoneContext
 from routedriver.route.load import GUARD_SUFFIX, STONE_SUFFIX
 from routedriver.route.model import DEFAULT_ARTIFACTS, STATE_DIR, Guard, JudgeRecord, PassRecord, ReviewRecord
-from routedriver.route.policy import Base, PolicyReport, RoutePolicy, approval_now
+from routedriver.route.policy import PolicyReport, RoutePolicy, approval_now
+from routedriver.route.policy_base import Base
 from routedriver.route.words import count
 from routedriver.threads import run_all
 

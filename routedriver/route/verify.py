@@ -46,8 +46,8 @@ from routedriver.route.state import Done, Survey
 from routedriver.route.words import count
 
 if TYPE_CHECKING:
-    from routedriver.route import policy
     from routedriver.route.policy import PolicyReport
+    from routedriver.route.policy_base import Base
     from routedriver.route.recheck import Options, RecheckReport
 
 
@@ -139,14 +139,14 @@ def verify(
     base = repo.toplevel if repo is not None else here
     names = {path: _name_in(path, base) for path in paths}
     asked = [name for name in names.values() if name is not None]
-    base_tree: Later[policy.Base] | None = None
+    base_tree: Later[Base] | None = None
     if base_ref is not None:
         # policy (~18 ms) and recheck: only with --base and --recheck, off a plain CI run
-        from routedriver.route import policy
+        from routedriver.route import policy, policy_base
 
         # REF is resolved now (a name git cannot find is refused before any report) and listed while the
         # claims are checked.
-        base_tree = policy.start_base(repo, base_ref, asked, all_routes=all_routes)
+        base_tree = policy_base.start_base(repo, base_ref, asked, all_routes=all_routes)
     routes = _load_routes(paths, names, base, repo, checks)
     provenance = Provenance(repo, approvers, require_signed, allowed_signers)
     if base_tree is not None:
