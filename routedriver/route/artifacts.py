@@ -42,13 +42,14 @@ from routedriver import globs
 from routedriver.errors import Refused
 from routedriver.route.hashing import relative_posix
 from routedriver.route.model import (
-    DEFAULT_ARTIFACTS,
     STATE_DIR,
     VARIABLE,
     Guard,
     Route,
     Stone,
     default_artifacts,
+    default_owner,
+    writes_globs,
 )
 
 _DRIVER_SUFFIXES = (".stone", ".guard")
@@ -188,21 +189,15 @@ def default_glob_files(route: Route, listings: Listings) -> dict[str, list[str]]
     """The files of every stone's default glob (``$route/<name>*.md``) as names in the route's directory,
     sorted, by stone name: ONE pass over the route's listing for all its stones (route.stone.get checks
     every passed stone of a long route), matching no pattern. Stones whose names hold glob characters are
-    left out (``artifact_paths`` finds theirs). The same files ``artifact_paths`` finds: a file matched by
-    several stones' default globs goes to the one with the longest name (``_taken_by_longer_name``)."""
+    left out (``artifact_paths`` finds theirs). The same files ``artifact_paths`` finds: each goes to its
+    ``default_owner``."""
     names = {stone.name for stone in route.stones}
     found: dict[str, list[str]] = {name: [] for name in names if not globs.has_magic(name)}
-    shortest = min(map(len, names), default=1)
     listing = listings.get(os.fspath(route.path))
     for entry in listing.names:
-        if entry.endswith(_DEFAULT_SUFFIX) and listing.is_file[entry]:
-            # The longest stone name the file's name starts with, leaving the suffix to the glob.
-            for end in range(len(entry) - len(_DEFAULT_SUFFIX), shortest - 1, -1):
-                if entry[:end] in names:
-                    owner = found.get(entry[:end])
-                    if owner is not None:
-                        owner.append(entry)
-                    break
+        owner = default_owner(entry, names)
+        if owner is not None and owner in found and listing.is_file[entry]:
+            found[owner].append(entry)
     return found
 
 
@@ -274,8 +269,6 @@ def artifact_map(
     return found
 
 
-# What the default glob matches after the stone's name: any text, then this suffix (``.md``).
-_DEFAULT_SUFFIX = DEFAULT_ARTIFACTS[0].rpartition("*")[2]
 # The last route's stones and their names sorted: route.verify and route.drive ask for every stone of one
 # route in turn, so the names are sorted once per route (the tuple is held, so ``is`` cannot be fooled).
 _SORTED_NAMES: tuple[tuple[Stone, ...], list[str]] = ((), [])
@@ -283,10 +276,10 @@ _SORTED_NAMES: tuple[tuple[Stone, ...], list[str]] = ((), [])
 
 def _taken_by_longer_name(route: Route, stone: Stone, guard: Guard | None) -> Callable[[str], bool] | None:
     """For a stone on the default glob (its guard has no ``artifacts:``), whether a file name it matches
-    belongs to another stone of the route whose name extends this one's (``3.plan-details`` for ``3.plan``)
-    because that stone's default glob matches it too; None (nothing to leave out) for written globs and
-    for the usual stone, whose name no other stone's extends."""
-    if guard is not None and guard.artifacts is not DEFAULT_ARTIFACTS:
+    belongs to another stone of the route whose name extends this one's (``3.plan-details`` for ``3.plan``;
+    ``default_owner``); None (nothing to leave out) for written globs and for the usual stone, whose name
+    no other stone's extends."""
+    if writes_globs(guard):
         return None
     global _SORTED_NAMES
     stones, names = _SORTED_NAMES
@@ -299,12 +292,8 @@ def _taken_by_longer_name(route: Route, stone: Stone, guard: Guard | None) -> Ca
         end += 1
     if start == end:
         return None
-    longer = [(other, len(other) + len(_DEFAULT_SUFFIX)) for other in names[start:end]]
-    # The file's name ends in the suffix (this stone's default matched it); the other stone's default
-    # matches it when it starts with that stone's name and is long enough for both.
-    return lambda filename: any(
-        filename.startswith(other) and len(filename) >= least for other, least in longer
-    )
+    candidates = {name, *names[start:end]}
+    return lambda filename: default_owner(filename, candidates) != name
 
 
 @lru_cache(maxsize=256)

@@ -35,7 +35,7 @@ from routedriver.route.guard import search_path
 from routedriver.route.guardfile import check_guard_file
 from routedriver.route.hashing import relative_posix
 from routedriver.route.load import GUARD_SUFFIX, STONE_SUFFIX, numeric_prefix
-from routedriver.route.model import DEFAULT_ARTIFACTS, Guard, Route, Stone
+from routedriver.route.model import Guard, Route, Stone, writes_globs
 from routedriver.route.programs import guard_programs
 from routedriver.route.subst import ENV, substitute
 from routedriver.route.verify import route_paths
@@ -352,7 +352,7 @@ def _first_program(command: str, route: str, stone: Stone) -> tuple[str, str]:
 def _overlapping_defaults(route: Route, guards: dict[str, Guard | None], add: Add) -> None:
     for stone in route.stones:
         guard = guards.get(stone.name)
-        if guard is not None and guard.artifacts is not DEFAULT_ARTIFACTS:
+        if writes_globs(guard):
             continue  # globs written in a guard are taken as written
         if stone.has_guard and guard is None:
             continue  # the guard is broken; already reported

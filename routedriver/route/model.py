@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Collection
 from pathlib import Path
 from typing import NamedTuple
 
@@ -27,8 +28,29 @@ STATE_DIR = ".route"  # the driver's own files live in $route/.route/, never nex
 
 def default_artifacts(stone_name: str) -> tuple[str, ...]:
     """``$route/<name>*.md``: matches ``1.vision.md`` and versioned ``1.vision.v1.i1.md`` alike (a file
-    that the default of a stone with a longer name also matches is that stone's: see ``artifacts.py``)."""
+    that the default of a stone with a longer name also matches is that stone's: ``default_owner``)."""
     return DEFAULT_ARTIFACTS
+
+
+DEFAULT_SUFFIX = DEFAULT_ARTIFACTS[0].rpartition("*")[2]  # what the default glob matches after the name
+
+
+def default_owner(filename: str, names: Collection[str]) -> str | None:
+    """The stone among ``names`` (a set) whose default glob owns ``filename``, a name in the route's
+    directory: the longest name it starts with that leaves room for the suffix. A file the defaults of
+    several stones match is the most specific one's (``3.plan-details.md`` is ``3.plan-details``'s, not
+    ``3.plan``'s), the one rule every reader of default artifacts follows. None: no default matches it."""
+    if filename.endswith(DEFAULT_SUFFIX):
+        for end in range(len(filename) - len(DEFAULT_SUFFIX), 0, -1):
+            if filename[:end] in names:
+                return filename[:end]
+    return None
+
+
+def writes_globs(guard: Guard | None) -> bool:
+    """Does the guard name its stone's artifacts itself (``artifacts:``, even the default glob written out)?
+    Else they are the default glob's, whose files a stone with a longer name can own (``default_owner``)."""
+    return guard is not None and guard.artifacts is not DEFAULT_ARTIFACTS
 
 
 class Stone(NamedTuple):

@@ -51,7 +51,7 @@ from routedriver.route.approval_commit import HUMANS_ONLY
 from routedriver.route.checks import StoneCheck
 from routedriver.route.guardfile import load_guard
 from routedriver.route.load import GUARD_SUFFIX, STONE_SUFFIX, open_route
-from routedriver.route.model import STATE_DIR, Guard, Route
+from routedriver.route.model import STATE_DIR, Guard, Route, default_owner, writes_globs
 from routedriver.route.policy_base import Base, BaseDir
 from routedriver.route.provenance import (
     REPO_APPROVERS,
@@ -134,6 +134,7 @@ class Definitions(NamedTuple):
     named: dict[str, programs.Named]  # stone → what its guard's commands name (guards that load)
     tracked: programs.Tracked  # of what they name, the files git tracks now
     guards: dict[str, str]  # stone → its guard file, relative to the top-level
+    written: frozenset[str]  # stones whose guard names their artifacts (``model.writes_globs``)
 
     def programs(self, stone: str, also: Collection[str] = ()) -> set[str]:
         """The stone's guard programs now, plus what its commands name among ``also`` (REF's files)."""
@@ -173,7 +174,8 @@ def read_definitions(
     # From disk, exactly: what is compared and approved are the bytes in the work tree (what runs), whatever
     # git's index claims or its conversions would store.
     ids = programs.identities(repo, [hashing.relative_posix(path, repo.toplevel) for path in paths])
-    return Definitions(ids, named, tracked, guard_files)
+    written = frozenset(stone for stone, guard in guards.items() if writes_globs(guard))
+    return Definitions(ids, named, tracked, guard_files, written)
 
 
 def definitions(route: Route, repo: gitops.Repo) -> dict[str, str]:
@@ -350,7 +352,7 @@ def _compare_route(
             pruned.append(stone)
         else:
             changes.append(Change(_join(name, stone + STONE_SUFFIX), "removed", ROUTE_WIDE))
-    extending = _extending(name, sorted(now - base_stones), sorted(base_stones & now))
+    extending = _extending(name, sorted(now - base_stones), sorted(base_stones & now - current.written))
     changes += extending
     approvers = _join(name, ROUTE_APPROVERS)
     own = state.files.get(os.path.basename(ROUTE_APPROVERS))
@@ -368,11 +370,11 @@ def _compare_route(
 
 
 def _extending(route: str, added: Sequence[str], kept: Sequence[str]) -> list[Change]:
-    """Added stones whose names extend a stone REF has (``1.vision-risks`` beside ``1.vision``): a file both
-    default globs match is the longer name's, so the new stone takes files out of the older one's default
-    artifacts, which its reviews, judges and approval no longer cover. That narrows the older stone's policy
-    (reported on it); taken by name, whatever files there are now, since a file written later would be
-    taken too."""
+    """Added stones whose names extend a stone REF has on the default glob (``kept``; ``1.vision-risks``
+    beside ``1.vision``): a file both default globs match is the longer name's (``default_owner``), so the
+    new stone takes files out of the older one's artifacts, which its reviews, judges and approval no longer
+    cover. That narrows the older stone's policy (reported on it); taken by name, whatever files there are
+    now, since a file written later would be taken too."""
     return [
         Change(_join(route, stone + STONE_SUFFIX), "added", older, extends=True)
         for stone in added
@@ -386,16 +388,8 @@ def _prunable(stone: str, at_base: BaseDir, state: BaseDir) -> bool:
     (``$route/<name>*.md``; a file a longer stone name's default also matches is that stone's)?"""
     if stone + GUARD_SUFFIX in at_base.files or store.has_marker(state.files, stone):
         return False
-    longer = [other for other in at_base.stones if other != stone and other.startswith(stone)]
-    for filename in at_base.files:
-        if _default_match(stone, filename) and not any(_default_match(other, filename) for other in longer):
-            return False
-    return True
-
-
-def _default_match(stone: str, filename: str) -> bool:
-    """Does the default artifact glob ``<stone>*.md`` match ``filename``?"""
-    return filename.startswith(stone) and filename.endswith(".md") and len(filename) >= len(stone) + 3
+    names = at_base.stones
+    return not any(default_owner(filename, names) == stone for filename in at_base.files)
 
 
 def _approval(

@@ -51,7 +51,15 @@ from routedriver.route.artifacts import artifact_patterns, input_patterns
 from routedriver.route.checks import StoneCheck
 from routedriver.route.context import StoneContext
 from routedriver.route.load import GUARD_SUFFIX, STONE_SUFFIX
-from routedriver.route.model import DEFAULT_ARTIFACTS, STATE_DIR, Guard, JudgeRecord, PassRecord, ReviewRecord
+from routedriver.route.model import (
+    STATE_DIR,
+    Guard,
+    JudgeRecord,
+    PassRecord,
+    ReviewRecord,
+    default_owner,
+    writes_globs,
+)
 from routedriver.route.policy import PolicyReport, RoutePolicy, approval_now
 from routedriver.route.policy_base import Base
 from routedriver.route.words import count
@@ -348,11 +356,10 @@ class _Holder:
             return False
         # ... and no other file of REF's tree was one of its artifacts or inputs (else it was not the pass
         # there). A file a longer stone name's default glob also matches is that stone's, not this one's.
-        longer = _longer_names(base, route_rel, name, context.guard)
+        owners = None if writes_globs(context.guard) else base.directory(route_rel).stones | {name}
 
         def theirs(path: str) -> bool:
-            filename = path.rpartition("/")[2]
-            return any(filename.startswith(other) and len(filename) >= least for other, least in longer)
+            return owners is not None and default_owner(path.rpartition("/")[2], owners) != name
 
         artifacts = self._other(_top_patterns(context), ids, _driver_file)
         if any(not theirs(path) for path in artifacts):
@@ -390,20 +397,6 @@ def _literal_start(spec: globs.Glob) -> str:
         return head
     lead = globs.literal_prefix(rest.parts[0]) if rest.parts else ""
     return f"{head}/{lead}" if head not in ("", ".") else lead
-
-
-def _longer_names(base: Base, route_rel: str, name: str, guard: Guard | None) -> list[tuple[str, int]]:
-    """For a stone on the default glob, the stones of REF's route whose names extend its name, with the
-    shortest file name their default glob matches: a file such a stone's default also matches is that
-    stone's (artifacts.py's rule), not this one's."""
-    if guard is not None and guard.artifacts is not DEFAULT_ARTIFACTS:
-        return []
-    suffix = DEFAULT_ARTIFACTS[0].rpartition("*")[2]
-    return [
-        (other, len(other) + len(suffix))
-        for other in base.directory(route_rel).stones
-        if other != name and other.startswith(name)
-    ]
 
 
 def _driver_file(path: str) -> bool:

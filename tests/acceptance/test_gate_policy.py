@@ -292,10 +292,22 @@ def test_a_new_stone_whose_name_extends_one_the_base_has_takes_its_files_only_wi
     # A second red team: 2.plan's default artifacts (2.plan*.md) hold 2.plan-risks.md, which its review read.
     # A new stone 2.plan-risks (no guard: it passes on its artifact alone) takes that file, since a file both
     # defaults match is the longer name's; the robot rewrites it, and 2.plan passes again on 2.plan.md alone.
-    up = fork(template, tmp_path, {"route/2.plan-risks.md": "# Risks: the review read these\n"})
+    # 4.notes names its artifacts in its guard: a longer name takes nothing from it, so 4.notes-extra is new.
+    up = fork(
+        template,
+        tmp_path,
+        {
+            "route/2.plan-risks.md": "# Risks: the review read these\n",
+            "route/4.notes.stone": "Take notes.\n",
+            "route/4.notes.guard": "artifacts: ['$route/notes/*.md']\n",
+            "route/notes/a.md": "a note\n",
+        },
+    )
     write(up.route / "2.plan-risks.stone", "List the risks.\n")
     write(up.route / "2.plan-risks.md", "# Risks: none\n")
-    robot_set(up, "2.plan", "2.plan-risks")
+    write(up.route / "4.notes-extra.stone", "More notes.\n")
+    write(up.route / "4.notes-extra.md", "more\n")
+    robot_set(up, "2.plan", "2.plan-risks", "4.notes", "4.notes-extra")
     robot_commit(up.repo, "risks of their own")
     done = ci(up)
     lines = rejected(done)
@@ -305,7 +317,9 @@ def test_a_new_stone_whose_name_extends_one_the_base_has_takes_its_files_only_wi
         "match)",
     )
     assert lines["route/2.plan-risks"].startswith("passed")
+    assert lines["route/4.notes"].startswith("passed")
     assert "2.plan-risks added" not in done.err  # a policy change, not a notice that it needs no approval
+    assert f"route/4.notes-extra added since {up.base[:12]} (a new stone needs no approval)" in done.err
     # A human who agrees approves the definitions; then CI accepts the route.
     human_approves_policy(up)
     assert ci(up).code == 0

@@ -18,7 +18,7 @@ from routedriver.route import frontmatter, hashing, store
 from routedriver.route.artifacts import Listings, artifact_map, default_glob_files, find_artifacts
 from routedriver.route.guardfile import load_guard
 from routedriver.route.load import load_route
-from routedriver.route.model import Guard
+from routedriver.route.model import Guard, default_owner
 from tests.conftest import git
 from tests.route.routes import write
 
@@ -182,6 +182,25 @@ def test_artifact_globs_find_the_same_files_from_one_listing_and_the_index(
     expected = _expected(route_dir, globs, "1.s", git_repo)
     assert artifact_map(route, stone, guard, git_repo, snapshot.unsure) == expected
     assert artifact_map(route, stone, guard, git_repo, None) == expected
+
+
+@pytest.mark.parametrize(
+    ("filename", "owner"),
+    [
+        ("3.plan.md", "3.plan"),
+        ("3.plan-d.md", "3.plan"),  # starts with 3.plan-d, not 3.plan-details
+        ("3.plan-details.md", "3.plan-details"),
+        ("3.plan-details.v2.md", "3.plan-details"),
+        ("1.a.md", "1.a"),  # too short for 1.a.m's default (1.a.m*.md)
+        ("1.a.m.md", "1.a.m"),
+        ("3.plan.txt", None),  # the default matches *.md only
+        ("3.pla.md", None),
+        ("notes.md", None),
+    ],
+)
+def test_the_default_glob_owner_is_the_longest_name_that_fits(filename: str, owner: str | None) -> None:
+    names = {"1.a", "1.a.m", "3.plan", "3.plan-details"}
+    assert default_owner(filename, names) == owner
 
 
 def test_a_default_glob_leaves_files_to_the_stone_with_the_longer_name_on_every_path(git_repo: Path) -> None:
