@@ -95,13 +95,6 @@ class IndexSnapshot(NamedTuple):
             return self
         return IndexSnapshot({**self.staged, **other.staged}, self.modified | other.modified)
 
-    def unsure(self, paths: Iterable[str]) -> set[str]:
-        """Those of ``paths`` git does not vouch for as regular files: untracked, not a regular file in the
-        index, or modified (possibly replaced by a directory) in the work tree."""
-        asked = set(paths)
-        # difference(dict) probes the dict; ``asked - staged.keys()`` would copy all its keys into a set.
-        return asked.difference(self.staged) | asked.intersection(self.modified)
-
 
 class CommitInfo(NamedTuple):
     """The latest commit that changed one path, and what it put there."""

@@ -31,10 +31,7 @@ from __future__ import annotations
 
 import bisect
 import os
-import re
 from collections.abc import Callable, Iterable, Iterator
-from functools import lru_cache
-from itertools import filterfalse
 from pathlib import Path
 from typing import NamedTuple
 
@@ -53,16 +50,10 @@ from routedriver.route.model import (
 )
 
 _DRIVER_SUFFIXES = (".stone", ".guard")
-_DRIVER_FILE = re.compile(r".*\.(?:stone|guard)\Z", re.DOTALL)  # a name ending in one of _DRIVER_SUFFIXES
 # The one directory a wildcard never enters whatever it holds: git's own store. (``globs.NEVER_ENTERED``'s
 # other names, ``.hg`` and ``.svn``, are ordinary directories to git, so a tracked file there is content.)
 _GIT_DIR = ".git"
 _STONE_SUFFIX = ".stone"
-
-# Given relative paths, says which are NOT known to be regular files (e.g. ``IndexSnapshot.unsure``: git's
-# index lists them as regular files and the work tree agrees); those, and only those, are stat-ed.
-Unsure = Callable[[Iterable[str]], set[str]]
-
 
 def expand_glob(pattern: str, route: Route, stone: Stone) -> str:
     """``pattern`` with ``$route``/``$stone`` replaced by their values, escaped to match only themselves."""
@@ -223,52 +214,6 @@ def artifact_paths(
     return sorted(found)
 
 
-def artifact_map(
-    route: Route, stone: Stone, guard: Guard | None, base: Path, unsure: Unsure | None = None
-) -> dict[str, str]:
-    """``find_artifacts`` for route.verify, which handles thousands: ``{path relative to base (POSIX):
-    absolute path}``, the same files.
-
-    With ``unsure`` (see ``Unsure``), the common glob, wildcards in the last component only
-    (``$route/art/*.md``), lists its directory once, filters the names in C and stats only the matches git
-    does not vouch for. Other globs, or no ``unsure``, go through ``artifact_paths``'s way.
-    """
-    found: dict[str, str] = {}
-    state_dir = os.fspath(route.state_dir)
-    state_prefix = state_dir + os.sep
-    for pattern in _patterns(route, stone, guard, base):
-        directory, name = _last_only(pattern)
-        if unsure is None or os.sep != "/" or name is None:
-            for path in _named_files(pattern, Listings(), base):
-                if not (path.endswith(_DRIVER_SUFFIXES) or path.startswith(state_prefix)):
-                    found[relative_posix(path, base)] = path
-            continue
-        if directory == state_dir or directory.startswith(state_prefix):
-            continue
-        try:
-            names = os.listdir(directory)
-        except OSError:
-            continue  # a directory that is missing or unreadable holds nothing
-        entries = list(filter(globs.name_matcher(name), names))
-        if _may_match_driver_files(name):
-            entries = list(filterfalse(_DRIVER_FILE.match, entries))
-        relative_dir = relative_posix(directory, base)
-        head = "" if relative_dir == "." else relative_dir + "/"
-        absolute_head = directory.rstrip("/") + "/"
-        # map/zip: the thousands of names are joined in C, not one by one in Python.
-        here = dict(zip(map(head.__add__, entries), map(absolute_head.__add__, entries), strict=True))
-        for relative in unsure(here):
-            if not os.path.isfile(here[relative]):
-                del here[relative]  # a directory (or a broken link) whose name matches
-        found.update(here)
-    taken = _taken_by_longer_name(route, stone, guard)
-    if taken is not None:
-        for relative, path in list(found.items()):
-            if taken(os.path.basename(path)):
-                del found[relative]
-    return found
-
-
 # The last route's stones and their names sorted: route.verify and route.drive ask for every stone of one
 # route in turn, so the names are sorted once per route (the tuple is held, so ``is`` cannot be fooled).
 _SORTED_NAMES: tuple[tuple[Stone, ...], list[str]] = ((), [])
@@ -294,14 +239,6 @@ def _taken_by_longer_name(route: Route, stone: Stone, guard: Guard | None) -> Ca
         return None
     candidates = {name, *names[start:end]}
     return lambda filename: default_owner(filename, candidates) != name
-
-
-@lru_cache(maxsize=256)
-def _may_match_driver_files(name: str) -> bool:
-    """Whether the glob component ``name`` can match a ``.stone`` or ``.guard`` file: not when it ends in
-    literal text that rules both out (``*.md``: every name it matches ends in ``.md``)."""
-    tail = re.split(r"[*?\]]", name)[-1]  # the literal text after the last wildcard or class
-    return not tail or any(suffix.endswith(tail) or tail.endswith(suffix) for suffix in _DRIVER_SUFFIXES)
 
 
 def _last_only(pattern: str) -> tuple[str, str | None]:

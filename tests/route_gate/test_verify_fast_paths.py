@@ -2,7 +2,7 @@
 
 Each test compares a shortcut with the straightforward rule it replaces, on real git repositories and files
 where the shortcut depends on them: the index listing cut at fixed offsets, ``.route/`` names grouped by stone
-in one pass, artifact globs answered from one directory listing and git's index, the canonical JSON of the
+in one pass, artifact globs answered from one listing per directory, the canonical JSON of the
 review-input hash joined by hand, a marker's manifest read only when asked, and git queries started early.
 """
 
@@ -13,12 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from routedriver import gitops
+from routedriver import gitops, globs
 from routedriver.route import frontmatter, hashing, store
-from routedriver.route.artifacts import Listings, artifact_map, default_glob_files, find_artifacts
+from routedriver.route.artifacts import Listings, default_glob_files, find_artifacts
 from routedriver.route.guardfile import load_guard
 from routedriver.route.load import load_route
 from routedriver.route.model import Guard, default_owner
+from routedriver.route.state import Survey
 from tests.conftest import git
 from tests.route.routes import write
 
@@ -125,19 +126,25 @@ def test_state_files_are_grouped_by_stone_exactly_like_the_per_stone_listing() -
 # ---------------------------------------------------------------- artifact globs
 
 
-def _expected(route_dir: Path, globs: tuple[str, ...], stone_name: str, base: Path) -> dict[str, str]:
-    route = load_route(route_dir)
-    stone = route.stone(stone_name)
-    assert stone is not None
-    guard = Guard(path=route_dir / f"{stone_name}.guard", artifacts=globs, reviews=(), judges=())
-    return {
-        hashing.relative_posix(path, base): os.fspath(path)
-        for path in find_artifacts(route, stone, guard, base)
-    }
+def _plainly(repo: Path, patterns: tuple[str, ...]) -> set[str]:
+    """The files a straightforward reading of the rule gives, walking the whole work tree: a file (a link to
+    one counts) whose path relative to the top-level a glob covers (``globs.covers``), never a ``.stone`` or
+    ``.guard`` file, nothing under a ``.route/``, ``.git`` never entered."""
+    found = set()
+    for directory, dirs, files in os.walk(repo):
+        dirs[:] = [name for name in dirs if name != ".git"]
+        for name in files + dirs:  # a link to a directory is listed with the directories, and not entered
+            path = os.path.join(directory, name)
+            relative = os.path.relpath(path, repo).replace(os.sep, "/")
+            if not os.path.isfile(path) or name.endswith((".stone", ".guard")):
+                continue
+            if ".route" not in relative.split("/") and any(globs.covers(p, relative) for p in patterns):
+                found.add(relative)
+    return found
 
 
 @pytest.mark.parametrize(
-    "globs",
+    "patterns",
     [
         ("$route/art/*.md",),
         ("$route/art/*",),
@@ -147,8 +154,8 @@ def _expected(route_dir: Path, globs: tuple[str, ...], stone_name: str, base: Pa
         ("art2/*.md", "$route/missing/*.md"),
     ],
 )
-def test_artifact_globs_find_the_same_files_from_one_listing_and_the_index(
-    git_repo: Path, globs: tuple[str, ...]
+def test_artifact_globs_find_from_listings_what_a_walk_of_the_whole_tree_finds(
+    git_repo: Path, patterns: tuple[str, ...]
 ) -> None:
     route_dir = git_repo / "route"
     write(route_dir / "1.s.stone", "Do it.\n")
@@ -171,17 +178,13 @@ def test_artifact_globs_find_the_same_files_from_one_listing_and_the_index(
     os.symlink("nowhere.md", art / "broken.md")  # a broken link does not
     (art / "d.md").unlink()
     (art / "d.md").mkdir()  # a tracked file replaced by a directory
-    repo = gitops.find_repo(git_repo)
-    assert repo is not None
-    snapshot = gitops.index_snapshot(repo)
-    assert snapshot is not None
     route = load_route(route_dir)
     stone = route.stone("1.s")
     assert stone is not None
-    guard = Guard(path=route_dir / "1.s.guard", artifacts=globs, reviews=(), judges=())
-    expected = _expected(route_dir, globs, "1.s", git_repo)
-    assert artifact_map(route, stone, guard, git_repo, snapshot.unsure) == expected
-    assert artifact_map(route, stone, guard, git_repo, None) == expected
+    guard = Guard(path=route_dir / "1.s.guard", artifacts=patterns, reviews=(), judges=())
+    found = {hashing.relative_posix(path, git_repo) for path in find_artifacts(route, stone, guard, git_repo)}
+    assert found == _plainly(git_repo, tuple(p.replace("$route", "route") for p in patterns))
+    assert found  # every case finds something, so the comparison says something
 
 
 @pytest.mark.parametrize(
@@ -226,17 +229,15 @@ def test_a_default_glob_leaves_files_to_the_stone_with_the_longer_name_on_every_
     write(route_dir / "3.plan-details.v3.md", "untracked\n")
     repo = gitops.find_repo(git_repo)
     assert repo is not None
-    snapshot = gitops.index_snapshot(repo)
-    assert snapshot is not None
     route = load_route(route_dir)
+    survey = Survey(route, repo, git_repo)  # what get, set and verify ask: the default glob from the listing
     owned = {}
     for stone in route.stones:
         guard = load_guard(route, stone)
         slow = {
             hashing.relative_posix(path, git_repo) for path in find_artifacts(route, stone, guard, git_repo)
         }
-        assert set(artifact_map(route, stone, guard, git_repo, snapshot.unsure)) == slow
-        assert set(artifact_map(route, stone, guard, git_repo, None)) == slow
+        assert set(survey.artifacts(stone)) == slow
         owned[stone.name] = sorted(path.removeprefix("route/") for path in slow)
     # route.stone.get's way: every stone's default files from one pass over the route's listing.
     defaults = default_glob_files(route, Listings())
@@ -259,7 +260,6 @@ def test_a_default_glob_leaves_files_to_the_stone_with_the_longer_name_on_every_
         path=route_dir / "3.plan.guard", artifacts=("$route/${stone}*.md",), reviews=(), judges=()
     )
     assert len(find_artifacts(route, stone, written, git_repo)) == 6
-    assert len(artifact_map(route, stone, written, git_repo, snapshot.unsure)) == 6
 
 
 # ---------------------------------------------------------------- the review-input hash
