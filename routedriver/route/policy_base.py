@@ -93,15 +93,10 @@ class Base:
         )
 
 
-def read_base(repo: gitops.Repo | None, ref: str, routes: Sequence[str], *, all_routes: bool) -> Base:
-    """REF, resolved and listed for ``routes`` (relative to the top-level; with ``all_routes`` the whole
-    tree, so every route REF has is known); refuses a REF git cannot find."""
-    return start_base(repo, ref, routes, all_routes=all_routes).get()
-
-
 def start_base(repo: gitops.Repo | None, ref: str, routes: Sequence[str], *, all_routes: bool) -> Later[Base]:
-    """``read_base``, with REF resolved now (refused at once when git cannot find it) and its tree listed
-    in the background."""
+    """REF, resolved now (refused at once when git cannot find it), its tree listed in the background for
+    ``routes`` (relative to the top-level; with ``all_routes`` the whole tree, so every route REF has is
+    known)."""
     if repo is None:
         raise Refused("--base needs a git repository", "run route.verify inside the routes' work tree")
     commit = gitops.resolve_commit(repo, ref)
