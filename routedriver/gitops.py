@@ -317,7 +317,8 @@ class FileKinds(NamedTuple):
 
 
 def file_kinds(repo: Repo, paths: Sequence[str]) -> FileKinds:
-    """``paths`` told apart (``FileKinds``) without opening any: a FIFO must never be handed to git."""
+    """``paths`` told apart (``FileKinds``) without opening any: a FIFO must never be handed to git. Raises
+    ``OSError`` when a symlink cannot be read."""
     kinds = FileKinds([], {}, {})
     top = os.fspath(repo.toplevel)
     head = top if top.endswith(os.sep) else top + os.sep  # os.path.join's result, for relative paths
@@ -325,12 +326,11 @@ def file_kinds(repo: Repo, paths: Sequence[str]) -> FileKinds:
         absolute = head + path
         try:
             mode = os.lstat(absolute).st_mode
-            target = os.readlink(absolute) if stat.S_ISLNK(mode) else None
         except OSError:
             kinds.regular.append(path)  # gone or out of reach: git says which, in its own words
             continue
-        if target is not None:
-            kinds.links[path] = _blob_of(os.fsencode(target), repo.object_format)
+        if stat.S_ISLNK(mode):  # a link replaced since the lstat: OSError, for the caller to refuse
+            kinds.links[path] = _blob_of(os.fsencode(os.readlink(absolute)), repo.object_format)
         elif stat.S_ISREG(mode):
             kinds.regular.append(path)
         else:

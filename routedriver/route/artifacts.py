@@ -55,6 +55,7 @@ _DRIVER_SUFFIXES = (".stone", ".guard")
 _GIT_DIR = ".git"
 _STONE_SUFFIX = ".stone"
 
+
 def expand_glob(pattern: str, route: Route, stone: Stone) -> str:
     """``pattern`` with ``$route``/``$stone`` replaced by their values, escaped to match only themselves."""
     values = {"route": globs.escape(str(route.path)), "stone": globs.escape(stone.name)}

@@ -280,22 +280,23 @@ def _hash_from_disk(
         assert isinstance(repo, gitops.Repo)
         inside = [path for path in relative if not path.startswith("../")]
         outside = [path for path in relative if path.startswith("../")]
-        kinds = gitops.file_kinds(repo, inside)  # one lstat a file, for both questions below
+        try:
+            kinds = gitops.file_kinds(repo, inside)  # one lstat a file, for both questions below
+        except OSError as exc:
+            raise _unreadable(exc) from None
         refuse_escaping_links(repo.toplevel, inside, links=kinds.links)
         if kinds.irregular and not skip_unhashable:
             path, what = next(iter(kinds.irregular.items()))
             raise _unhashable(path, what)
-        # Found before git is started; skipped, the others are hashed (the stone of a skipped file hashes
-        # its own, and is refused).
+        # With skip_unhashable an irregular file is left out and the others are hashed: its stone hashes
+        # its own files again, and only that stone is refused.
         found.update(_git_hash(repo, kinds, exact=exact))
     if outside:
         object_format = getattr(repo, "object_format", "sha1")
         try:
             hashed = _hash_many([by_relative[path] for path in outside], object_format)
         except OSError as exc:
-            raise Refused(
-                f"cannot read artifact {exc.filename}: {exc.strerror}", "check that it is a readable file"
-            ) from None
+            raise _unreadable(exc) from None
         found.update(zip(outside, hashed, strict=True))
     return found
 
@@ -310,11 +311,13 @@ def _git_hash(repo: object, kinds: object, *, exact: bool = False) -> dict[str, 
     try:
         return gitops.hash_kinds(repo, kinds, filters="none" if exact else "git")
     except OSError as exc:
-        raise Refused(
-            f"cannot read artifact {exc.filename}: {exc.strerror}", "check that it is a readable file"
-        ) from None
+        raise _unreadable(exc) from None
     except gitops.GitError as exc:
         raise Refused(f"cannot hash an artifact: {exc}", "check that it is a readable file") from None
+
+
+def _unreadable(exc: OSError) -> Refused:
+    return Refused(f"cannot read artifact {exc.filename}: {exc.strerror}", "check that it is a readable file")
 
 
 def _unhashable(path: str, what: str) -> Refused:
@@ -337,7 +340,8 @@ def refuse_escaping_links(
     real_dirs: dict[str, str] = {}  # directory → its real path: resolved once, not once per file in it
     for path in relative:
         absolute = head + path
-        if path in links if links is not None else _is_link(absolute):
+        is_link = path in links if links is not None else _is_link(absolute)
+        if is_link:
             real = os.path.realpath(absolute)
         else:  # only the directories on the way can lead elsewhere
             directory, _, name = absolute.rpartition(os.sep)
