@@ -8,8 +8,8 @@ delete a gated stone, make ``tools/review.py`` print ``blockers: 0``), and every
 record of the weaker policy. So, compared by git blob id with REF (the pull request's base), any difference is
 a **policy change**, except what loses nothing: stones and routes added, and a stone removed that at REF had
 no guard, none of its default artifacts and no marker (the pruning ``route.stone.del`` does). Renamed is
-removed plus added; the removed side decides. A stone added whose name extends one REF has is a change to that
-one (it takes files of the older stone's default artifacts: ``_extending``).
+removed plus added; the removed side decides. A stone added whose name extends one REF has on the default
+glob is a change to that one (it takes files of the older stone's artifacts: ``_extending``).
 
 A policy change passes only with a **policy approval**: ``$route/.route/policy.approved``, written by
 ``route.policy.approve`` (a human at a terminal) and committed alone, whose definitions hash equals the
