@@ -183,7 +183,7 @@ def default_glob_files(route: Route, listings: Listings) -> dict[str, list[str]]
     every passed stone of a long route), matching no pattern. Stones whose names hold glob characters are
     left out (``artifact_paths`` finds theirs). The same files ``artifact_paths`` finds: each goes to its
     ``default_owner``."""
-    names = {stone.name for stone in route.stones}
+    names = route.names
     found: dict[str, list[str]] = {name: [] for name in names if not globs.has_magic(name)}
     listing = listings.get(os.fspath(route.path))
     for entry in listing.names:
@@ -215,31 +215,14 @@ def artifact_paths(
     return sorted(found)
 
 
-# The last route's stones and their names sorted: route.verify and route.drive ask for every stone of one
-# route in turn, so the names are sorted once per route (the tuple is held, so ``is`` cannot be fooled).
-_SORTED_NAMES: tuple[tuple[Stone, ...], list[str]] = ((), [])
-
-
 def _taken_by_longer_name(route: Route, stone: Stone, guard: Guard | None) -> Callable[[str], bool] | None:
     """For a stone on the default glob (its guard has no ``artifacts:``), whether a file name it matches
     belongs to another stone of the route whose name extends this one's (``3.plan-details`` for ``3.plan``;
-    ``default_owner``); None (nothing to leave out) for written globs and for the usual stone, whose name
-    no other stone's extends."""
+    ``default_owner``); None (nothing to leave out) for written globs."""
     if writes_globs(guard):
         return None
-    global _SORTED_NAMES
-    stones, names = _SORTED_NAMES
-    if stones is not route.stones:
-        stones, names = _SORTED_NAMES = (route.stones, sorted(other.name for other in route.stones))
-    name = stone.name
-    # Sorted, the names that start with this one follow it, side by side.
-    start = end = bisect.bisect_right(names, name)
-    while end < len(names) and names[end].startswith(name):
-        end += 1
-    if start == end:
-        return None
-    candidates = {name, *names[start:end]}
-    return lambda filename: default_owner(filename, candidates) != name
+    name, names = stone.name, route.names
+    return lambda filename: default_owner(filename, names) != name
 
 
 def _last_only(pattern: str) -> tuple[str, str | None]:

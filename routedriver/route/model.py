@@ -82,10 +82,11 @@ class Route(NamedTuple):
     display: str  # the route as the user named it; used in every path we print
     stones: tuple[Stone, ...]
     state_dir: Path  # path / STATE_DIR: the driver's files (built once: every record's path starts here)
+    names: frozenset[str]  # its stones' names (built once: ``default_owner`` asks for thousands of files)
 
     @classmethod
     def at(cls, path: Path, display: str, stones: tuple[Stone, ...]) -> Route:
-        return cls(path, display, stones, path / STATE_DIR)
+        return cls(path, display, stones, path / STATE_DIR, frozenset(stone.name for stone in stones))
 
     def stone(self, name: str) -> Stone | None:
         for stone in self.stones:
