@@ -327,21 +327,17 @@ def _unhashable(path: str, what: str) -> Refused:
     )
 
 
-def refuse_escaping_links(
-    toplevel: Path, relative: Iterable[str], *, links: Collection[str] | None = None
-) -> None:
+def refuse_escaping_links(toplevel: Path, relative: Iterable[str], *, links: Collection[str]) -> None:
     """Refuse a file (relative to ``toplevel``) that is a symlink, or sits under one, leading outside the
     work tree: git stores only the link, so what a review read and a human approved would not be in the
-    repository CI checks out. ``links``: which of them are symlinks, when the caller has looked already
-    (else each is looked at here)."""
+    repository CI checks out. ``links``: which of them are symlinks (``gitops.file_kinds`` looked)."""
     top = os.fspath(toplevel)
     head = top if top.endswith(os.sep) else top + os.sep  # os.path.join's result, for relative paths
     real_top = os.path.realpath(top)
     real_dirs: dict[str, str] = {}  # directory → its real path: resolved once, not once per file in it
     for path in relative:
         absolute = head + path
-        is_link = path in links if links is not None else _is_link(absolute)
-        if is_link:
+        if path in links:
             real = os.path.realpath(absolute)
         else:  # only the directories on the way can lead elsewhere
             directory, _, name = absolute.rpartition(os.sep)
@@ -357,14 +353,6 @@ def refuse_escaping_links(
             f"artifact {path} is a symlink to {real}, outside the repository (git would store only the link)",
             "put the file itself in the repository instead of a link to it",
         )
-
-
-def _is_link(path: str) -> bool:
-    """``os.path.islink``, without its wrapper (called once per uncommitted file)."""
-    try:
-        return stat.S_ISLNK(os.lstat(path).st_mode)
-    except OSError:
-        return False
 
 
 def review_input_hash(ids: Mapping[str, str], inputs: Mapping[str, str] | None = None) -> str:

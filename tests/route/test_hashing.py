@@ -267,15 +267,19 @@ def test_a_file_reached_through_a_link_leading_out_of_the_work_tree_is_refused(
     os.symlink(outside, git_repo / "away")  # a directory link leading out
     os.symlink(git_repo / "docs", git_repo / "here")  # one that stays in
     os.symlink(outside / "doc.md", git_repo / "docs" / "out.md")
-    hashing.refuse_escaping_links(git_repo, ["docs/real.md", "here/real.md", "README.md"])
+
+    def refuse(top: Path, paths: list[str]) -> None:  # told which paths are links, as file_kinds tells it
+        hashing.refuse_escaping_links(top, paths, links={p for p in paths if os.path.islink(top / p)})
+
+    refuse(git_repo, ["docs/real.md", "here/real.md", "README.md"])
     for path in ("away/doc.md", "docs/out.md"):
         with pytest.raises(Refused, match=f"artifact {path} is a symlink to {outside}/doc.md, outside"):
-            hashing.refuse_escaping_links(git_repo, ["docs/real.md", path])
+            refuse(git_repo, ["docs/real.md", path])
     # The work tree itself reached through a link: its files are still inside.
     os.symlink(git_repo, tmp_path / "checkout")
-    hashing.refuse_escaping_links(tmp_path / "checkout", ["docs/real.md", "here/real.md"])
+    refuse(tmp_path / "checkout", ["docs/real.md", "here/real.md"])
     with pytest.raises(Refused, match="artifact away/doc.md is a symlink"):
-        hashing.refuse_escaping_links(tmp_path / "checkout", ["away/doc.md"])
+        refuse(tmp_path / "checkout", ["away/doc.md"])
 
 
 @pytest.mark.parametrize(
