@@ -272,7 +272,9 @@ def evaluate(
     outcome = _outcome(judged)
     marker = None
     if outcome == "passed":
-        marker = _write_pass(context, now, reviews, judged, judge_input_hash)
+        # What the stone passed on (now) and the review and judge files it relied on.
+        files = [review.record.path.name for review in reviews] + [judge.record.path.name for judge in judged]
+        marker = state.write_pass(route, stone, now, judge_input_hash=judge_input_hash, files=files)
     else:
         store.remove_pass(route, stone, now.key)
     problem = _judge_problem(context, judged) if outcome == "malfunction" else ""
@@ -344,29 +346,6 @@ def _judges(
         )
         results.append(JudgeResult(record, False))
     return tuple(results)
-
-
-def _write_pass(
-    context: StoneContext,
-    now: state.StoneInputs,
-    reviews: Sequence[ReviewResult],
-    judged: Sequence[JudgeResult],
-    judge_input_hash: str,
-) -> Path:
-    """The pass record: what the stone passed on (``now``) and the review and judge files it relied on."""
-    files = [review.record.path.name for review in reviews] + [judge.record.path.name for judge in judged]
-    return store.write_pass(
-        context.route,
-        context.stone.name,
-        review_input_hash=now.review_input_hash,
-        stone_id=now.stone_id,
-        guard_id=now.guard_id,
-        approval_id=now.approval_id,
-        judge_input_hash=judge_input_hash,
-        files=files,
-        manifest=now.artifacts,
-        inputs=now.inputs,
-    )
 
 
 def how_it_broke(record: ReviewRecord, timeout_s: float) -> str:

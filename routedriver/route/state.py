@@ -65,6 +65,25 @@ class StoneInputs(NamedTuple):
         )
 
 
+def write_pass(
+    route: Route, stone: str, now: StoneInputs, *, judge_input_hash: str, files: Sequence[str]
+) -> Path:
+    """Record that ``stone`` passed for the inputs ``now`` on the review and judge files ``files``
+    (``store.write_pass``)."""
+    return store.write_pass(
+        route,
+        stone,
+        review_input_hash=now.review_input_hash,
+        stone_id=now.stone_id,
+        guard_id=now.guard_id,
+        approval_id=now.approval_id,
+        judge_input_hash=judge_input_hash,
+        files=files,
+        manifest=now.artifacts,
+        inputs=now.inputs,
+    )
+
+
 class Done(NamedTuple):
     """The state of one stone (see the module's docstring)."""
 

@@ -68,11 +68,12 @@ def passed_route(parent: Path, stones: int, uncommitted: int = 0) -> Path:
     """A committed route of ``stones`` stones, each with its artifact, every third with a guard (``reviews:
     []``), all but the last passed: the worst case for ``@next-one``, whose every stone before the last must
     be checked. The passes are recorded with the driver's own functions (a Survey's inputs, then
-    ``store.write_pass``), as ``route.stone.set`` would record them, and committed.
+    ``state.write_pass``), as ``route.stone.set`` would record them, and committed.
 
     ``uncommitted``: that many of the passed stones (spread over the route) have an artifact git does not
     have (written after the commit, untracked, as a robot's work is for most of a route), so their content
     ids must come from the files, not from git's index."""
+    from routedriver.route import state
     from routedriver.route.state import Survey
 
     repo = new_repo(parent, f"get-{stones}-{uncommitted}")
@@ -97,18 +98,7 @@ def passed_route(parent: Path, stones: int, uncommitted: int = 0) -> Path:
     survey.prepare(route.stones[:-1])
     store.ensure_state_dir(route)
     for stone in route.stones[:-1]:
-        now = survey.inputs(stone)
-        store.write_pass(
-            route,
-            stone.name,
-            review_input_hash=now.review_input_hash,
-            stone_id=now.stone_id,
-            guard_id=now.guard_id,
-            approval_id=now.approval_id,
-            judge_input_hash="0" * 64,
-            files=[],
-            manifest=now.artifacts,
-        )
+        state.write_pass(route, stone.name, survey.inputs(stone), judge_input_hash="0" * 64, files=[])
     git(repo, "add", "route/.route")
     git(repo, "-c", "user.name=bench", "-c", "user.email=bench@example.com", "commit", "-q", "-m", "passes")
     untracked = subprocess.run(

@@ -134,17 +134,7 @@ def record_pass(route: Path, stone: str) -> Path:
         artifacts = inputs.artifacts_or_refuse(context)
     now = state.gather(context, {context.show(path): path for path in artifacts}, from_disk=True)
     store.ensure_state_dir(context.route)
-    return store.write_pass(
-        context.route,
-        context.stone.name,
-        review_input_hash=now.review_input_hash,
-        stone_id=now.stone_id,
-        guard_id=now.guard_id,
-        approval_id=now.approval_id,
-        judge_input_hash="0" * 64,
-        files=[],
-        manifest=now.artifacts,
-    )
+    return state.write_pass(context.route, context.stone.name, now, judge_input_hash="0" * 64, files=[])
 
 
 def state_files(route: Path) -> list[str]:
