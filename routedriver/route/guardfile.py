@@ -151,44 +151,13 @@ def _guard_from(
             )
             continue
         items = []
+        reviewed = data.get("reviews", []) != []  # absent or [] (a wrong shape is a problem of its own)
         for index, item in enumerate(value, start=1):
-            if isinstance(item, dict):
-                problems.append(_colon_trap(f"{shown}: {key}[{index}]", item, text))
-            elif not isinstance(item, str):
-                problems.append(
-                    Refused(f"{shown}: {key}[{index}]: expected a string, got {_type_name(item)}", "quote it")
-                )
-            elif not item.strip():
-                problems.append(
-                    Refused(
-                        f"{shown}: {key}[{index}]: empty {'command' if key in _COMMAND_LISTS else 'glob'}",
-                        "write one or remove the entry",
-                    )
-                )
-            elif key == "inputs":
-                escape = _escaping_input(item)
-                if escape:
-                    problems.append(Refused(f"{shown}: inputs[{index}]: {item!r} {escape}", _INPUTS_FIX))
-                else:
-                    items.append(item)
-            elif key != "judges":
+            problem = _item_problem(f"{shown}: {key}[{index}]", key, item, text, reviewed=reviewed)
+            if problem is None:
                 items.append(item)
             else:
-                try:
-                    builtin = parse_builtin(item)
-                except JudgeSpecError as exc:
-                    problems.append(Refused(f"{shown}: judges[{index}]: {exc}"))
-                    continue
-                # Reviews absent or an empty list (reviews of a wrong shape are a problem of their own).
-                if builtin is not None and "reviews" in builtin.judge.reads and data.get("reviews", []) == []:
-                    problems.append(
-                        Refused(
-                            f"{shown}: judges[{index}]: {builtin.name} needs reviews to read",
-                            "add a command under reviews: or remove the judge",
-                        )
-                    )
-                    continue
-                items.append(item)
+                problems.append(problem)
         lists[key] = tuple(items)
 
     timeout = data.get("timeout", DEFAULT_TIMEOUT_S)
@@ -219,6 +188,35 @@ def _guard_from(
         protect=lists.get("protect", ()),
         inputs=lists.get("inputs", ()),
     )
+
+
+def _item_problem(where: str, key: str, item: object, text: str, *, reviewed: bool) -> Refused | None:
+    """What is wrong with ``item`` of the list ``key`` (``where`` names it), or None to keep it; ``text`` is
+    the guard's own text, ``reviewed`` whether it has reviews for a judge to read."""
+    if isinstance(item, dict):
+        return _colon_trap(where, item, text)
+    if not isinstance(item, str):
+        return Refused(f"{where}: expected a string, got {_type_name(item)}", "quote it")
+    if not item.strip():
+        return Refused(
+            f"{where}: empty {'command' if key in _COMMAND_LISTS else 'glob'}",
+            "write one or remove the entry",
+        )
+    if key == "inputs":
+        escape = _escaping_input(item)
+        return Refused(f"{where}: {item!r} {escape}", _INPUTS_FIX) if escape else None
+    if key != "judges":
+        return None
+    try:
+        builtin = parse_builtin(item)
+    except JudgeSpecError as exc:
+        return Refused(f"{where}: {exc}")
+    if builtin is not None and "reviews" in builtin.judge.reads and not reviewed:
+        return Refused(
+            f"{where}: {builtin.name} needs reviews to read",
+            "add a command under reviews: or remove the judge",
+        )
+    return None
 
 
 _INPUTS_FIX = "name the file from the repository's top (routes/x/2.plan.md) or from $route ($route/2.plan.md)"

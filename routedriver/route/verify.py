@@ -101,6 +101,17 @@ def discover_routes(repo: gitops.Repo) -> list[Path]:
     return sorted(directories)
 
 
+class _Where(NamedTuple):
+    """Where a run's routes are, found before any is read."""
+
+    repo: gitops.Repo | None
+    base: Path  # the repository's top level (else the working directory): routes are named from here
+    index_read: Later[gitops.IndexSnapshot | None]  # git's index, read in the background while routes load
+    paths: list[Path]  # the routes as given (or found, --all)
+    names: dict[Path, str | None]  # each route's name inside the repository (None: outside it)
+    nested: list[StoneCheck]  # with --base: the routes that lie in a repository of their own (broken)
+
+
 def verify(
     route_options: Sequence[str],
     *,
@@ -118,6 +129,67 @@ def verify(
             "--recheck needs --base REF (the pull request's base): a pass REF holds is not run again",
             "add --base",
         )
+    where = _locate(route_options, all_routes=all_routes, cwd=cwd, base_ref=base_ref)
+    repo, base, names = where.repo, where.base, where.names
+    asked = [name for name in names.values() if name is not None]
+    base_tree: Later[Base] | None = None
+    if base_ref is not None:
+        # policy (~18 ms) and recheck: only with --base and --recheck, off a plain CI run
+        from routedriver.route import policy_base
+
+        # REF is resolved now (a name git cannot find is refused before any report) and listed while the
+        # claims are checked.
+        base_tree = policy_base.start_base(repo, base_ref, asked, all_routes=all_routes)
+    checks = list(where.nested)
+    routes = _load_routes(where.paths, names, base, repo, checks)
+    provenance = _provenance(
+        repo, routes, base_tree, approvers=approvers, require_signed=require_signed, signers=allowed_signers
+    )
+    run = _Run(repo, base, where.index_read, provenance)
+    unsaved: dict[tuple[str, str], dict[str, committed.How]] = {}  # (route, stone) → its files not committed
+    checker = _commit_checker(run, approvers_given=approvers is not None)
+    claims = _check_claims(run, routes, checker, unsaved)
+    paths = where.paths
+    if base_tree is not None and all_routes:
+        # Every route REF has is accounted for: one the checkout does not show as a route (a symlink, a
+        # file, a submodule, stones turned into directories) is loaded here and reported as what it is.
+        extra = _only_at_base(base_tree.get(), asked, base)
+        names.update(extra)
+        more = _load_routes(list(extra), names, base, repo, checks)
+        if more and repo is not None:  # rare: asked again, with the first run's markers
+            routes.update(more)
+            provenance.load_history(marker_paths(routes, repo.toplevel))
+        claims += _check_claims(run, more, checker, unsaved)
+        paths = [*paths, *extra]
+    if all_routes and not paths:
+        raise Refused("no routes in this repository (no *.stone files)", "add a route, or use --route")
+    # Approvals last: the one git log they need has been running while the claims were checked.
+    vouched = [_vouch(run, claim) for claim in claims]
+    checks.extend(vouched)
+    policy_report: PolicyReport | None = None
+    rechecked: RecheckReport | None = None
+    if base_tree is not None:
+        checks, policy_report, rechecked = _against_base(
+            base_tree.get(),
+            routes,
+            names,
+            claims,
+            vouched=vouched,
+            checks=checks,
+            unsaved=unsaved,
+            provenance=provenance,
+            all_routes=all_routes,
+            recheck=recheck,
+        )
+    if unsaved:
+        checks = _uncommitted(checks, unsaved)
+    return VerifyReport(tuple(checks), allow_incomplete, require_signed, policy_report, rechecked)
+
+
+def _locate(
+    route_options: Sequence[str], *, all_routes: bool, cwd: Path | None, base_ref: str | None
+) -> _Where:
+    """The repository, the routes a run checks and their names in it; git's index is being read already."""
     here = Path.cwd() if cwd is None else cwd
     repo = gitops.find_repo(here)
     # Git is asked in the background, each question once, while Python reads routes and guards.
@@ -127,89 +199,84 @@ def verify(
     # With --base, REF's routes count too: a repository whose routes all became something else still has
     # them to account for.
     paths = route_paths(route_options, all_routes, repo, required=base_ref is None)
-    checks: list[StoneCheck] = []
+    nested: list[StoneCheck] = []
     if base_ref is not None and route_options and repo is not None:
         # --base compares with this repository's history: a route that became a submodule (or sits in a
         # clone inside this one) must not take the check into a history the pull request brings along.
         paths, nested = _outside_nested(paths, repo)
-        checks.extend(nested)
     if index is None:
         repo = repository_of(paths, repo)  # --route: the repository holding the routes, not the cwd's
         index = _read_index(repo)
     base = repo.toplevel if repo is not None else here
-    names = {path: _name_in(path, base) for path in paths}
-    asked = [name for name in names.values() if name is not None]
-    base_tree: Later[Base] | None = None
-    if base_ref is not None:
-        # policy (~18 ms) and recheck: only with --base and --recheck, off a plain CI run
-        from routedriver.route import policy, policy_base
+    return _Where(repo, base, index, paths, {path: _name_in(path, base) for path in paths}, nested)
 
-        # REF is resolved now (a name git cannot find is refused before any report) and listed while the
-        # claims are checked.
-        base_tree = policy_base.start_base(repo, base_ref, asked, all_routes=all_routes)
-    routes = _load_routes(paths, names, base, repo, checks)
-    provenance = Provenance(repo, approvers, require_signed, allowed_signers)
+
+def _provenance(
+    repo: gitops.Repo | None,
+    routes: Mapping[Route, frozenset[str]],
+    base_tree: Later[Base] | None,
+    *,
+    approvers: Path | None,
+    require_signed: bool,
+    signers: Path | None,
+) -> Provenance:
+    """Who may approve, and the history of the routes' approval markers (asked now, read when vouching)."""
+    provenance = Provenance(repo, approvers, require_signed, signers)
     if base_tree is not None:
+        from routedriver.route import policy
+
         # Who may approve comes from REF, as the policy does: a pull request that adds its author to an
         # approvers file must not make that author's approvals count in its own gate.
-        listing = base_tree
-        provenance.from_base = lambda route: policy.base_approvers(listing.get(), route)
+        provenance.from_base = lambda route: policy.base_approvers(base_tree.get(), route)
     if repo is not None:
         provenance.load_history(marker_paths(routes, repo.toplevel))
-    run = _Run(repo, base, index, provenance)
-    unsaved: dict[tuple[str, str], dict[str, committed.How]] = {}  # (route, stone) → its files not committed
-    checker = _commit_checker(run, approvers_given=approvers is not None)
-    claims = _check_claims(run, routes, checker, unsaved)
-    if base_tree is not None and all_routes:
-        # Every route REF has is accounted for: one the checkout does not show as a route (a symlink, a
-        # file, a submodule, stones turned into directories) is loaded here and reported as what it is.
-        extra: list[Path] = []
-        for at_base in base_tree.get().routes():
-            if at_base not in asked:
-                path = Path(os.path.relpath(base / at_base))  # as --route would name it, from here
-                names[path] = at_base
-                extra.append(path)
-        more = _load_routes(extra, names, base, repo, checks)
-        if more and repo is not None:  # rare: asked again, with the first run's markers
-            routes.update(more)
-            provenance.load_history(marker_paths(routes, repo.toplevel))
-        claims += _check_claims(run, more, checker, unsaved)
-        paths += extra
-    if all_routes and not paths:
-        raise Refused("no routes in this repository (no *.stone files)", "add a route, or use --route")
-    # Approvals last: the one git log they need has been running while the claims were checked.
-    vouched = [_vouch(run, claim) for claim in claims]
-    checks.extend(vouched)
-    # --base: the definitions themselves are policy; they must be the base's or carry a human's approval.
-    policy_report = None
-    rechecked: RecheckReport | None = None
-    if base_tree is not None:
-        asked = [name for name in names.values() if name is not None]
-        parsed: dict[Route, dict[str, Guard | None]] = {}
-        for claim in claims:
-            if claim.context is not None:  # the guards the claims were checked with: parsed once per run
-                parsed.setdefault(claim.context.route, {})[claim.context.stone.name] = claim.context.guard
-        policy_report = policy.compare(
-            base_tree.get(), routes, asked, provenance=provenance, all_routes=all_routes, guards=parsed
-        )
-        if recheck is not None:  # --recheck: CI runs what each new claim rests on itself (route.recheck)
-            from routedriver.route import recheck as rechecking
+    return provenance
 
-            # A pass on files no commit holds is no claim CI would see (it is reported uncommitted): its
-            # commands are not run (no state: nothing to recheck).
-            stones = [
-                rechecking.Claim(
-                    check, claim.context, None if (check.route, check.stone) in unsaved else claim.done
-                )
-                for check, claim in zip(vouched, claims, strict=True)
-            ]
-            rechecked = rechecking.run(recheck, base_tree.get(), policy_report, stones, provenance)
-        checks = policy.apply(policy_report, checks)
-        if rechecked is not None:
-            checks = rechecking.apply(rechecked, checks)
-    if unsaved:
-        checks = _uncommitted(checks, unsaved)
-    return VerifyReport(tuple(checks), allow_incomplete, require_signed, policy_report, rechecked)
+
+def _only_at_base(at_base: Base, asked: Sequence[str], base: Path) -> dict[Path, str | None]:
+    """REF's routes the run was not asked about (``--all``: the checkout does not show them as routes),
+    each as ``--route`` would name it from here, with its name in the repository."""
+    return {Path(os.path.relpath(base / name)): name for name in at_base.routes() if name not in asked}
+
+
+def _against_base(
+    at_base: Base,
+    routes: Mapping[Route, frozenset[str]],
+    names: Mapping[Path, str | None],
+    claims: Sequence[_Claim],
+    *,
+    vouched: Sequence[StoneCheck],
+    checks: Sequence[StoneCheck],
+    unsaved: Mapping[tuple[str, str], object],
+    provenance: Provenance,
+    all_routes: bool,
+    recheck: Options | None,
+) -> tuple[list[StoneCheck], PolicyReport, RecheckReport | None]:
+    """--base: the definitions themselves are policy; they must be REF's or carry a human's approval. With
+    --recheck, CI also runs what each new claim (``vouched``: its verdict; ``claims``: what it rests on)
+    rests on itself (``route.recheck``). ``checks`` with both verdicts, and the two reports."""
+    from routedriver.route import policy
+
+    asked = [name for name in names.values() if name is not None]
+    parsed: dict[Route, dict[str, Guard | None]] = {}
+    for claim in claims:
+        if claim.context is not None:  # the guards the claims were checked with: parsed once per run
+            parsed.setdefault(claim.context.route, {})[claim.context.stone.name] = claim.context.guard
+    report = policy.compare(
+        at_base, routes, asked, provenance=provenance, all_routes=all_routes, guards=parsed
+    )
+    if recheck is None:
+        return policy.apply(report, checks), report, None
+    from routedriver.route import recheck as rechecking
+
+    # A pass on files no commit holds is no claim CI would see (it is reported uncommitted): its commands
+    # are not run (no state: nothing to recheck).
+    stones = [
+        rechecking.Claim(check, claim.context, None if (check.route, check.stone) in unsaved else claim.done)
+        for check, claim in zip(vouched, claims, strict=True)
+    ]
+    rechecked = rechecking.run(recheck, at_base, report, stones, provenance)
+    return rechecking.apply(rechecked, policy.apply(report, checks)), report, rechecked
 
 
 def _name_in(path: Path, top: Path) -> str | None:
