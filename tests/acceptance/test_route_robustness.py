@@ -107,7 +107,7 @@ def test_a_run_killed_mid_review_leaves_nothing_trusted_and_the_rerun_resumes(gi
     argv = route_cmd("set", route, "--stone", "1.x", "--as", "passed")
     victim = subprocess.Popen(argv, cwd=git_repo, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     wait_for(lambda: any(name.endswith(".r1.md") for name in state_files(route)), 30, "review r1's file")
-    # Its count: written after its pid file, so both are there (a pid file alone may be half written).
+    # Its count is written after its pid file: once it counts a run, the pid is there.
     wait_for(lambda: runs(git_repo, "r2") == 1, 30, "review r2 to start")
     victim.send_signal(signal.SIGKILL)
     victim.wait(timeout=10)

@@ -17,7 +17,9 @@ import os, pathlib, sys, time
 control = pathlib.Path(sys.argv[1])
 name = sys.argv[2]
 control.mkdir(exist_ok=True)
-(control / f"{name}.pid").write_text(str(os.getpid()))
+# Whole or absent: a test polling for the pid file must never read it between its creation and its write.
+(control / f"{name}.pid.new").write_text(str(os.getpid()))
+os.replace(control / f"{name}.pid.new", control / f"{name}.pid")
 with open(control / f"{name}.count", "a") as handle:
     handle.write(" ".join(sys.argv[3:]) + "\\n")
 delay = control / f"{name}.sleep"
