@@ -37,6 +37,9 @@ _RETRIES = 3
 class ContentIds(NamedTuple):
     ids: dict[str, str]  # relative POSIX path → content id
     read_from_disk: frozenset[str]  # the paths we had to read (the rest came from git's index)
+    # Of those in the work tree, the symlinks (their ids are of the link's text), as the one lstat before
+    # hashing saw them; a file outside it is read through its links.
+    links: frozenset[str] = frozenset()
 
 
 def canonical_json(value: object) -> str:
@@ -219,9 +222,8 @@ def content_ids_of(
     to_read = sorted(by_relative.keys() - known.keys() if known else by_relative)
     if not to_read:
         return ContentIds(ids=known, read_from_disk=frozenset())
-    ids = dict(known)
-    ids.update(_hash_from_disk(to_read, by_relative, repo, skip_unhashable=skip_unhashable, exact=exact))
-    return ContentIds(ids=ids, read_from_disk=frozenset(to_read))
+    hashed, links = _hash_from_disk(to_read, by_relative, repo, skip_unhashable=skip_unhashable, exact=exact)
+    return ContentIds(ids={**known, **hashed}, read_from_disk=frozenset(to_read), links=links)
 
 
 def rewritten_on_checkout(
@@ -267,12 +269,13 @@ def _hash_from_disk(
     *,
     skip_unhashable: bool,
     exact: bool = False,
-) -> dict[str, str]:
+) -> tuple[dict[str, str], frozenset[str]]:
     """Ids of files read from disk: through git inside a repository's work tree, by our own hashing of the
-    bytes outside it (or outside git)."""
+    bytes outside it (or outside git); and which of those in the work tree are symlinks."""
     inside: list[str] = []
     outside = list(relative)
     found: dict[str, str] = {}
+    links: set[str] = set()
     if repo is not None:
         # git: only when the files lie in a repository (get on a passed stone without inputs needs none)
         from routedriver import gitops
@@ -285,6 +288,7 @@ def _hash_from_disk(
         except OSError as exc:
             raise _unreadable(exc) from None
         refuse_escaping_links(repo.toplevel, inside, links=kinds.links)
+        links.update(kinds.links)
         if kinds.irregular and not skip_unhashable:
             path, what = next(iter(kinds.irregular.items()))
             raise _unhashable(path, what)
@@ -298,7 +302,7 @@ def _hash_from_disk(
         except OSError as exc:
             raise _unreadable(exc) from None
         found.update(zip(outside, hashed, strict=True))
-    return found
+    return found, frozenset(links)
 
 
 def _git_hash(repo: object, kinds: object, *, exact: bool = False) -> dict[str, str]:

@@ -389,8 +389,11 @@ def identities(repo: gitops.Repo, paths: Collection[str | Path]) -> dict[str, st
     line-ending conversion (git's ``text`` attribute would hash a script with a CR in it as the one without:
     what runs is what is on disk), a symlink's marked (``LINK``). ``base_identity`` is REF's side."""
     top = repo.toplevel
-    ids = hashing.content_ids([top / path for path in paths], top, repo, from_disk=True, exact=True).ids
-    return {path: LINK + blob if os.path.islink(top / path) else blob for path, blob in ids.items()}
+    found = hashing.content_ids([top / path for path in paths], top, repo, from_disk=True, exact=True)
+    # Hashing saw the work tree's links; a path outside it (read through its links) is asked apart.
+    outside = {path for path in found.ids if path.startswith("../") and os.path.islink(top / path)}
+    links = found.links | outside
+    return {path: LINK + blob if path in links else blob for path, blob in found.ids.items()}
 
 
 def base_identity(entry: gitops.TreeEntry | None) -> str | None:
