@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import bisect
 import os
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import NamedTuple
 
@@ -209,20 +209,12 @@ def artifact_paths(
     # One glob names each file once, from sorted listings (sorting what is mostly in order is one pass);
     # several globs may name a file twice.
     found = kept if len(patterns) == 1 else set(kept)
-    taken = _taken_by_longer_name(route, stone, guard)
-    if taken is not None:
-        return sorted(path for path in found if not taken(os.path.basename(path)))
-    return sorted(found)
-
-
-def _taken_by_longer_name(route: Route, stone: Stone, guard: Guard | None) -> Callable[[str], bool] | None:
-    """For a stone on the default glob (its guard has no ``artifacts:``), whether a file name it matches
-    belongs to another stone of the route whose name extends this one's (``3.plan-details`` for ``3.plan``;
-    ``default_owner``); None (nothing to leave out) for written globs."""
     if writes_globs(guard):
-        return None
+        return sorted(found)
+    # On the default glob, a file a stone whose name extends this one's also matches is that stone's
+    # (``3.plan-details.md`` is ``3.plan-details``'s, not ``3.plan``'s: ``default_owner``).
     name, names = stone.name, route.names
-    return lambda filename: default_owner(filename, names) != name
+    return sorted(path for path in found if default_owner(os.path.basename(path), names) == name)
 
 
 def _last_only(pattern: str) -> tuple[str, str | None]:

@@ -233,7 +233,7 @@ def _provenance(
     return provenance
 
 
-def _only_at_base(at_base: Base, asked: Sequence[str], base: Path) -> dict[Path, str | None]:
+def _only_at_base(at_base: Base, asked: Sequence[str], base: Path) -> dict[Path, str]:
     """REF's routes the run was not asked about (``--all``: the checkout does not show them as routes),
     each as ``--route`` would name it from here, with its name in the repository."""
     return {Path(os.path.relpath(base / name)): name for name in at_base.routes() if name not in asked}
