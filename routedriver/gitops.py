@@ -477,8 +477,10 @@ def changed_paths(repo: Repo, shas: Iterable[str]) -> dict[str, frozenset[str]]:
     return {sha: frozenset(paths) for sha, paths in found.items()}
 
 
-_RAW_META = re.compile(r"\n?:[0-7]{6} [0-7]{6} [0-9a-f]{40,64} [0-9a-f]{40,64} [A-Z][0-9]*")
-_COMMIT_ID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+# Patterns, not compiled ones: ``re`` compiles them when the history is first read (re's own cache), not on
+# every route.stone.get that imports this module and reads none.
+_RAW_META = r"\n?:[0-7]{6} [0-7]{6} [0-9a-f]{40,64} [0-9a-f]{40,64} [A-Z][0-9]*"
+_COMMIT_ID = r"[0-9a-f]{40}|[0-9a-f]{64}"
 
 
 def _raw_log(stdout: str, *, fields: int) -> list[tuple[list[str], list[tuple[list[str], str]]]]:
@@ -498,12 +500,12 @@ def _raw_log(stdout: str, *, fields: int) -> list[tuple[list[str], list[tuple[li
     while at + fields <= len(tokens):
         header = tokens[at : at + fields]
         first = header[0].lstrip("\n")
-        if not first.startswith("\x01") or not _COMMIT_ID.fullmatch(first[1:]):
+        if not first.startswith("\x01") or not re.fullmatch(_COMMIT_ID, first[1:]):
             break
         header[0] = first[1:]
         at += fields
         changes: list[tuple[list[str], str]] = []
-        while at + 1 < len(tokens) and _RAW_META.fullmatch(tokens[at]):
+        while at + 1 < len(tokens) and re.fullmatch(_RAW_META, tokens[at]):
             changes.append((tokens[at].lstrip("\n")[1:].split(" "), tokens[at + 1]))
             at += 2
         found.append((header, changes))
