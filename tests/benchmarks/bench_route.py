@@ -179,6 +179,7 @@ def bench_get(workdir: Path) -> None:
         f"{walls['floor-1000'] / walls['bare']:.2f}×",
         flush=True,
     )
+    print_least(walls, "floor-1000", "1,000 stones")
     print(
         f"info   floor (get_floor.py: only the listings, git questions and hashes any Python answer needs): "
         f"{walls['floor-1000'] * 1000:.1f} ms at 1,000, {walls['floor-10000'] * 1000:.1f} ms at 10,000 = "
@@ -200,7 +201,14 @@ def bench_uncommitted(workdir: Path) -> None:
     }
     for repo, stones in repos.values():
         check_get(repo, stones, bin_dir)
+    python = str(bin_dir / "python")
+    floor = [python, str(HERE / "get_floor.py")]
+    for repo, stones in repos.values():
+        found = subprocess.run(floor, cwd=repo, capture_output=True, text=True)
+        assert found.stdout.strip() == str(stones - 1), found.stdout + found.stderr
     runs = {name: harness.command(get_argv(bin_dir), cwd=repo) for name, (repo, _stones) in repos.items()}
+    runs |= {f"floor-{name}": harness.command(floor, cwd=repo) for name, (repo, _stones) in repos.items()}
+    runs["imports"] = harness.command([python, "-c", GET_IMPORTS], cwd=repos["200"][0])
     walls = harness.interleaved({**runs, "bare": harness.bare_python()}, rounds=11)
     print(f"info   bare python: {walls['bare'] * 1000:.1f} ms", flush=True)
     harness.report(
@@ -222,6 +230,25 @@ def bench_uncommitted(workdir: Path) -> None:
     print(
         f"info   per stone: {per_stone * 1e6:.1f} µs, fixed: {fixed * 1000:.1f} ms; 2,000 ≤ 2× 200 needs "
         f"≤ {fixed / 1600 * 1e6:.1f} µs per stone",
+        flush=True,
+    )
+    print(
+        f"info   get_floor.py on the same: 2,000 vs 200 = {walls['floor-2000'] / walls['floor-200']:.2f}×, "
+        f"per stone {(walls['floor-2000'] - walls['floor-200']) / 1800 * 1e6:.1f} µs; 1,000 with 20 "
+        f"uncommitted = {walls['floor-1000-20'] / walls['bare']:.2f}× bare python",
+        flush=True,
+    )
+    print_least(walls, "floor-1000-20", "1,000 stones, 20 uncommitted")
+
+
+def print_least(walls: dict[str, float], floor: str, what: str) -> None:
+    """The least any command that imports what route.stone.get imports can take on ``what``: starting and
+    importing (``imports``), plus the git questions and hashes of get_floor.py (its time beyond bare
+    python)."""
+    least = walls["imports"] + walls[floor] - walls["bare"]
+    print(
+        f"info   {what}: get's imports + get_floor.py's work = {least * 1000:.1f} ms = "
+        f"{least / walls['bare']:.2f}× bare python, before route.stone.get checks anything itself",
         flush=True,
     )
 
