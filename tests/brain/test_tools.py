@@ -199,8 +199,10 @@ def test_read_shows_a_range_of_lines_and_says_where_to_go_on(tmp_path: Path) -> 
 
 def test_read_of_a_huge_file_reads_only_what_it_shows(tmp_path: Path) -> None:
     # A sparse 2 GB file with a text head: reading it whole would need gigabytes, showing 30 KB needs little.
+    # The peak is the child's own (VmHWM, of the memory exec gave it): getrusage's ru_maxrss would also count
+    # the pytest worker it was forked from, whatever size earlier tests left that at.
     script = (
-        "import resource, sys\n"
+        "import sys\n"
         "from pathlib import Path\n"
         "from routedriver.brain.tools.base import ToolContext\n"
         "from routedriver.brain.tools.files import read\n"
@@ -210,7 +212,8 @@ def test_read_of_a_huge_file_reads_only_what_it_shows(tmp_path: Path) -> None:
         "    f.truncate(2 * 1024**3)\n"
         "out = read({'file_path': str(path)}, ToolContext(path.parent, max_output_chars=30_000))\n"
         "assert out.ok and len(out.output) < 31_000 and 'output truncated' in out.output, out.output[-300:]\n"
-        "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024)\n"
+        "peak = next(line for line in open('/proc/self/status') if line.startswith('VmHWM:'))\n"
+        "print(int(peak.split()[1]) // 1024)\n"
     )
     done = subprocess.run(
         [sys.executable, "-c", script, str(tmp_path / "huge.log")],
