@@ -26,6 +26,13 @@ def cache_dir(environ: Mapping[str, str] | None = None) -> Path:
     return Path(env.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")) / "routedriver"
 
 
+def real_path(path: str | os.PathLike[str]) -> Path:
+    """``path`` made absolute with every symlink and ``..`` resolved, as ``Path.resolve()`` makes it, except
+    that a loop of links is no error: on Python 3.11 ``resolve()`` raises RuntimeError for one, which a
+    command would report as an internal error. Whatever then reads the path says why it cannot."""
+    return Path(os.path.realpath(path))
+
+
 def atomic_write(
     path: str | os.PathLike[str], data: str | bytes, *, fsync: bool = True, mode: int = 0o644
 ) -> None:

@@ -10,6 +10,7 @@ from click.testing import CliRunner
 
 from routedriver.cli._command import Command, Group
 from routedriver.errors import Malfunction, Refused
+from tests.conftest import run_cli
 
 
 @click.command(cls=Command)
@@ -153,3 +154,33 @@ def test_a_crash_log_that_cannot_be_written_is_left_out_not_a_second_crash(
     result = runner.invoke(sample, ["--mode", "crash"])
     assert result.exit_code == 1
     assert result.stderr == "error: internal error: RuntimeError: boom second line\n"
+
+
+# Every option or argument that names a path, as a user could give it: a loop of links, a name too long for
+# the system. Each gets one line and exit 2, never an internal error (Path.resolve and pathlib's
+# predicates raised for both; see tests/test_path_questions.py).
+PATH_ARGUMENTS = [
+    ["route.bind", "--set", "{}"],
+    ["route.init", "{}"],
+    ["route.verify", "--allowed-signers", "{}"],
+    ["route.verify", "--approvers", "{}"],
+    ["behaviorci", "run", "{}"],
+    ["behaviorci", "validate", "{}"],
+    ["behaviorci", "init", "{}"],
+    ["bhrain", "run", "--skill", "ask", "--atom", "scripted", "--input-file", "{}"],
+    ["bhrain", "run", "--skill", "ask", "--atom", "scripted", "--input", "hi", "--config", "{}"],
+    *(
+        ["bhrain", "run", "--skill", "review", "--atom", "scripted", "--input", "hi", flag, "{}"]
+        for flag in ("--permissions", "--mcp-config", "--script", "--rubric", "--trace")
+    ),
+]
+
+
+@pytest.mark.parametrize("argv", PATH_ARGUMENTS, ids=[" ".join(argv[:-1]) for argv in PATH_ARGUMENTS])
+def test_a_path_that_cannot_be_looked_at_is_one_line_not_a_crash(git_repo: Path, argv: list[str]) -> None:
+    (git_repo / "loop").symlink_to("loop")
+    for path in ("loop", "n" * 300):
+        done = run_cli([part.replace("{}", path) for part in argv], git_repo)
+        assert done.code == 2, (argv, path, done)
+        assert done.err.startswith("error: ") and done.err.count("\n") == 1, (argv, path, done.err)
+        assert "internal error" not in done.err, (argv, path, done.err)

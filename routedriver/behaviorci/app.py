@@ -18,6 +18,7 @@ from routedriver.behaviorci.providers import make_provider
 from routedriver.behaviorci.results import RunResult
 from routedriver.behaviorci.runner import Cancellation, RunOptions, run_bundle
 from routedriver.behaviorci.status import Status
+from routedriver.fsutil import real_path
 
 
 @dataclass(frozen=True)
@@ -38,7 +39,7 @@ def cache_for(
     if not request.use_cache or not settings.enabled:
         return None
     if request.cache_dir:
-        return ResponseCache(Path(request.cache_dir).expanduser().resolve())
+        return ResponseCache(real_path(Path(request.cache_dir).expanduser()))
     if settings.dir:
         return ResponseCache(bundle.resolve(settings.dir))
     return ResponseCache(default_cache_dir(environ))

@@ -22,6 +22,7 @@ from routedriver.behaviorci.invariants import Invariant, UnsafeExpression, compi
 from routedriver.behaviorci.models import BundleConfig
 from routedriver.behaviorci.schema import ContractSchema, load_schema
 from routedriver.behaviorci.text import lone_surrogate_at
+from routedriver.fsutil import real_path
 
 BUNDLE_FILENAMES = ("bundle.yaml", "bundle.yml")
 
@@ -43,29 +44,30 @@ class Bundle:
         return self.path.parent
 
     def resolve(self, relative: str) -> Path:
-        return (self.dir / os.path.expanduser(relative)).resolve()
+        return real_path(self.dir / os.path.expanduser(relative))
 
 
 def shown_path(path: Path) -> str:
     """``path`` relative to the working directory when it is below it, else absolute; a symlink is named
     as itself, not as what it points to (a dataset linked to /dev/zero is refused as the dataset)."""
-    real = path.parent.resolve() / path.name
+    real = real_path(path.parent) / path.name
     try:
-        return str(real.relative_to(Path.cwd().resolve()))
+        return str(real.relative_to(real_path(Path.cwd())))
     except ValueError:
         return str(real)
 
 
 def find_bundle_file(argument: str) -> Path:
     path = Path(argument)
-    if path.is_dir():
+    if os.path.isdir(path):
         for name in BUNDLE_FILENAMES:
-            if (path / name).exists() and not (path / name).is_dir():  # a FIFO: userfile says what it is
-                return path / name
+            candidate = path / name  # a FIFO too: userfile says what it is
+            if os.path.exists(candidate) and not os.path.isdir(candidate):
+                return candidate
         raise BundleError(
             f"no bundle.yaml in {argument}", "pass the path of a bundle.yaml or run behaviorci init"
         )
-    if not path.exists():
+    if not os.path.exists(path):
         raise BundleError(
             f"bundle {argument} not found", "check the path or run behaviorci init to create one"
         )
@@ -140,14 +142,14 @@ def load_bundle(argument: str) -> Bundle:
     found = find_bundle_file(argument)
     # The bundle's directory is the one bundle.yaml is found in, even when bundle.yaml is a symlink to a
     # file elsewhere: its files, cache.dir and what messages show all start from there (not the target's).
-    base = found.parent.resolve()
+    base = real_path(found.parent)
     path = base / found.name
     shown = str(Path(shown_path(base)) / found.name)
     config = read_config(path, shown)
 
     def resolve(relative: str) -> Path:
         path = Path(os.path.normpath(base / os.path.expanduser(relative)))
-        return path.parent.resolve() / path.name  # the file itself, a symlink or not: it is what we read
+        return real_path(path.parent) / path.name  # the file itself, a symlink or not: it is what we read
 
     dataset_path = resolve(config.dataset_path)
     dataset_shown = shown_path(dataset_path)
@@ -193,9 +195,9 @@ def _render_prompts(path: Path, bundle_dir: Path, cases: list[Case], dataset_sho
     from jinja2.sandbox import SandboxedEnvironment
 
     shown = shown_path(path)
-    if path.is_dir():  # the likeliest slip: the prompts folder, not a template in it
+    if os.path.isdir(path):  # the likeliest slip: the prompts folder, not a template in it
         raise BundleError(f"prompt {shown} is a directory", "point prompt_path in bundle.yaml at a template")
-    if not path.exists():  # what is there but is no file (a FIFO, a device), userfile names
+    if not os.path.exists(path):  # what is there but is no file (a FIFO, a device), userfile names
         raise BundleError(f"prompt {shown} not found", "check prompt_path in bundle.yaml")
     env = SandboxedEnvironment(
         loader=_prompt_loader([str(bundle_dir), str(path.parent)]),
@@ -253,7 +255,7 @@ def _prompt_loader(searchpath: list[str]) -> Any:
         def get_source(self, environment: Any, template: str) -> tuple[str, str, Any]:
             for folder in self.searchpath:
                 candidate = Path(folder, *split_template_path(template))
-                if candidate.exists():  # a directory or a FIFO too: userfile says what it is
+                if os.path.exists(candidate):  # a directory or a FIFO too: userfile says what it is
                     return _read_prompt(candidate), str(candidate), lambda: True
             raise jinja2.TemplateNotFound(template)
 

@@ -12,6 +12,7 @@ that invariants should see belongs under ``metadata``.
 from __future__ import annotations
 
 import difflib
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -47,11 +48,11 @@ class Dataset(NamedTuple):
 
 def load_dataset(path: Path, shown: str, *, default_min_pass_rate: float = 1.0) -> Dataset:
     """Parse the JSONL file at ``path`` (``shown`` is how errors and warnings name it)."""
-    if path.is_dir():
+    if os.path.isdir(path):
         raise BundleError(
             f"dataset {shown} is a directory", "point dataset_path in bundle.yaml at a JSONL file"
         )
-    if not path.exists():  # what is there but is no file (a FIFO, a device), userfile names
+    if not os.path.exists(path):  # what is there but is no file (a FIFO, a device), userfile names
         raise BundleError(f"dataset {shown} not found", "check dataset_path in bundle.yaml")
     text = userfile.read_text(path, what="dataset", shown=shown, limit=MAX_BYTES, error=BundleError, bom=True)
 

@@ -45,9 +45,9 @@ def check_writable(dest: Destination) -> str | None:
     if dest.in_place:
         return None if os.access(dest.path, os.W_OK) else f"{dest.path} is not writable"
     parent = Path(os.path.realpath(dest.path)).parent
-    while not parent.exists() and parent != parent.parent:
+    while not os.path.exists(parent) and parent != parent.parent:
         parent = parent.parent
-    if not parent.is_dir():
+    if not os.path.isdir(parent):
         return f"{parent} is not a directory"
     if not os.access(parent, os.W_OK | os.X_OK):
         return f"{parent} is not writable"

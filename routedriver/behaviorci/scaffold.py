@@ -9,6 +9,7 @@ from pathlib import Path
 
 from routedriver.behaviorci.destination import Destination, check_writable, destination, write
 from routedriver.behaviorci.errors import BundleError
+from routedriver.fsutil import real_path
 from routedriver.route.hashing import printable_path
 
 FILES = ("bundle.yaml", "prompt.md", "dataset.jsonl", "schema.json")
@@ -19,7 +20,7 @@ def scaffold(directory: Path, *, force: bool = False) -> list[Path]:
     """Write the example bundle into ``directory``; refuses to replace existing files unless ``force``.
 
     A bundle file that is a symlink is written through (its target gets the new text, the link stays)."""
-    if directory.exists() and not directory.is_dir():
+    if os.path.lexists(directory) and not os.path.isdir(directory):  # a file, or a link to none (a loop)
         raise BundleError(f"{directory} exists and is not a directory", "choose another path")
     bundle_name = _bundle_name(directory)
     targets = [directory / name for name in FILES]
@@ -62,7 +63,7 @@ def _cannot_create(target: Path, exc: OSError) -> BundleError:
 
 
 def _bundle_name(directory: Path) -> str:
-    name = directory.resolve().name or "example-bundle"
+    name = real_path(directory).name or "example-bundle"
     try:
         name.encode("utf-8")
     except UnicodeEncodeError:  # bytes that are not UTF-8 in the path (kept as surrogate escapes)

@@ -9,6 +9,7 @@ read at load are the only ones a run uses (a file edited mid-run changes nothing
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,7 @@ from urllib.parse import urlsplit
 
 from routedriver import userfile
 from routedriver.behaviorci.errors import BundleError
+from routedriver.fsutil import real_path
 
 
 class _Remote(Exception):
@@ -45,15 +47,15 @@ def load_schema(path: Path, shown: str) -> ContractSchema:
         raise BundleError(f"{shown}: a JSON schema must be an object", "fix the schema file")
     contents = schema if isinstance(schema, dict) else {} if schema else {"not": {}}
     _check(contents, shown, shown)
-    return _resolve_refs(contents, path.resolve().as_uri(), shown)
+    return _resolve_refs(contents, real_path(path).as_uri(), shown)
 
 
 def _read(path: Path, shown: str) -> Any:
-    if path.is_dir():
+    if os.path.isdir(path):
         raise BundleError(
             f"schema {shown} is a directory", "point output_contract.schema_path at a JSON schema file"
         )
-    if not path.exists():  # what is there but is no file (a FIFO, a device), userfile names
+    if not os.path.exists(path):  # what is there but is no file (a FIFO, a device), userfile names
         raise BundleError(f"schema {shown} not found", "check output_contract.schema_path in bundle.yaml")
     return userfile.load_json(path, what="schema", shown=shown, error=BundleError)
 
@@ -92,7 +94,7 @@ def _resolve_refs(contents: dict[str, Any], uri: str, shown: str) -> ContractSch
         from urllib.request import url2pathname  # here: urllib.request loads http.client and ssl (~10 ms)
 
         file = Path(url2pathname(parts.path))
-        if not file.exists():  # a FIFO or a device: userfile says what it is
+        if not os.path.exists(file):  # a FIFO or a device: userfile says what it is
             raise BundleError(f"{_shown(file)} not found", "fix the $ref or add the file it names")
         document = _read(file, _shown(file))
         if not isinstance(document, (dict, bool)):
@@ -154,6 +156,6 @@ def _ref_error(ref: str, exc: Exception, shown: str) -> BundleError:
 
 def _shown(path: Path) -> str:
     try:
-        return str(path.relative_to(Path.cwd().resolve()))
+        return str(path.relative_to(real_path(Path.cwd())))
     except ValueError:
         return str(path)

@@ -11,6 +11,7 @@ the file are relative to the file's directory.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
@@ -20,6 +21,7 @@ from routedriver import userfile
 from routedriver.brain.prices import Price, parse_price
 from routedriver.brain.sandbox import MODES, Mode
 from routedriver.errors import Refused
+from routedriver.fsutil import real_path
 from routedriver.mcp.servers_config import ServerSpec, parse_servers
 
 ARCH = "bhrain.struct.v1"
@@ -95,17 +97,17 @@ RETRY_KEYS = {"max_retries", "base_delay_s", "max_delay_s", "max_retry_after_s"}
 
 
 def load_config(path: Path) -> RunSettings:
-    if not path.exists():  # what is there but is no file (a FIFO, a device), userfile names
+    if not os.path.exists(path):  # what is there but is no file (a FIFO, a device), userfile names
         raise Refused(f"config file {path} not found", "check the path given to --config")
     data = userfile.load_yaml(path, what="config file")
     if data is None:
         data = {}
     if not isinstance(data, Mapping):
         raise Refused(f"config file {path} must be a mapping of settings", "see docs/bhrain.md")
-    base = path.resolve().parent
-    settings = RunSettings(config_path=path.resolve(), base_dir=base)
+    real = real_path(path)
+    settings = RunSettings(config_path=real, base_dir=real.parent)
     for key, value in data.items():
-        _apply(settings, str(key), value, path, base)
+        _apply(settings, str(key), value, path, real.parent)
     return settings
 
 

@@ -41,6 +41,7 @@ from routedriver.brain.tools import builtin_tools, parse_tool_sets
 from routedriver.brain.tools.base import ToolSettings
 from routedriver.brain.trace import TraceWriter, call_json, usage_json
 from routedriver.errors import ExitCode, Interrupted, Malfunction, Refused, Stopped, Terminated, UserError
+from routedriver.fsutil import real_path
 from routedriver.llm.errors import retry_note
 from routedriver.llm.retry import RetryPolicy
 from routedriver.llm.types import Usage
@@ -122,8 +123,8 @@ def run_session(settings: RunSettings, *, environ: Mapping[str, str] | None = No
             CLARIFICATION, int(ExitCode.REFUSED), "clarification_needed", skill=skill.name, atom=settings.atom
         )
 
-    workdir = (settings.workdir or Path.cwd()).resolve()
-    if not workdir.is_dir():
+    workdir = real_path(settings.workdir or Path.cwd())
+    if not os.path.isdir(workdir):
         raise Refused(f"working directory {workdir} does not exist", "fix workdir in the config file")
     redactor = Redactor(env)
     model = _atom(settings, env, skill)
@@ -486,7 +487,7 @@ def _hooks(
 ) -> list[Any]:
     hooks: list[Any] = [PermissionHook(policies)]  # always first: it sees every call before anyone else
     if settings.behavior is not None:
-        config_path = settings.config_path or Path("bhrain.yaml").resolve()
+        config_path = settings.config_path or real_path("bhrain.yaml")
         behavior = load_behavior_hook(
             settings.behavior, config_path=config_path, agent_model=model, workdir=workdir
         )

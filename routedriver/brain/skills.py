@@ -7,6 +7,7 @@ route driver's ``reviewed?`` judge reads: ``blockers: N`` and ``nitpicks: M``.
 from __future__ import annotations
 
 import difflib
+import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -141,7 +142,7 @@ def render_rubric(rubric: Path | None, artifacts: Sequence[Artifact], input_text
         source = files("routedriver.templates").joinpath("review/default.md.j2").read_text(encoding="utf-8")
         name = "default review rubric"
     else:
-        if not rubric.exists():  # what is there but is no file (a FIFO, a device), userfile names
+        if not os.path.exists(rubric):  # what is there but is no file (a FIFO, a device), userfile names
             raise Refused(f"rubric {rubric} not found", "check the path given to --rubric")
         source, name = userfile.read_text(rubric, what="rubric"), str(rubric)
     # An empty loader: a rubric is one file, so {% include %} / {% import %} / {% extends %} fail as

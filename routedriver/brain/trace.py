@@ -14,6 +14,7 @@ from __future__ import annotations
 import datetime
 import json
 import logging
+import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -141,11 +142,11 @@ class TraceWriter:
 
 def path_problem(path: Path) -> str:
     """Why ``path`` cannot be a file written by ``atomic_write`` (which creates missing folders), or ""."""
-    if path.name in ("", ".", "..") or path.is_dir():
+    if path.name in ("", ".", "..") or os.path.isdir(path):
         return "it is a directory"
     for folder in path.parents:
-        if folder.exists() or folder.is_symlink():
-            return "" if folder.is_dir() else f"{folder} is not a directory"
+        if os.path.exists(folder) or os.path.islink(folder):
+            return "" if os.path.isdir(folder) else f"{folder} is not a directory"
     return ""
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from routedriver.cli._plain import Option, PlainCommand
 from routedriver.errors import Refused
-from routedriver.fsutil import atomic_write
+from routedriver.fsutil import atomic_write, real_path
 from routedriver.report import Report
 from routedriver.route import verify_report
 from routedriver.route.verify import verify
@@ -109,7 +109,7 @@ def run_verify(
 ) -> Report:
     """Verify; the report (written by ``_exits``), after the JUnit file and GitHub's step summary."""
     for given, flag in ((approvers, "--approvers"), (allowed_signers, "--allowed-signers")):
-        if given is not None and not given.is_file():
+        if given is not None and not os.path.isfile(given):
             raise Refused(f"{flag} {given}: no such file", "check the path")
     options = None
     if recheck:
@@ -127,7 +127,7 @@ def run_verify(
         approvers=approvers,
         require_signed=require_signed,
         allow_incomplete=allow_incomplete,
-        allowed_signers=allowed_signers.resolve() if allowed_signers else None,
+        allowed_signers=real_path(allowed_signers) if allowed_signers else None,
         base_ref=base,
         recheck=options,
     )

@@ -24,6 +24,7 @@ from typing import Any, NamedTuple
 
 from routedriver import userfile
 from routedriver.errors import Refused
+from routedriver.fsutil import real_path
 
 SERVER_KEYS = ("type", "command", "args", "env", "cwd", "restoreSecrets")
 # Not ending in "_": the server of mcp__<server>__<tool> is what stands before the first "__" after "mcp__",
@@ -138,4 +139,4 @@ def load_mcp_config(path: Path) -> tuple[ServerSpec, ...]:
         data = userfile.load_yaml(path, what="MCP config file", shown=shown)
     if not isinstance(data, Mapping) or "mcpServers" not in data:
         raise Refused(f"MCP config file {path} has no mcpServers block", 'write {"mcpServers": {...}}')
-    return parse_servers(data["mcpServers"], f"MCP config file {path}: mcpServers", path.resolve().parent)
+    return parse_servers(data["mcpServers"], f"MCP config file {path}: mcpServers", real_path(path).parent)

@@ -93,7 +93,7 @@ def _flags(repo: gitops.Repo, branch: str) -> list[Binding]:
     found = []
     for relative in paths:
         flag = repo.toplevel / relative
-        if not flag.is_file():
+        if not os.path.isfile(flag):
             continue  # deleted in the work tree but still in the index
         recorded = _recorded_branch(flag)
         if recorded is not None and recorded != branch:

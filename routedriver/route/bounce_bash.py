@@ -141,7 +141,7 @@ class _Judge:
                     stone = self._first_stone.get(route, route)
                     return stone, driver_file(stone) or "it holds a route's stones"
             approvers = top / ".route-approvers"
-            if (directory == top or directory in top.parents) and approvers.exists():
+            if (directory == top or directory in top.parents) and os.path.exists(approvers):
                 return approvers, driver_file(approvers) or "it holds the approvers file"
         for pattern, base in self.protection.protected_globs():
             literal = base.joinpath(*_literal_head(pattern))
@@ -160,7 +160,7 @@ class _Judge:
 
         found = []
         for where in (directory, *self.places):
-            repo = gitops.find_repo(where) if where.is_dir() else None
+            repo = gitops.find_repo(where) if os.path.isdir(where) else None
             if repo is None:
                 continue
             if repo.toplevel not in self._routes:

@@ -466,7 +466,7 @@ def to_restore(route_dir: Path, *, broken: bool) -> tuple[Restore, ...]:
     changed (``record_session_start`` says where it began). Empty outside git, before the first commit, for
     a route HEAD does not hold at all (a human is still writing it), or when nothing differs."""
     existing = route_dir
-    while not existing.is_dir() and existing != existing.parent:
+    while not os.path.isdir(existing) and existing != existing.parent:
         existing = existing.parent
     repo = gitops.find_repo(existing)
     if repo is None:

@@ -70,7 +70,7 @@ def templates() -> tuple[Template, ...]:
     found = []
     for entry in _templates_root().iterdir():
         summary_file = entry / SUMMARY_FILE
-        if entry.is_dir() and summary_file.is_file():
+        if entry.is_dir() and summary_file.is_file():  # the package's own files, not a user's path
             summary = summary_file.read_text(encoding="utf-8").strip().splitlines()
             found.append(Template(entry.name, summary[0] if summary else ""))
     return tuple(sorted(found))
@@ -89,7 +89,7 @@ def plan_route(directory: str, template: str, *, force: bool) -> RoutePlan:
     refuse_undecodable("route", [directory])
     source = _template_dir(template)
     root = Path(os.path.abspath(directory))
-    if os.path.lexists(root) and not root.is_dir():
+    if os.path.lexists(root) and not os.path.isdir(root):
         raise Refused(f"{directory} exists and is not a directory", "choose another path for the route")
     route_arg = shlex.quote(_route_argument(root))
     names = sorted(entry.name for entry in source.iterdir() if entry.name.endswith(_ROUTE_FILES))
@@ -97,7 +97,7 @@ def plan_route(directory: str, template: str, *, force: bool) -> RoutePlan:
     for name in names:
         target = root / name
         exists = os.path.lexists(target)
-        if exists and (target.is_symlink() or not target.is_file()):
+        if exists and (os.path.islink(target) or not os.path.isfile(target)):
             raise Refused(
                 f"{_shown(target)} exists and is not a regular file",
                 "remove it or choose another directory",
@@ -122,7 +122,7 @@ def _route_argument(root: Path) -> str:
 
 def _existing_parent(path: Path) -> Path:
     """``path`` or the nearest directory above it that exists (a route about to be written has none yet)."""
-    while not path.is_dir() and path != path.parent:
+    while not os.path.isdir(path) and path != path.parent:
         path = path.parent
     return path
 
@@ -174,7 +174,7 @@ def write_route(plan: RoutePlan) -> tuple[Path, ...]:
     """Write the planned files (each atomically). If one cannot be written, the files this call created are
     removed again, so a failed run leaves the directory as it found it (files it replaced stay replaced)."""
     created: list[Path] = []
-    made_directory = not plan.directory.exists()
+    made_directory = not os.path.exists(plan.directory)
     try:
         for file in plan.files:
             atomic_write(file.target, file.text)

@@ -34,7 +34,7 @@ from routedriver.route.builtin_judges import parse_builtin
 from routedriver.route.guard import search_path
 from routedriver.route.guardfile import check_guard_file
 from routedriver.route.hashing import relative_posix
-from routedriver.route.load import GUARD_SUFFIX, STONE_SUFFIX, numeric_prefix
+from routedriver.route.load import GUARD_SUFFIX, STONE_SUFFIX, numeric_prefix, read_route_directory
 from routedriver.route.model import Guard, Route, Stone, writes_globs
 from routedriver.route.programs import guard_programs
 from routedriver.route.subst import ENV, substitute
@@ -88,16 +88,9 @@ class LintReport:
 def lint(route_path: Path) -> LintReport:
     """Lint the route directory ``route_path`` (as the user named it)."""
     display = os.fspath(route_path)
-    root = route_path.resolve()
-    if not root.is_dir():
-        what = "route not found" if not root.exists() else "route is not a directory"
-        raise Refused(f"{what}: {display}", "check --route (a directory holding <name>.stone files)")
+    root, found = read_route_directory(route_path)
     route = Route.at(root, display, ())
-    try:
-        with os.scandir(root) as found:
-            entries = sorted((entry.name, entry.is_file()) for entry in found)
-    except OSError as exc:
-        raise Refused(f"cannot read route {display}: {exc.strerror}", "check its permissions") from None
+    entries = sorted((entry.name, entry.is_file()) for entry in found)
     problems: list[Problem] = []
 
     def add(name: str, level: str, message: str) -> None:
@@ -319,7 +312,7 @@ def _missing_program(command: str, route: Route, stone: Stone) -> str:
     if "/" in program:
         candidate = Path(os.path.expanduser(program))
         candidate = candidate if candidate.is_absolute() else base / candidate
-        if not (candidate.is_file() and os.access(candidate, os.X_OK)):
+        if not (os.path.isfile(candidate) and os.access(candidate, os.X_OK)):
             return f"program {program!r} is not an executable file (commands run from {base})"
         return ""
     if shutil.which(program, path=search_path()) is None:  # the PATH guards run with

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from routedriver import userfile
 from routedriver.errors import Refused
+from routedriver.fsutil import real_path
 from routedriver.route.hashing import refuse_undecodable
 from routedriver.route.model import Route, Stone
 
@@ -100,6 +101,25 @@ def stone_text(path: Path) -> str:
     return userfile.read_bytes(path, what="stone").decode("utf-8", errors="replace")
 
 
+def read_route_directory(path: str | os.PathLike[str]) -> tuple[Path, list[os.DirEntry[str]]]:
+    """The real path of the route directory ``path`` names and its entries, read once; refuses, naming the
+    route as the user did, a path that names no directory or one that cannot be read (a name too long for
+    the system, a loop of links), and a path no report can show (not UTF-8, a control character)."""
+    display = os.fspath(path)
+    root = real_path(path)
+    _refuse_undecodable_route(display, root)
+    _refuse_control_route(display, root)
+    try:
+        return root, list(os.scandir(root))
+    except (FileNotFoundError, NotADirectoryError):
+        what = "route is not a directory" if os.path.exists(root) else "route not found"
+        fix = "check --route (a directory holding <name>.stone files)"
+        raise Refused(f"{what}: {display}", fix) from None
+    except OSError as exc:  # no permission, a name too long for the system, a loop of links …
+        why = f"cannot read route {display}: {exc.strerror}"
+        raise Refused(why, "check --route and its permissions") from None
+
+
 def load_route(
     path: str | os.PathLike[str], irregular: list[str] | None = None, *, listings: Listings | None = None
 ) -> Route:
@@ -113,16 +133,7 @@ def load_route(
     With ``listings``, the directory's listing goes there too (``Listings.record``), so finding the stones'
     default artifacts in it does not read the directory again."""
     display = os.fspath(path)
-    root = Path(path).resolve()
-    _refuse_undecodable_route(display, root)
-    _refuse_control_route(display, root)
-    if not root.is_dir():
-        what = "route not found" if not root.exists() else "route is not a directory"
-        raise Refused(f"{what}: {display}", "check --route (a directory holding <name>.stone files)")
-    try:
-        entries = list(os.scandir(root))
-    except OSError as exc:
-        raise Refused(f"cannot read route {display}: {exc.strerror}", "check its permissions") from None
+    root, entries = read_route_directory(path)
     if listings is not None:
         listings.record(os.fspath(root), entries)
     guards = {entry.name for entry in entries if entry.name.endswith(GUARD_SUFFIX)}

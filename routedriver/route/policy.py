@@ -296,7 +296,7 @@ def _gone(base: Base, name: str, stones: int) -> RoutePolicy | None:
     path = base.repo.toplevel / name
     if not os.path.lexists(path):
         return RoutePolicy(name, "removed", stones_at_base=stones)
-    if os.path.islink(path) or not path.is_dir():
+    if os.path.islink(path) or not os.path.isdir(path):
         return None
     try:
         entries = os.listdir(path)

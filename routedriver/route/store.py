@@ -300,7 +300,7 @@ def write_text(path: Path, text: str) -> None:
 def ensure_state_dir(route: Route) -> None:
     """Create ``.route/`` and, once, its ``.gitignore`` (locks and temp files are never committed)."""
     ignore = route.state_dir / ".gitignore"
-    if not ignore.exists():
+    if not os.path.exists(ignore):
         write_text(ignore, GITIGNORE)
 
 

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from routedriver import gitops
 from routedriver.errors import Refused
+from routedriver.fsutil import real_path
 from routedriver.later import Later
 from routedriver.route import builtin_judges, committed, hashing, inputs, judges, records, store
 from routedriver.route.checks import StoneCheck
@@ -353,7 +354,7 @@ def _irregular_stone(route: Route, shown: str, filename: str, base: Path) -> Sto
     path = route.path / filename
     if os.path.islink(path):
         what = f"a symlink (to {os.readlink(path)})"
-    elif path.is_dir():
+    elif os.path.isdir(path):
         what = "a directory"
     else:
         what = "not a regular file"
@@ -383,7 +384,7 @@ def _load_routes(
         try:
             route = load_route(path, irregular)
         except Refused as exc:
-            shown = name if name is not None else relative_posix(Path(path).resolve(), base)
+            shown = name if name is not None else relative_posix(os.path.realpath(path), base)
             checks.append(StoneCheck(shown, "*", "broken", exc.line().removeprefix("error: "), shown))
             continue
         shown = relative_posix(route.path, base)
@@ -513,9 +514,9 @@ def repository_of(paths: Sequence[Path], here: gitops.Repo | None) -> gitops.Rep
     asked where each one lives. Routes in different repositories are refused: each has its own history."""
     found: dict[Path | None, gitops.Repo | None] = {}
     for path in paths:
-        resolved = path.resolve()
-        if not resolved.is_dir():
-            continue  # load_route says what is wrong with it
+        resolved = real_path(path)
+        if not os.path.isdir(resolved):
+            continue  # load_route says what is wrong with it (missing, a file, unreadable, a loop)
         repo = here if here is not None and _inside_work_tree(resolved, here.toplevel) else None
         if repo is None:
             repo = gitops.find_repo(resolved)

@@ -267,3 +267,39 @@ def test_a_review_longer_than_the_output_limit_keeps_its_counts_at_the_end(git_r
     dropped = int(front.split("stdout_dropped_bytes: ", 1)[1].split("\n", 1)[0])
     assert dropped == 20000000 + len("\nblockers: 0\nnitpicks: 1\n") - MAX_OUTPUT
     assert end.endswith(b"xxx\nblockers: 0\nnitpicks: 1\n")
+
+
+# --route pointed at something no directory can be read from, and each command's one line for it.
+UNREADABLE_ROUTES = [
+    ("a loop of links", "loop", "error: cannot read route loop: Too many levels of symbolic links; "),
+    (
+        "a name too long for the system",
+        "r" * 300,
+        f"error: cannot read route {'r' * 300}: File name too long; ",
+    ),
+    ("a path through a file", "afile/route", "error: route not found: afile/route; "),
+    ("a file", "afile", "error: route is not a directory: afile; "),
+]
+
+
+@pytest.mark.parametrize(
+    ("what", "route", "said"), UNREADABLE_ROUTES, ids=[row[0] for row in UNREADABLE_ROUTES]
+)
+def test_a_route_that_cannot_be_read_is_refused_in_one_line_by_every_command(
+    git_repo: Path, what: str, route: str, said: str
+) -> None:
+    (git_repo / "loop").symlink_to("loop")
+    write(git_repo / "afile", "not a route\n")
+    for argv in (
+        ["route.stone.get", "--route", route, "--stone", "@next-one", "--say"],
+        ["route.stone.set", "--route", route, "--stone", "1.a", "--as", "passed"],
+        ["route.status", "--route", route],
+        ["route.lint", "--route", route],
+    ):
+        done = run_cli(argv, git_repo)
+        assert (done.code, done.out) == (2, ""), (what, argv, done.out)
+        assert done.err.startswith(said) and done.err.count("\n") == 1, (what, argv, done.err)
+    # The gate fails the route closed, on a line of its own (a symlinked route: in its own words).
+    verified = run_cli(["route.verify", "--route", route], git_repo)
+    assert verified.code == 2 and "internal error" not in verified.err, (what, verified.err)
+    assert verified.out.startswith(f"broken     {route}/*: "), (what, verified.out)

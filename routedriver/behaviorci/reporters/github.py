@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from pathlib import Path
 
 from routedriver.behaviorci.reporters import markdown
 from routedriver.behaviorci.results import RunResult
+from routedriver.fsutil import real_path
 
 MAX_CASE_ANNOTATIONS = 50  # GitHub shows only a handful per step anyway; do not flood the log
 
@@ -56,8 +56,8 @@ def _in_workspace(path: str, workspace: str | None) -> str:
     if not workspace:
         return path
     try:
-        absolute = Path(path).resolve()
-        return absolute.relative_to(Path(workspace).resolve()).as_posix()
+        absolute = real_path(path)
+        return absolute.relative_to(real_path(workspace)).as_posix()
     except (OSError, ValueError):
         return path
 

@@ -24,6 +24,7 @@ JSON arguments: invalid JSON makes the call malformed), ``id`` (synthesized when
 from __future__ import annotations
 
 import json
+import os
 import threading
 import time
 from collections.abc import Mapping, Sequence
@@ -151,7 +152,7 @@ def _tool_call(raw: Mapping[str, Any], number: int, index: int) -> ToolCall:
 
 # -- loading -------------------------------------------------------------------------------------------------
 def load_script(path: Path) -> ScriptedModel:
-    if not path.exists():  # what is there but is no file (a FIFO, a device), userfile names
+    if not os.path.exists(path):  # what is there but is no file (a FIFO, a device), userfile names
         raise Refused(f"script file {path} not found", "check the path given to --script")
     load = userfile.load_json if path.suffix.lower() == ".json" else userfile.load_yaml
     data = load(path, what="script file")

@@ -19,7 +19,7 @@ from typing import Any
 
 from routedriver import userfile
 from routedriver.errors import Refused
-from routedriver.fsutil import atomic_write
+from routedriver.fsutil import atomic_write, real_path
 
 CACHE_FORMAT = 1  # bump when the resolved form or the resolution rules change
 
@@ -36,7 +36,7 @@ def _fingerprint(path: str) -> list[Any] | None:
 
 
 def cache_file(config_path: Path, cache_dir: Path) -> Path:
-    key = hashlib.sha256(str(config_path.resolve()).encode("utf-8")).hexdigest()[:20]
+    key = hashlib.sha256(str(real_path(config_path)).encode("utf-8")).hexdigest()[:20]
     return cache_dir / f"{key}.json"
 
 

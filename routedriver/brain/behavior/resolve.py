@@ -33,6 +33,7 @@ from routedriver.brain.behavior.sources import (
     prompt_ref,
     validate,
 )
+from routedriver.fsutil import real_path
 
 log = logging.getLogger("routedriver.brain.behavior")
 RESOLVED_VERSION = 1
@@ -45,7 +46,7 @@ def resolve_behavior(
     where = str(config_path)
     config: models.BehaviorConfig = validate(models.BehaviorConfig, block, where, key_path)
     rules_data, profiles = builtin_data()
-    sources = [str(BUILTIN_RULES), str(BUILTIN_PROFILES), str(config_path.resolve())]
+    sources = [str(BUILTIN_RULES), str(BUILTIN_PROFILES), str(real_path(config_path))]
     builtin_ids = [rule["id"] for rule in rules_data["rules"]]
     known_settings = sorted({*builtin_ids, *rules_data["thresholds"], *models.SETTING_WORDS})
 
@@ -122,7 +123,7 @@ def resolve_behavior(
         "classifier": classifier,
         "brain": config.brain.model_dump() if config.brain else None,
         "use_agent_brain": config.use_agent_brain,
-        "config_path": str(config_path.resolve()),
+        "config_path": str(real_path(config_path)),
     }
     return resolved, sources
 

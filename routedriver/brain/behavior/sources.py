@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
@@ -20,8 +21,9 @@ from pydantic import BaseModel, ValidationError
 from routedriver import userfile
 from routedriver.brain.behavior import models
 from routedriver.brain.behavior.errors import BehaviorConfigError
+from routedriver.fsutil import real_path
 
-HERE = Path(__file__).resolve().parent
+HERE = real_path(__file__).parent
 BUILTIN_RULES = HERE / "builtin_rules.yaml"
 BUILTIN_PROFILES = HERE / "profiles.yaml"
 REFERENCE = re.compile(r"^\{\{\s*(behavior|prompt)\.([A-Za-z0-9_.-]+)\s*\}\}$")
@@ -135,9 +137,10 @@ def load_profile(
         raise BehaviorConfigError(
             f"{config_path}: {key_path}.profile: {name} is not a behavior profile", listing
         )
-    folder = config_path.resolve().parent / "behavior"
+    folder = real_path(config_path).parent / "behavior"
     candidates = [folder / f"{ref.group(2)}.yaml", folder / f"{ref.group(2)}.yml"]
-    found = next((path for path in candidates if path.exists()), None)  # a FIFO: userfile says what it is
+    # a FIFO too: userfile says what it is
+    found = next((path for path in candidates if os.path.exists(path)), None)
     if found is None:
         raise BehaviorConfigError(
             f"{config_path}: {key_path}.profile: {candidates[0]} not found",
@@ -169,9 +172,10 @@ def prompt_ref(text: str, config_path: Path, sources: list[str], key: str) -> st
             f"{config_path}: {key}: {text} is not a prompt reference",
             "use {{prompt.NAME}} for prompts/NAME.md next to the config",
         )
-    folder = config_path.resolve().parent / "prompts"
+    folder = real_path(config_path).parent / "prompts"
     for candidate in (folder / f"{ref.group(2)}.md", folder / f"{ref.group(2)}.txt", folder / ref.group(2)):
-        if candidate.exists() and not candidate.is_dir():  # a FIFO or a device: userfile says what it is
+        # a FIFO or a device too: userfile says what it is
+        if os.path.exists(candidate) and not os.path.isdir(candidate):
             sources.append(str(candidate))
             return userfile.read_text(candidate, what="prompt file", error=BehaviorConfigError)
     raise BehaviorConfigError(

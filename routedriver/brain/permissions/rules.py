@@ -347,7 +347,7 @@ def gitignore(pattern: str) -> Any:
 
 # -- loading -------------------------------------------------------------------------------------------------
 def load_permissions_file(path: Path, workdir: Path) -> RulesPolicy:
-    if not path.exists():  # what is there but is no file (a FIFO, a device), userfile names
+    if not os.path.exists(path):  # what is there but is no file (a FIFO, a device), userfile names
         raise Refused(f"permissions file {path} not found", "check the path given to --permissions")
     load = userfile.load_json if path.suffix.lower() == ".json" else userfile.load_yaml
     data = load(path, what="permissions file")

@@ -69,7 +69,7 @@ def glob(args: Mapping[str, Any], ctx: ToolContext) -> ToolOutcome:
     pattern: str = args["pattern"]
     where = args.get("path") or "."
     base = resolve(ctx, where)
-    if not base.is_dir():
+    if not os.path.isdir(base):
         return fail(f"{where} is not a directory; pass a directory as path")
     if not pattern.strip():
         return fail("pattern is empty; give a glob pattern such as '**/*.py' or '*'")
@@ -81,13 +81,13 @@ def glob(args: Mapping[str, Any], ctx: ToolContext) -> ToolOutcome:
     skipped = Skipped()
     matches: list[str] = []
     if rest is None:
-        if os.path.lexists(start) and (not spec.directories or start.is_dir()):
-            if ctx.readable is None or ctx.readable(start, start.is_dir()):
+        if os.path.lexists(start) and (not spec.directories or os.path.isdir(start)):
+            if ctx.readable is None or ctx.readable(start, os.path.isdir(start)):
                 shown = os.path.join(*shown_root) if shown_root else "."
                 matches.append(shown + ("/" if spec.directories else ""))
             else:
                 skipped.denied += 1
-    elif start.is_dir():
+    elif os.path.isdir(start):
         below = rest  # for the closures: mypy keeps the narrowing
 
         def wanted(parts: tuple[str, ...], is_dir: bool) -> bool:
@@ -125,10 +125,10 @@ def grep(args: Mapping[str, Any], ctx: ToolContext) -> ToolOutcome:
         )
     where = args.get("path") or "."
     root = resolve(ctx, where)
-    if not root.exists():
+    if not os.path.exists(root):
         return fail(f"path not found: {where}; check it with glob")
     skipped = Skipped()
-    if root.is_dir():
+    if os.path.isdir(root):
         entries = walk(
             root, skipped=skipped, skip_dirs=SKIP_DIRS, readable=ctx.readable, wanted=lambda _, d: not d
         )

@@ -1,0 +1,74 @@
+"""A user's path never crashes a command: the package asks about paths only in ways that cannot raise.
+
+On Python 3.11, ``Path.exists()``, ``is_dir()``, ``is_file()`` and ``is_symlink()`` raise ``OSError`` for a
+name too long for the system or a directory the user may not search (they swallow only "no such file"),
+and ``Path.resolve()`` raises ``RuntimeError`` for a loop of links: each came out of a command as an
+internal error. ``os.path.exists``/``isdir``/``isfile``/``islink`` answer False instead, and
+``fsutil.real_path`` resolves without the loop check; what then reads the path says, in one line, why it
+cannot. The package is read with ``ast``; ``EXCEPTIONS`` names the calls that may stay, with why.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import routedriver
+
+PACKAGE = Path(routedriver.__file__).parent
+PREDICATES = frozenset({"exists", "is_dir", "is_file", "is_symlink"})
+# What a predicate is asked of that is not a path the user gave: an os.DirEntry from a listing (it answers
+# from the listing, or stats a name the directory just listed), the package's own files.
+RECEIVERS_ALLOWED = frozenset({"entry"})
+EXCEPTIONS: dict[tuple[str, str], str] = {
+    ("route/init.py", "summary_file.is_file"): "a template shipped in the package (importlib.resources)",
+}
+
+
+def _calls(tree: ast.Module) -> list[tuple[int, str]]:
+    found = []
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+            continue
+        if node.args or node.keywords:
+            continue
+        method, receiver = node.func.attr, node.func.value
+        name = ast.unparse(receiver)
+        if not isinstance(receiver, ast.Name | ast.Attribute | ast.Call):
+            name = f"({name})"  # (a / b).is_dir, as written
+        if method == "resolve" or (method in PREDICATES and name not in RECEIVERS_ALLOWED):
+            found.append((node.lineno, f"{name}.{method}"))
+    return found
+
+
+def findings() -> list[str]:
+    out = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        module = path.relative_to(PACKAGE).as_posix()
+        for line, call in _calls(ast.parse(path.read_text(encoding="utf-8"))):
+            if (module, call) not in EXCEPTIONS:
+                out.append(f"routedriver/{module}:{line}: {call}() (use os.path's, or fsutil.real_path)")
+    return out
+
+
+def test_paths_are_asked_about_only_in_ways_that_cannot_raise() -> None:
+    assert findings() == []
+
+
+def test_every_exception_is_needed() -> None:
+    used = {
+        (path.relative_to(PACKAGE).as_posix(), call)
+        for path in PACKAGE.rglob("*.py")
+        for _line, call in _calls(ast.parse(path.read_text(encoding="utf-8")))
+    }
+    assert set(EXCEPTIONS) <= used, set(EXCEPTIONS) - used
+
+
+def test_the_scanner_finds_each_form() -> None:
+    source = "p.exists()\nPath(x).resolve()\n(a / b).is_dir()\nq.parent.is_symlink()\nentry.is_file()\n"
+    assert [call for _line, call in _calls(ast.parse(source))] == [
+        "p.exists",
+        "Path(x).resolve",
+        "(a / b).is_dir",
+        "q.parent.is_symlink",
+    ]
