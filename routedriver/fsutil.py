@@ -33,6 +33,24 @@ def real_path(path: str | os.PathLike[str]) -> Path:
     return Path(os.path.realpath(path))
 
 
+def entry_is_file(entry: os.DirEntry[str]) -> bool:
+    """``entry.is_file()`` (through a symlink), but False where that cannot be told, as ``os.path.isfile``
+    answers: a link in a loop, or to a name too long for the system, raises there. Whatever reads the file
+    then says why it cannot."""
+    try:
+        return entry.is_file()
+    except OSError:
+        return False
+
+
+def entry_is_dir(entry: os.DirEntry[str]) -> bool:
+    """``entry.is_dir()`` (through a symlink), False where that cannot be told (see ``entry_is_file``)."""
+    try:
+        return entry.is_dir()
+    except OSError:
+        return False
+
+
 def atomic_write(
     path: str | os.PathLike[str], data: str | bytes, *, fsync: bool = True, mode: int = 0o644
 ) -> None:

@@ -4,8 +4,9 @@ On Python 3.11, ``Path.exists()``, ``is_dir()``, ``is_file()`` and ``is_symlink(
 name too long for the system or a directory the user may not search (they swallow only "no such file"),
 and ``Path.resolve()`` raises ``RuntimeError`` for a loop of links: each came out of a command as an
 internal error. ``os.path.exists``/``isdir``/``isfile``/``islink`` answer False instead, and
-``fsutil.real_path`` resolves without the loop check; what then reads the path says, in one line, why it
-cannot. The package is read with ``ast``; ``EXCEPTIONS`` names the calls that may stay, with why.
+``fsutil.real_path`` resolves without the loop check (and ``fsutil.entry_is_file``/``entry_is_dir`` ask a
+listing's entries); what then reads the path says, in one line, why it cannot. The package is read with
+``ast``; ``EXCEPTIONS`` names the calls that may stay, with why.
 """
 
 from __future__ import annotations
@@ -17,10 +18,14 @@ import routedriver
 
 PACKAGE = Path(routedriver.__file__).parent
 PREDICATES = frozenset({"exists", "is_dir", "is_file", "is_symlink"})
-# What a predicate is asked of that is not a path the user gave: an os.DirEntry from a listing (it answers
-# from the listing, or stats a name the directory just listed), the package's own files.
-RECEIVERS_ALLOWED = frozenset({"entry"})
+# An os.DirEntry (named ``entry`` throughout) may say whether it is a link: that is the listing's answer, or
+# an lstat of a name the directory just listed. Its is_file() and is_dir() follow a link and raise like
+# pathlib's: fsutil.entry_is_file / entry_is_dir answer False instead.
+DIR_ENTRIES = frozenset({"entry"})
 EXCEPTIONS: dict[tuple[str, str], str] = {
+    ("fsutil.py", "entry.is_file"): "entry_is_file itself, which turns its OSError into False",
+    ("fsutil.py", "entry.is_dir"): "entry_is_dir itself, which turns its OSError into False",
+    ("route/init.py", "entry.is_dir"): "a template folder shipped in the package (importlib.resources)",
     ("route/init.py", "summary_file.is_file"): "a template shipped in the package (importlib.resources)",
 }
 
@@ -36,7 +41,9 @@ def _calls(tree: ast.Module) -> list[tuple[int, str]]:
         name = ast.unparse(receiver)
         if not isinstance(receiver, ast.Name | ast.Attribute | ast.Call):
             name = f"({name})"  # (a / b).is_dir, as written
-        if method == "resolve" or (method in PREDICATES and name not in RECEIVERS_ALLOWED):
+        if method == "resolve" or (
+            method in PREDICATES and not (name in DIR_ENTRIES and method == "is_symlink")
+        ):
             found.append((node.lineno, f"{name}.{method}"))
     return found
 
@@ -47,7 +54,8 @@ def findings() -> list[str]:
         module = path.relative_to(PACKAGE).as_posix()
         for line, call in _calls(ast.parse(path.read_text(encoding="utf-8"))):
             if (module, call) not in EXCEPTIONS:
-                out.append(f"routedriver/{module}:{line}: {call}() (use os.path's, or fsutil.real_path)")
+                fix = "use os.path's, fsutil.real_path or fsutil.entry_is_*"
+                out.append(f"routedriver/{module}:{line}: {call}() ({fix})")
     return out
 
 
@@ -65,10 +73,14 @@ def test_every_exception_is_needed() -> None:
 
 
 def test_the_scanner_finds_each_form() -> None:
-    source = "p.exists()\nPath(x).resolve()\n(a / b).is_dir()\nq.parent.is_symlink()\nentry.is_file()\n"
+    source = (
+        "p.exists()\nPath(x).resolve()\n(a / b).is_dir()\nq.parent.is_symlink()\nentry.is_file()\n"
+        "entry.is_symlink()\nentry.is_dir(follow_symlinks=False)\n"
+    )
     assert [call for _line, call in _calls(ast.parse(source))] == [
         "p.exists",
         "Path(x).resolve",
         "(a / b).is_dir",
         "q.parent.is_symlink",
+        "entry.is_file",
     ]

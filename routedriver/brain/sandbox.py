@@ -36,6 +36,7 @@ from typing import Literal, NamedTuple
 from routedriver import proc
 from routedriver.brain.permissions.rules import Rule, RulesPolicy, gitignore, rule_base
 from routedriver.errors import Refused
+from routedriver.fsutil import entry_is_dir
 
 log = logging.getLogger("bhrain")
 
@@ -261,11 +262,8 @@ def _walk(
             raise TooManyPaths(rule, root, budget[1])
         for entry in entries:
             rel = prefix + entry.name
-            try:
-                directory = entry.is_dir()  # through a symlink too: the rule reads it as a directory
-                real_dir = directory and not entry.is_symlink()
-            except OSError:
-                directory = real_dir = False
+            directory = entry_is_dir(entry)  # through a symlink too: the rule reads it as a directory
+            real_dir = directory and not entry.is_symlink()
             if _covered(matches, rel, directory):
                 yield os.path.realpath(entry.path)
             elif real_dir and entry.path not in NOT_WALKED:

@@ -37,6 +37,7 @@ from typing import NamedTuple
 
 from routedriver import globs
 from routedriver.errors import Refused
+from routedriver.fsutil import entry_is_dir, entry_is_file
 from routedriver.route.hashing import relative_posix
 from routedriver.route.model import (
     STATE_DIR,
@@ -132,12 +133,12 @@ class Listings:
         try:
             for entry in entries:
                 name = entry.name
-                is_file[name] = regular = entry.is_file()
+                is_file[name] = regular = entry_is_file(entry)
                 # A file is no directory: only the rest are asked (thousands of files a listing).
                 if not regular:
                     if entry.is_dir(follow_symlinks=False):
                         subdirs.add(name)
-                    elif entry.is_symlink() and entry.is_dir():
+                    elif entry.is_symlink() and entry_is_dir(entry):
                         linked.add(name)
         except OSError:
             pass  # what could be read of a directory that became unreadable is what it holds

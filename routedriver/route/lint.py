@@ -28,6 +28,7 @@ from pathlib import Path
 
 from routedriver import userfile
 from routedriver.errors import ExitCode, Refused
+from routedriver.fsutil import entry_is_file
 from routedriver.gitops import find_repo
 from routedriver.report import Report
 from routedriver.route.builtin_judges import parse_builtin
@@ -90,7 +91,7 @@ def lint(route_path: Path) -> LintReport:
     display = os.fspath(route_path)
     root, found = read_route_directory(route_path)
     route = Route.at(root, display, ())
-    entries = sorted((entry.name, entry.is_file()) for entry in found)
+    entries = sorted((entry.name, entry_is_file(entry)) for entry in found)
     problems: list[Problem] = []
 
     def add(name: str, level: str, message: str) -> None:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from routedriver import userfile
 from routedriver.errors import Refused
-from routedriver.fsutil import real_path
+from routedriver.fsutil import entry_is_file, real_path
 from routedriver.route.hashing import refuse_undecodable
 from routedriver.route.model import Route, Stone
 
@@ -144,10 +144,10 @@ def load_route(
         # Hidden files include atomic-write leftovers; directories named *.stone are not stones.
         if not filename.endswith(STONE_SUFFIX) or filename.startswith("."):
             continue
-        if irregular is not None and (entry.is_symlink() or not entry.is_file()):
+        if irregular is not None and (entry.is_symlink() or not entry_is_file(entry)):
             irregular.append(filename)
             continue
-        if not entry.is_file():
+        if not entry_is_file(entry):
             continue
         name = filename[: -len(STONE_SUFFIX)]
         prefix = check_stone_name(name, filename)

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
 from routedriver.errors import Refused
+from routedriver.route.artifacts import Listings
 from routedriver.route.load import load_route, numeric_prefix, resolve_route
 from routedriver.route.select import match_names, select
 from routedriver.route.state import Survey
@@ -161,3 +163,17 @@ def test_names_and_globs_report_status(tmp_path: Path) -> None:
 def test_a_name_with_glob_characters_matches_itself_first(tmp_path: Path) -> None:
     route = make(tmp_path, "1.[draft]", "1.d")
     assert [stone.name for stone in match_names(load_route(route), "1.[draft]")] == ["1.[draft]"]
+
+
+def test_a_link_that_cannot_be_followed_hides_no_other_entry_of_a_listing(tmp_path: Path) -> None:
+    # A link in a loop, or to a name too long for the system, raises when is_file() follows it: listed first,
+    # it used to end the listing there, and every artifact after it was missing.
+    (tmp_path / "a.loop.md").symlink_to("a.loop.md")
+    (tmp_path / "b.long.md").symlink_to("n" * 300)
+    for name in ("c.md", "d.md"):
+        (tmp_path / name).write_text("x\n", encoding="utf-8")
+    with os.scandir(tmp_path) as found:
+        entries = sorted(found, key=lambda entry: entry.name)  # the links first
+    listing = Listings().record(os.fspath(tmp_path), entries)
+    assert listing.names == ["a.loop.md", "b.long.md", "c.md", "d.md"]
+    assert listing.is_file == {"a.loop.md": False, "b.long.md": False, "c.md": True, "d.md": True}

@@ -42,7 +42,7 @@ from routedriver.brain.behavior.cache import load_resolved
 from routedriver.brain.behavior.engine import BehaviorEngine, Decision
 from routedriver.brain.behavior.state import SessionState
 from routedriver.errors import ExitCode, Malfunction
-from routedriver.fsutil import FileLock, LockTimeout, atomic_write, is_temp
+from routedriver.fsutil import FileLock, LockTimeout, atomic_write, entry_is_file, is_temp
 from routedriver.hookevent import (
     FIX,
     MISSING,
@@ -354,7 +354,8 @@ def sweep(state_dir: Path, ttl_s: float) -> int:
         except OSError:
             continue
         for entry in entries:
-            if not entry.is_file() or not (entry.name.endswith((".json", ".lock")) or is_temp(entry.name)):
+            ours = entry.name.endswith((".json", ".lock")) or is_temp(entry.name)
+            if not ours or not entry_is_file(entry):
                 continue
             try:
                 if entry.stat().st_mtime >= cutoff:
