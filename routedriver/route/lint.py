@@ -35,7 +35,13 @@ from routedriver.route.builtin_judges import parse_builtin
 from routedriver.route.guard import search_path
 from routedriver.route.guardfile import check_guard_file
 from routedriver.route.hashing import relative_posix
-from routedriver.route.load import GUARD_SUFFIX, STONE_SUFFIX, numeric_prefix, read_route_directory
+from routedriver.route.load import (
+    GUARD_SUFFIX,
+    STONE_SUFFIX,
+    numeric_prefix,
+    read_route_directory,
+    stone_name_problem,
+)
 from routedriver.route.model import Guard, Route, Stone, writes_globs
 from routedriver.route.programs import guard_programs
 from routedriver.route.subst import ENV, substitute
@@ -106,14 +112,14 @@ def lint(route_path: Path) -> LintReport:
     stones: list[Stone] = []
     for name in stone_names:
         filename = name + STONE_SUFFIX
-        if not name.isprintable():
-            add(filename, "error", "the name has an unprintable character; rename it without it")
-            continue
-        prefix = numeric_prefix(name)
-        if not prefix:
-            add(filename, "error", f"the name has no numeric prefix; rename it like 1.{filename}")
+        name_problem = stone_name_problem(name, filename)
+        if name_problem is None:
+            stones.append(Stone(name, root, numeric_prefix(name), name in guard_names))
         else:
-            stones.append(Stone(name, root, prefix, name in guard_names))
+            what, fix = name_problem
+            add(filename, "error", f"the name {what}; {fix}")
+            if not name.isprintable():
+                continue
         problem = _instructions_problem(root / filename)
         if problem:
             add(filename, "error", problem)

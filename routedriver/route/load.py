@@ -14,6 +14,7 @@ from routedriver.errors import Refused
 from routedriver.fsutil import entry_is_file, real_path
 from routedriver.route.hashing import refuse_undecodable
 from routedriver.route.model import Route, Stone
+from routedriver.route.store import MAX_STONE_NAME_BYTES
 
 if TYPE_CHECKING:
     from routedriver.route.artifacts import Listings
@@ -53,14 +54,29 @@ def numeric_prefix(name: str) -> tuple[int, ...]:
     return tuple(numbers)
 
 
+def stone_name_problem(name: str, filename: str) -> tuple[str, str] | None:
+    """Why the driver cannot order or write a stone named ``name`` (what its name ``has``/``is``, and the
+    fix), or None."""
+    if not name.isprintable():
+        return "has an unprintable character", "rename it without it"
+    if not numeric_prefix(name):
+        return "has no numeric prefix", f"rename it like 1.{filename}"
+    size = len(name.encode("utf-8", errors="surrogateescape"))
+    if size > MAX_STONE_NAME_BYTES:
+        return (
+            f"is {size} bytes long, too long for the names of the driver's files for the stone",
+            f"shorten it to at most {MAX_STONE_NAME_BYTES} bytes",
+        )
+    return None
+
+
 def check_stone_name(name: str, filename: str) -> tuple[int, ...]:
     """The stone's numeric prefix; refuses names the driver cannot order or write safely."""
-    if not name.isprintable():
-        raise Refused(f"stone name has an unprintable character: {filename!r}", "rename it without it")
-    prefix = numeric_prefix(name)
-    if not prefix:
-        raise Refused(f"stone name has no numeric prefix: {filename}", f"rename it like 1.{filename}")
-    return prefix
+    problem = stone_name_problem(name, filename)
+    if problem is not None:
+        what, fix = problem
+        raise Refused(f"stone name {what}: {filename if name.isprintable() else repr(filename)}", fix)
+    return numeric_prefix(name)
 
 
 def _refuse_undecodable_route(display: str, root: Path) -> None:

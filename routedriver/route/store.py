@@ -54,6 +54,13 @@ def judge_name(
     )
 
 
+# The longest file name the driver makes for a stone, less the stone's own name: a judge's output at its 999th
+# iteration, pass and position, as atomic_write first writes it aside (".<name>.tmp-<12 hex digits>"). A
+# stone's name may be as long as the system's limit on one file name (255 bytes) leaves room for.
+_LONGEST_OWN_NAME = len(f".{judge_name('', 999, 999, '0' * 64, '0' * 64, 999)}{TEMP_MARK}{'0' * 12}")
+MAX_STONE_NAME_BYTES = 255 - _LONGEST_OWN_NAME
+
+
 def pass_name(stone: str, key: str) -> str:
     return f"{stone}{_PASS_PART}{key[:SHORT]}"
 

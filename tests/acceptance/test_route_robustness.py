@@ -16,6 +16,7 @@ from tests.route.routes import (
     alive,
     definition_digest,
     make_route,
+    pass_records,
     review,
     route_cmd,
     run_route,
@@ -303,3 +304,26 @@ def test_a_route_that_cannot_be_read_is_refused_in_one_line_by_every_command(
     verified = run_cli(["route.verify", "--route", route], git_repo)
     assert verified.code == 2 and "internal error" not in verified.err, (what, verified.err)
     assert verified.out.startswith(f"broken     {route}/*: "), (what, verified.out)
+
+
+def test_the_longest_stone_name_the_driver_allows_passes_and_one_byte_more_is_refused(git_repo: Path) -> None:
+    from routedriver.route.store import MAX_STONE_NAME_BYTES
+
+    longest = "1." + "é" * ((MAX_STONE_NAME_BYTES - 2) // 2) + "x" * ((MAX_STONE_NAME_BYTES - 2) % 2)
+    assert len(longest.encode()) == MAX_STONE_NAME_BYTES
+    guard = f"reviews:\n  - {review('r1')}\njudges:\n  - reviewed?\n"
+    route = make_route(git_repo, {longest: "do it\n"}, {longest: guard})
+    write(route / f"{longest}.md", "done\n")
+    passed = stone_set(git_repo, route, longest)  # its review, judge and pass files are written
+    assert passed.code == 0 and pass_records(route, longest), passed.err
+
+    too_long = longest + "x"
+    other = make_route(git_repo, {too_long: "do it\n"}, name="other")
+    said = f"stone name is {MAX_STONE_NAME_BYTES + 1} bytes long, too long for the names of the driver's"
+    for ran in (stone_get(git_repo, other), stone_set(git_repo, other, too_long)):
+        assert (ran.code, ran.out) == (2, "") and ran.err.startswith(f"error: {said}"), ran.err
+        assert ran.err.endswith(f"; shorten it to at most {MAX_STONE_NAME_BYTES} bytes\n"), ran.err
+    linted = run_cli(["route.lint", "--route", "other"], git_repo)
+    assert linted.code == 2 and f"error: the name is {MAX_STONE_NAME_BYTES + 1} bytes long" in linted.out
+    docs = (Path(__file__).parents[2] / "docs" / "route.md").read_text(encoding="utf-8")
+    assert f"`<name>` is at most {MAX_STONE_NAME_BYTES} bytes (UTF-8)" in docs  # what the user reads
