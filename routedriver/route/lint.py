@@ -112,9 +112,10 @@ def lint(route_path: Path) -> LintReport:
     stones: list[Stone] = []
     for name in stone_names:
         filename = name + STONE_SUFFIX
-        name_problem = stone_name_problem(name, filename)
+        prefix = numeric_prefix(name)
+        name_problem = stone_name_problem(name, filename, prefix=prefix)
         if name_problem is None:
-            stones.append(Stone(name, root, numeric_prefix(name), name in guard_names))
+            stones.append(Stone(name, root, prefix, name in guard_names))
         else:
             what, fix = name_problem
             add(filename, "error", f"the name {what}; {fix}")

@@ -54,12 +54,12 @@ def numeric_prefix(name: str) -> tuple[int, ...]:
     return tuple(numbers)
 
 
-def stone_name_problem(name: str, filename: str) -> tuple[str, str] | None:
+def stone_name_problem(name: str, filename: str, *, prefix: tuple[int, ...]) -> tuple[str, str] | None:
     """Why the driver cannot order or write a stone named ``name`` (what its name ``has``/``is``, and the
-    fix), or None."""
+    fix), or None. ``prefix``: its ``numeric_prefix``."""
     if not name.isprintable():
         return "has an unprintable character", "rename it without it"
-    if not numeric_prefix(name):
+    if not prefix:
         return "has no numeric prefix", f"rename it like 1.{filename}"
     size = len(name.encode("utf-8", errors="surrogateescape"))
     if size > MAX_STONE_NAME_BYTES:
@@ -72,11 +72,12 @@ def stone_name_problem(name: str, filename: str) -> tuple[str, str] | None:
 
 def check_stone_name(name: str, filename: str) -> tuple[int, ...]:
     """The stone's numeric prefix; refuses names the driver cannot order or write safely."""
-    problem = stone_name_problem(name, filename)
+    prefix = numeric_prefix(name)
+    problem = stone_name_problem(name, filename, prefix=prefix)
     if problem is not None:
         what, fix = problem
         raise Refused(f"stone name {what}: {filename if name.isprintable() else repr(filename)}", fix)
-    return numeric_prefix(name)
+    return prefix
 
 
 def _refuse_undecodable_route(display: str, root: Path) -> None:
