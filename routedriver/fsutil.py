@@ -17,6 +17,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from types import TracebackType
 
+from routedriver.userfile import file_kind
+
 TEMP_MARK = ".tmp-"  # temporary files are named ".<name>.tmp-<random>"; readers must ignore them
 
 
@@ -58,7 +60,9 @@ def atomic_write(
 
     A new file gets ``mode`` (less the umask). An existing file keeps its mode (and, where the process may
     set them, its owner and group), whatever the umask. A symlink is written through: its target gets the
-    new content and the link stays a link (a dangling link creates its target).
+    new content and the link stays a link (a dangling link creates its target). What is there and is no
+    regular file (a device, a named pipe, a socket, a directory) is never replaced: ``OSError`` says what it
+    is (as root, ``--junit /dev/full`` had put a regular file in the device's place).
     """
     target = Path(os.path.realpath(path)) if os.path.islink(path) else Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -67,6 +71,9 @@ def atomic_write(
         existing: os.stat_result | None = os.stat(target)
     except FileNotFoundError:
         existing = None
+    if existing is not None and not stat.S_ISREG(existing.st_mode):
+        what = f"it is {file_kind(existing.st_mode)}, not a regular file"
+        raise OSError(errno.EINVAL, what, os.fspath(path))
 
     # os.urandom, not the secrets module: the same bytes, without importing secrets' hmac and base64.
     temp = target.with_name(f".{target.name}{TEMP_MARK}{os.urandom(6).hex()}")

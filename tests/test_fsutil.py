@@ -89,6 +89,26 @@ def test_a_symlink_is_written_through_and_stays_a_link(tmp_path: Path) -> None:
     assert dangling.is_symlink() and (tmp_path / "real" / "later.txt").read_text() == "made"
 
 
+def test_what_is_no_regular_file_is_never_replaced(tmp_path: Path) -> None:
+    # As root, replacing put a regular file where /dev/full was (route.verify --junit /dev/full): a named
+    # pipe, a directory, and a link to a pipe stand in for the devices here.
+    pipe = tmp_path / "pipe"
+    os.mkfifo(pipe)
+    (tmp_path / "dir").mkdir()
+    (tmp_path / "to-pipe").symlink_to("pipe")
+    for name, what in (
+        ("pipe", "a named pipe (FIFO)"),
+        ("dir", "a directory"),
+        ("to-pipe", "a named pipe (FIFO)"),
+    ):
+        with pytest.raises(OSError) as raised:
+            atomic_write(tmp_path / name, "x")
+        assert raised.value.strerror == f"it is {what}, not a regular file", name
+        assert raised.value.filename == str(tmp_path / name)
+    assert pipe.is_fifo() and (tmp_path / "dir").is_dir() and (tmp_path / "to-pipe").is_symlink()
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["dir", "pipe", "to-pipe"]  # no temp left
+
+
 def test_is_temp_recognizes_leftovers() -> None:
     assert is_temp(".x.md.tmp-abc123")
     assert not is_temp("x.md")

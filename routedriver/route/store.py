@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import stat
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from itertools import filterfalse
@@ -300,7 +301,13 @@ def utc_now(*, milliseconds: bool = False) -> str:
 
 
 def write_text(path: Path, text: str) -> None:
-    """Write atomically (``fsutil.atomic_write``)."""
+    """Write one of the driver's own files under ``.route/`` atomically (``fsutil.atomic_write``). They are
+    regular files: a symlink, a named pipe or a device node put at the name instead (a robot's shell can) is
+    replaced, never written through or into; ``atomic_write`` alone would refuse to replace it."""
+    with contextlib.suppress(FileNotFoundError):
+        mode = os.lstat(path).st_mode
+        if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):  # a directory there: atomic_write says so
+            os.unlink(path)
     atomic_write(path, text)
 
 

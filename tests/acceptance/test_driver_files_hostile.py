@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import resource
+import stat
 import subprocess
 from pathlib import Path
 
@@ -32,6 +33,29 @@ def test_a_fifo_for_the_stop_hooks_state_neither_hangs_it_nor_releases_the_robot
     ran = run_cli(argv, git_repo, input=stop_event(git_repo, active=True), timeout=QUICK_S)
     assert "1.vision" in sent_back(ran), (ran.code, ran.out, ran.err)  # unfinished: sent back, at once
     assert "Traceback" not in ran.err
+
+
+def test_links_for_the_stop_hooks_state_are_replaced_not_written_through(
+    git_repo: Path, tmp_path: Path
+) -> None:
+    # Through a link the state would land wherever the robot points it: as root, on a device (/dev/full was
+    # replaced by a regular file that way). The driver's own files are regular files: the links go.
+    route = gated_route(git_repo)
+    commit_all(git_repo, "the route")
+    state = route / ".route"
+    state.mkdir(exist_ok=True)
+    elsewhere = tmp_path / "pipe"
+    os.mkfifo(elsewhere)
+    for name in (".drive.state", ".session.state"):
+        (state / name).symlink_to(elsewhere)
+    argv = ["route.drive", "--route", "route", "--when", "hook.onStop"]
+    ran = run_cli(argv, git_repo, input=stop_event(git_repo, active=True), timeout=QUICK_S)
+    assert "1.vision" in sent_back(ran), (ran.code, ran.out, ran.err)
+    assert stat.S_ISFIFO(os.lstat(elsewhere).st_mode)  # untouched
+    # What the Stop hook wrote (its blocks count) is a regular file now; what it did not write is as it was.
+    modes = {name: os.lstat(state / name).st_mode for name in (".drive.state", ".session.state")}
+    assert any(stat.S_ISREG(mode) for mode in modes.values()), modes
+    assert all(stat.S_ISREG(mode) or stat.S_ISLNK(mode) for mode in modes.values()), modes
 
 
 def _limited_memory() -> None:

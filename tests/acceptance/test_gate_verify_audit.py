@@ -5,7 +5,9 @@ merge conflict."""
 from __future__ import annotations
 
 import json
+import os
 import re
+import stat
 from pathlib import Path
 
 from tests.conftest import TEST_EMAIL, git
@@ -163,6 +165,14 @@ def test_a_junit_path_that_cannot_be_written_is_one_line_and_nothing_else(git_re
         done.err,
     )
     assert (git_repo / "README.md").read_text() == "test repo\n"
+    # A named pipe (standing in for /dev/full, which as root was replaced by a regular file) stays one.
+    os.mkfifo(git_repo / "pipe")
+    piped = verify(git_repo, "--route", "route", "--junit", "pipe")
+    assert (piped.code, piped.out) == (2, "") and piped.err == (
+        "error: cannot write --junit pipe: it is a named pipe (FIFO), not a regular file; give a path in a "
+        "directory you can write\n"
+    )
+    assert stat.S_ISFIFO(os.lstat(git_repo / "pipe").st_mode)
     made = verify(git_repo, "--route", "route", "--junit", "new/dir/report.xml")  # missing parents are made
     assert made.code == 0 and (git_repo / "new" / "dir" / "report.xml").read_text().startswith("<?xml")
 
