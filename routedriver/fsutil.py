@@ -65,7 +65,10 @@ def atomic_write(
     is (as root, ``--junit /dev/full`` had put a regular file in the device's place).
     """
     target = Path(os.path.realpath(path)) if os.path.islink(path) else Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:  # mkdir's word for a file where a directory of the path must be
+        raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), os.fspath(path)) from None
     payload = data.encode("utf-8") if isinstance(data, str) else data
     try:
         existing: os.stat_result | None = os.stat(target)

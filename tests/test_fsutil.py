@@ -109,6 +109,14 @@ def test_what_is_no_regular_file_is_never_replaced(tmp_path: Path) -> None:
     assert sorted(path.name for path in tmp_path.iterdir()) == ["dir", "pipe", "to-pipe"]  # no temp left
 
 
+def test_a_file_where_a_directory_of_the_path_must_be_is_said_as_such(tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("x\n")
+    with pytest.raises(NotADirectoryError) as raised:
+        atomic_write(tmp_path / "file" / "deeper" / "out.txt", "y")
+    assert raised.value.strerror == "Not a directory"
+    assert (tmp_path / "file").read_text() == "x\n"
+
+
 def test_is_temp_recognizes_leftovers() -> None:
     assert is_temp(".x.md.tmp-abc123")
     assert not is_temp("x.md")
