@@ -135,6 +135,7 @@ def render_rubric(rubric: Path | None, artifacts: Sequence[Artifact], input_text
     """The review request: the rubric template rendered with ``artifacts`` and ``input`` (StrictUndefined)."""
     # jinja2 (~25 ms) and importlib.resources: only a review's rubric
     import jinja2
+    from jinja2.sandbox import ImmutableSandboxedEnvironment
 
     if rubric is None:
         from importlib.resources import files
@@ -146,12 +147,14 @@ def render_rubric(rubric: Path | None, artifacts: Sequence[Artifact], input_text
             raise Refused(f"rubric {rubric} not found", "check the path given to --rubric")
         source, name = userfile.read_text(rubric, what="rubric"), str(rubric)
     # An empty loader: a rubric is one file, so {% include %} / {% import %} / {% extends %} fail as
-    # "template not found" (a TemplateError) instead of jinja2's TypeError about a missing loader.
-    env = jinja2.Environment(
+    # "template not found" (a TemplateError) instead of jinja2's TypeError about a missing loader. Sandboxed:
+    # a rubric is text in a repository, which a pull request can change, and an unsandboxed template reaches
+    # Python itself ({{ input.__class__.__mro__ }} …) and runs unbounded loops ({% for i in range(10**9) %}).
+    env = ImmutableSandboxedEnvironment(
         loader=jinja2.DictLoader({}),
         undefined=jinja2.StrictUndefined,
         keep_trailing_newline=True,
-        autoescape=False,  # noqa: S701 - a rubric for a model, not HTML: escaping would corrupt it
+        autoescape=False,  # a rubric for a model, not HTML: escaping would corrupt it
     )
     try:
         template = env.from_string(source)

@@ -130,6 +130,15 @@ def test_custom_rubric_and_its_errors(tmp_path: Path) -> None:
             "failed to render: ZeroDivisionError: division by zero; fix the expression in the rubric",
         ),
         ("{{ input.nope() }}", "uses an undefined variable"),
+        # A rubric is text a pull request can change: it renders sandboxed, so it cannot reach Python
+        # itself (the first rendered 442, the count of object's subclasses, before) or loop without end.
+        (
+            "{{ input.__class__.__mro__[1].__subclasses__()|length }}",
+            "failed to render: SecurityError: access to attribute '__class__' of 'str' object is unsafe.",
+        ),
+        ("{{ cycler.__init__.__globals__.os }}", "failed to render: "),
+        ("{% for i in range(10**9) %}x{% endfor %}", "failed to render: OverflowError: Range too big."),
+        ("{% set _ = artifacts.append(1) %}", "failed to render: SecurityError: "),
     ],
 )
 def test_a_rubric_that_cannot_render_is_refused_in_one_line(
