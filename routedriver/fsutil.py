@@ -35,6 +35,14 @@ def real_path(path: str | os.PathLike[str]) -> Path:
     return Path(os.path.realpath(path))
 
 
+def existing_directory(path: Path) -> Path:
+    """``path`` or the nearest directory above it that exists (a route about to be written, or deleted, has
+    none)."""
+    while not os.path.isdir(path) and path != path.parent:
+        path = path.parent
+    return path
+
+
 def entry_is_file(entry: os.DirEntry[str]) -> bool:
     """``entry.is_file()`` (through a symlink), but False where that cannot be told, as ``os.path.isfile``
     answers: a link in a loop, or to a name too long for the system, raises there. Whatever reads the file

@@ -48,15 +48,22 @@ def _calls(tree: ast.Module) -> list[tuple[int, str]]:
     return found
 
 
+def package_calls() -> list[tuple[str, int, str]]:
+    """(module, line, call) of every call ``_calls`` finds in the package."""
+    return [
+        (path.relative_to(PACKAGE).as_posix(), line, call)
+        for path in sorted(PACKAGE.rglob("*.py"))
+        for line, call in _calls(ast.parse(path.read_text(encoding="utf-8")))
+    ]
+
+
 def findings() -> list[str]:
-    out = []
-    for path in sorted(PACKAGE.rglob("*.py")):
-        module = path.relative_to(PACKAGE).as_posix()
-        for line, call in _calls(ast.parse(path.read_text(encoding="utf-8"))):
-            if (module, call) not in EXCEPTIONS:
-                fix = "use os.path's, fsutil.real_path or fsutil.entry_is_*"
-                out.append(f"routedriver/{module}:{line}: {call}() ({fix})")
-    return out
+    fix = "use os.path's, fsutil.real_path or fsutil.entry_is_*"
+    return [
+        f"routedriver/{module}:{line}: {call}() ({fix})"
+        for module, line, call in package_calls()
+        if (module, call) not in EXCEPTIONS
+    ]
 
 
 def test_paths_are_asked_about_only_in_ways_that_cannot_raise() -> None:
@@ -64,11 +71,7 @@ def test_paths_are_asked_about_only_in_ways_that_cannot_raise() -> None:
 
 
 def test_every_exception_is_needed() -> None:
-    used = {
-        (path.relative_to(PACKAGE).as_posix(), call)
-        for path in PACKAGE.rglob("*.py")
-        for _line, call in _calls(ast.parse(path.read_text(encoding="utf-8")))
-    }
+    used = {(module, call) for module, _line, call in package_calls()}
     assert set(EXCEPTIONS) <= used, set(EXCEPTIONS) - used
 
 

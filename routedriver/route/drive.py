@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from routedriver import gitops
+from routedriver.fsutil import existing_directory
 from routedriver.gitops import Repo, TreeEntry
 from routedriver.report import Report
 from routedriver.report import as_json as json_text
@@ -465,10 +466,7 @@ def to_restore(route_dir: Path, *, broken: bool) -> tuple[Restore, ...]:
     (it cannot be read, or a guard or a command of it broke), each that the commits made in this session
     changed (``record_session_start`` says where it began). Empty outside git, before the first commit, for
     a route HEAD does not hold at all (a human is still writing it), or when nothing differs."""
-    existing = route_dir
-    while not os.path.isdir(existing) and existing != existing.parent:
-        existing = existing.parent
-    repo = gitops.find_repo(existing)
+    repo = gitops.find_repo(existing_directory(route_dir))
     if repo is None:
         return ()
     top = repo.toplevel

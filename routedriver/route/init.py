@@ -28,7 +28,7 @@ from typing import NamedTuple
 
 from routedriver import gitops, userfile
 from routedriver.errors import Refused, UserError
-from routedriver.fsutil import atomic_write
+from routedriver.fsutil import atomic_write, existing_directory
 from routedriver.report import Report
 from routedriver.route.bind import bind_set, check_bindable
 from routedriver.route.claude_hooks import SettingsPlan, plan_settings
@@ -115,16 +115,9 @@ def plan_route(directory: str, template: str, *, force: bool) -> RoutePlan:
 def _route_argument(root: Path) -> str:
     """The route as commands name it: relative to the git top level (where guards and robots run), or to
     the current directory outside git."""
-    repo = gitops.find_repo(_existing_parent(root))
+    repo = gitops.find_repo(existing_directory(root))
     base = repo.toplevel if repo is not None else Path.cwd()
     return Path(os.path.relpath(root, base)).as_posix()
-
-
-def _existing_parent(path: Path) -> Path:
-    """``path`` or the nearest directory above it that exists (a route about to be written has none yet)."""
-    while not os.path.isdir(path) and path != path.parent:
-        path = path.parent
-    return path
 
 
 def _shown(path: Path) -> str:
@@ -167,7 +160,7 @@ def _refuse_other_route(root: Path, template_names: set[str], directory: str) ->
 def check_bind(plan: RoutePlan) -> str:
     """The branch ``--bind`` will bind the new route to; refuses, before anything is written, as
     ``route.bind --set`` would (outside git, detached HEAD, main/master)."""
-    return check_bindable(_existing_parent(plan.directory), _shown(plan.directory))[1]
+    return check_bindable(existing_directory(plan.directory), _shown(plan.directory))[1]
 
 
 def write_route(plan: RoutePlan) -> tuple[Path, ...]:

@@ -83,7 +83,7 @@ class Base:
             wanted |= {globs.parse(pattern).head or "." for pattern in names.globs}
         missing = sorted(path for path in wanted if not self._covered(path))
         if missing:
-            self._list(["." if path == "." else path for path in missing])
+            self._list(missing)
             self.listed += tuple(missing)
 
     def _covered(self, path: str) -> bool:

@@ -96,13 +96,11 @@ class Holder:
             return False
         # ... and no other file of REF's tree was one of its artifacts or inputs (else it was not the pass
         # there). A file a longer stone name's default glob also matches is that stone's, not this one's.
-        owners = None if writes_globs(context.guard) else base.directory(route_rel).stones | {name}
-
-        def theirs(path: str) -> bool:
-            return owners is not None and default_owner(path.rpartition("/")[2], owners) != name
-
-        artifacts = self._other(_top_patterns(context), ids, _driver_file)
-        if any(not theirs(path) for path in artifacts):
+        others = self._other(_top_patterns(context), ids, _driver_file)
+        if not writes_globs(context.guard):
+            names = base.directory(route_rel).stones | {name}
+            others = [path for path in others if default_owner(path.rpartition("/")[2], names) == name]
+        if others:
             return False
         return not self._other(_top_patterns(context, inputs=True), upstream, _records_file)
 

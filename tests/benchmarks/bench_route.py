@@ -112,10 +112,16 @@ def get_argv(bin_dir: Path) -> list[str]:
     return [str(bin_dir / "route.stone.get"), "--route", "route", "--stone", "@next-one", "--say"]
 
 
+def floor_argv(bin_dir: Path) -> list[str]:
+    return [str(bin_dir / "python"), str(HERE / "get_floor.py")]
+
+
 def check_get(repo: Path, stones: int, bin_dir: Path) -> None:
-    """The benchmark's get answers what it must: every stone but the last is passed."""
+    """The benchmark's get, and get_floor.py, answer what they must: every stone but the last is passed."""
     out = subprocess.run(get_argv(bin_dir), cwd=repo, capture_output=True, text=True, check=True).stdout
     assert out.startswith(f"==> route/{stones}.stone-{stones}.stone (incomplete) <=="), out[:200]
+    floor = subprocess.run(floor_argv(bin_dir), cwd=repo, capture_output=True, text=True)
+    assert floor.stdout.strip() == str(stones - 1), floor.stdout + floor.stderr
 
 
 def bench_get(workdir: Path) -> None:
@@ -129,12 +135,10 @@ def bench_get(workdir: Path) -> None:
     repos = {stones: passed_route(workdir, stones) for stones in (1000, 10000)}
     for stones, repo in repos.items():
         check_get(repo, stones, bin_dir)
-        floor = subprocess.run([python, str(HERE / "get_floor.py")], cwd=repo, capture_output=True, text=True)
-        assert floor.stdout.strip() == str(stones - 1), floor.stdout + floor.stderr
     runs = {
         f"{kind}-{stones}": harness.command(argv, cwd=repo)
         for stones, repo in repos.items()
-        for kind, argv in (("get", get), ("status", status), ("floor", [python, str(HERE / "get_floor.py")]))
+        for kind, argv in (("get", get), ("status", status), ("floor", floor_argv(bin_dir)))
     }
     # A robot's turn on a small route (the feature starter route, nothing passed yet), and the same two
     # command lines ending in "--", which cli/_plain.py hands to click: what starting without click saves.
@@ -201,14 +205,11 @@ def bench_uncommitted(workdir: Path) -> None:
     }
     for repo, stones in repos.values():
         check_get(repo, stones, bin_dir)
-    python = str(bin_dir / "python")
-    floor = [python, str(HERE / "get_floor.py")]
-    for repo, stones in repos.values():
-        found = subprocess.run(floor, cwd=repo, capture_output=True, text=True)
-        assert found.stdout.strip() == str(stones - 1), found.stdout + found.stderr
-    runs = {name: harness.command(get_argv(bin_dir), cwd=repo) for name, (repo, _stones) in repos.items()}
-    runs |= {f"floor-{name}": harness.command(floor, cwd=repo) for name, (repo, _stones) in repos.items()}
-    runs["imports"] = harness.command([python, "-c", GET_IMPORTS], cwd=repos["200"][0])
+    runs: dict[str, Callable[[], None]] = {}
+    for name, (repo, _stones) in repos.items():
+        runs[name] = harness.command(get_argv(bin_dir), cwd=repo)
+        runs[f"floor-{name}"] = harness.command(floor_argv(bin_dir), cwd=repo)
+    runs["imports"] = harness.command([str(bin_dir / "python"), "-c", GET_IMPORTS], cwd=repos["200"][0])
     walls = harness.interleaved({**runs, "bare": harness.bare_python()}, rounds=11)
     print(f"info   bare python: {walls['bare'] * 1000:.1f} ms", flush=True)
     harness.report(
