@@ -19,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import shutil
 import stat
 from collections.abc import Iterable, Mapping, Sequence
 from operator import itemgetter
@@ -26,6 +27,7 @@ from pathlib import Path
 from typing import Literal, NamedTuple
 
 from routedriver import proc, userfile
+from routedriver.errors import Refused
 from routedriver.later import Later
 
 _READ_ONLY_ENV = {"GIT_OPTIONAL_LOCKS": "0", "GIT_LITERAL_PATHSPECS": "1"}
@@ -170,8 +172,14 @@ def _problem_line(text: str) -> str:
 
 
 def find_repo(path: str | os.PathLike[str]) -> Repo | None:
-    """The work tree holding ``path`` (a directory), or None outside git (or without a git binary)."""
-    return _repo_from(_git(_REV_PARSE, Path(path)))
+    """The work tree holding ``path`` (a directory), or None outside git.
+
+    Refused when there is no git to ask: "not in a repository" would send the user looking for the wrong
+    cause, and a gate must not take a missing git for an answer."""
+    done = _git(_REV_PARSE, Path(path))
+    if done.start_error is not None and shutil.which("git") is None:
+        raise Refused(f"cannot run git ({done.start_error.strip()})", "install git, or put it on PATH")
+    return _repo_from(done)
 
 
 def _repo_from(done: proc.ProcResult) -> Repo | None:

@@ -566,6 +566,10 @@ def route_paths(
     try:
         return [resolve_route(None)]
     except Refused as exc:
+        from routedriver.route.bind import NotBound  # loaded already: resolve_route(None) asked it
+
+        if not isinstance(exc, NotBound):  # no git, two bindings: their own fixes hold
+            raise
         raise Refused(exc.what, "use --route, --all or route.bind --set") from None
 
 

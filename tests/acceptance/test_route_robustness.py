@@ -327,3 +327,35 @@ def test_the_longest_stone_name_the_driver_allows_passes_and_one_byte_more_is_re
     assert linted.code == 2 and f"error: the name is {MAX_STONE_NAME_BYTES + 1} bytes long" in linted.out
     docs = (Path(__file__).parents[2] / "docs" / "route.md").read_text(encoding="utf-8")
     assert f"`<name>` is at most {MAX_STONE_NAME_BYTES} bytes (UTF-8)" in docs  # what the user reads
+
+
+def test_without_git_on_path_every_route_command_says_so_in_one_line(git_repo: Path, tmp_path: Path) -> None:
+    """No git is not "not in a git repository": that would send the user looking for the wrong cause, and
+    the gate must not take a missing git for an answer about the repository."""
+    import shutil
+
+    route = make_route(git_repo, {"1.a": "a\n", "2.b": "b\n"}, {})
+    write(route / "1.a.md", "a\n")
+    assert stone_set(git_repo, route, "1.a").code == 0  # so that get must ask git what 1.a's files hold
+    empty = tmp_path / "bin-without-git"
+    empty.mkdir()
+    for argv in (
+        ["route.stone.get", "--route", str(route), "--stone", "@next-one", "--say"],
+        ["route.status"],
+        ["route.drive", "--route", str(route)],
+        ["route.bind", "--get"],
+        ["route.lint", "--all"],
+        ["route.verify", "--all"],
+        ["route.verify", "--route", str(route)],
+    ):
+        program = shutil.which(argv[0])
+        assert program is not None, argv
+        done = run_cli([program, *argv[1:]], git_repo, env={"PATH": str(empty)})
+        assert done.code == 2 and done.out == "", (argv, done)
+        assert (
+            done.err
+            == "error: cannot run git (git: No such file or directory); install git, or put it on PATH\n"
+        ), (
+            argv,
+            done.err,
+        )
