@@ -541,7 +541,8 @@ def verify_commit(repo: Repo, sha: str, allowed_signers: Path | None = None) -> 
     """``git verify-commit`` on ``sha``: GPG, or SSH with ``gpg.ssh.allowedSignersFile`` (or
     ``allowed_signers``)."""
     config = ["-c", f"gpg.ssh.allowedSignersFile={allowed_signers}"] if allowed_signers else []
-    done = _git([*config, "verify-commit", "-v", sha], repo.toplevel, timeout=60)
+    # LC_ALL=C: gpg says "Good signature from" in the user's language otherwise, and the signer goes unread.
+    done = _git([*config, "verify-commit", "-v", sha], repo.toplevel, {**_READ_ONLY_ENV, "LC_ALL": "C"}, 60)
     text = done.stderr
     signer = ""
     for line in text.splitlines():

@@ -302,8 +302,15 @@ class Provenance:
                     "terminal"
                 )
             return ""
-        signer_emails = emails_in(signature.signer)
-        if signer_emails and not signer_emails & approvers.emails:
+        # The signer must be a listed approver: a key trusted for a principal that is no email (a bot's
+        # "ci-robot" line in the same allowed-signers file) or a signature git does not name vouches for
+        # nobody the approvers file lists.
+        if not signature.signer:
+            return (
+                f"{commit} is signed, but git does not say by whom ({signature.detail}); sign with a key the "
+                "allowed signers list under the approver's email and approve again, in a terminal"
+            )
+        if not emails_in(signature.signer) & approvers.emails:
             return (
                 f"{commit} is signed by {signature.signer}, who is not in {shown}; a listed approver "
                 "approves again, in a terminal"

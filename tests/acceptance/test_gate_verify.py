@@ -270,6 +270,16 @@ def test_require_signed_rejects_unsigned_and_accepts_ssh_signed_approvals(
     commit_all(git_repo, "passed again")
     signed = verify(git_repo, "--route", "route", "--require-signed", "--allowed-signers", str(allowed))
     assert signed.code == 0, signed.out
+    # A key the signers file trusts for a principal that is no approver's email (a bot's line, "ci-robot")
+    # signs for nobody: the author field is typed by whoever commits.
+    bot = write(tmp_path / "bot_signers", allowed.read_text().replace(TEST_EMAIL, "ci-robot", 1))
+    as_bot = verify(git_repo, "--route", "route", "--require-signed", "--allowed-signers", str(bot))
+    assert as_bot.code == 2
+    assert re.match(
+        r"unapproved: its approval commit [0-9a-f]{12} is signed by ci-robot, who is not in \.route-approvers; "
+        r"a listed approver approves again, in a terminal: ",
+        lines_of(as_bot)["route/1.vision"],
+    )
     # Without a trusted signers file, git cannot verify the SSH signature.
     untrusted = write(tmp_path / "nobody", "")
     refused = verify(git_repo, "--route", "route", "--require-signed", "--allowed-signers", str(untrusted))
