@@ -20,7 +20,8 @@ names (built-in judges run nothing), the command read as bash reads it (``shells
 - ``python -m pkg.mod`` (any ``python*``/``pypy*`` word before the ``-m``) names ``pkg/mod.py``,
   ``pkg/mod/__init__.py``, ``pkg/mod/__main__.py`` and ``pkg/__init__.py``, from the top-level and from
   each ``PYTHONPATH=`` entry of the command (a ``pytest.py`` the pull request adds is what ``python -m
-  pytest`` runs); a directory given to python names its ``__main__.py``;
+  pytest`` runs); a directory given to python names its ``__main__.py``; each in every form Python's
+  import runs instead of the source: ``__pycache__/mod.*.pyc``, a sourceless ``mod.pyc``, ``mod*.so``;
 - a relative path is taken from the top-level (where guard commands run) and from every directory a
   ``cd``/``pushd`` in the command names, normalized (``$route/../tools/x`` is ``tools/x``); an absolute one
   counts when it is inside the work tree; an unquoted glob (``tools/*.py``) names every tracked file it
@@ -212,16 +213,37 @@ def _paths(text: str, starts: Iterable[str], top: str) -> list[str]:
     return found
 
 
-def _module_files(module: str, roots: Iterable[str]) -> list[str]:
+def _module_files(module: str, roots: Iterable[str]) -> tuple[list[str], list[str]]:
+    """What ``python -m module`` may load from each root: the module, its package's ``__init__``s and
+    ``__main__``, each in every form Python loads (``_python_files``). Paths and globs."""
     parts = module.split(".")
-    found = []
+    stems = []
     for root in roots:
         base = posixpath.join(root, *parts) if root else posixpath.join(*parts)
-        found += [base + ".py", posixpath.join(base, "__init__.py"), posixpath.join(base, "__main__.py")]
+        stems += [base, posixpath.join(base, "__init__"), posixpath.join(base, "__main__")]
         for depth in range(1, len(parts)):
             head = posixpath.join(root, *parts[:depth]) if root else posixpath.join(*parts[:depth])
-            found.append(posixpath.join(head, "__init__.py"))
-    return found
+            stems.append(posixpath.join(head, "__init__"))
+    paths: list[str] = []
+    patterns: list[str] = []
+    for stem in stems:
+        more_paths, more_patterns = _python_files(stem)
+        paths += more_paths
+        patterns += more_patterns
+    return paths, patterns
+
+
+def _python_files(stem: str) -> tuple[list[str], list[str]]:
+    """The files Python's import may run for the module at ``stem`` (a path without suffix), paths and
+    globs: an extension module (``stem.so``, ``stem.cpython-311-….so``, taken before the source), the
+    source, its bytecode in ``__pycache__`` (an unchecked-hash ``.pyc`` there is run without a look at the
+    source) and a sourceless ``stem.pyc``. Each must be the base's as the source must."""
+    head, name = posixpath.split(stem)
+    cache = posixpath.join(globs.escape(head), "__pycache__") if head else "__pycache__"
+    return (
+        [stem + ".py", stem + ".pyc", stem + ".so"],
+        [f"{cache}/{globs.escape(name)}.*.pyc", f"{globs.escape(stem)}.*.so"],
+    )
 
 
 def command_names(command: str, *, route: str, stone: str, top: str) -> Named:
@@ -256,7 +278,10 @@ def _command_names(command: str, route: str, stone: str, top: str) -> Named:
     for word in reader.python_args:
         known = _value(word, values)
         if known is not None and not known[1]:
-            paths.update(_paths(posixpath.join(known[0], "__main__.py"), starts, top))
+            for main in _paths(posixpath.join(known[0], "__main__"), starts, top):
+                main_paths, main_patterns = _python_files(main)
+                paths.update(main_paths)
+                patterns.update(main_patterns)
     roots = list(starts)
     for entry in reader.python_paths:
         known_text = entry
@@ -268,7 +293,9 @@ def _command_names(command: str, route: str, stone: str, top: str) -> Named:
         for reference, name in _REFERENCES.items():
             module = module.replace(reference, values[name])
         if _MODULE.match(module):
-            paths.update(_module_files(module, roots))
+            module_paths, module_patterns = _module_files(module, roots)
+            paths.update(module_paths)
+            patterns.update(module_patterns)
     return Named(frozenset(paths), frozenset(patterns))
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import sys
 from pathlib import Path
 from typing import NamedTuple
 
@@ -571,6 +572,36 @@ PROGRAM_FORMS = [
         {"lib/checks/__init__.py": "", "lib/checks/main.py": CHECK},
         "lib/checks/__init__.py",
         "print('imported first')\n",
+    ),
+    # What Python's import runs in place of the source: an unchecked-hash .pyc in __pycache__, an extension
+    # module (taken before the source), a sourceless .pyc where no source shadows it.
+    (
+        "module-bytecode-cache",
+        "python3 -m tools.check",
+        {"tools/__init__.py": "", "tools/check.py": CHECK},
+        f"tools/__pycache__/check.{sys.implementation.cache_tag}.pyc",
+        "the robot's bytecode\n",
+    ),
+    (
+        "module-extension",
+        "python3 -m tools.check",
+        {"tools/__init__.py": "", "tools/check.py": CHECK},
+        "tools/check.abi3.so",
+        "the robot's extension module\n",
+    ),
+    (
+        "module-sourceless-bytecode",
+        "python3 -m json.tool route/data.json > /dev/null && echo 'passed: true'",
+        {"route/data.json": "{}\n"},
+        "json/tool.pyc",
+        "the robot's bytecode\n",
+    ),
+    (
+        "python-directory-bytecode",
+        "python3 tools",
+        {"tools/__main__.py": CHECK},
+        f"tools/__pycache__/__main__.{sys.implementation.cache_tag}.pyc",
+        "the robot's bytecode\n",
     ),
     ("python-directory", "python3 tools", {"tools/__main__.py": CHECK}, "tools/__main__.py", None),
     ("glob", "python3 tools/chec?.py", {"tools/check.py": CHECK}, "tools/check.py", None),

@@ -276,8 +276,8 @@ def test_require_signed_rejects_unsigned_and_accepts_ssh_signed_approvals(
     as_bot = verify(git_repo, "--route", "route", "--require-signed", "--allowed-signers", str(bot))
     assert as_bot.code == 2
     assert re.match(
-        r"unapproved: its approval commit [0-9a-f]{12} is signed by ci-robot, who is not in \.route-approvers; "
-        r"a listed approver approves again, in a terminal: ",
+        r"unapproved: its approval commit [0-9a-f]{12} is signed by ci-robot, who is not in "
+        r"\.route-approvers; a listed approver approves again, in a terminal: ",
         lines_of(as_bot)["route/1.vision"],
     )
     # Without a trusted signers file, git cannot verify the SSH signature.
