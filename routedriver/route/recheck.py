@@ -15,8 +15,8 @@ PATH) for one that says yes, passed the stone and put the real one back, leaves 
 - **Which guard runs** (``Guarded``): REF's (``base``), read from REF's tree when the pull request changed
   it; the current one where a valid human policy approval covers the difference (``approved``); the stone's
   own where the stone is new in the pull request (``own``), only when the base or a human vouches for every
-  command it runs: each is a command an unchanged guard of the base runs, and the files they run (guard
-  programs) are the base's; otherwise a human's ``route.policy.approve`` of the route, as for any change.
+  command it runs: each is a command an unchanged guard of the base runs with the same artifacts, and the
+  files they run (guard programs) are the base's; otherwise a human's ``route.policy.approve`` of the route, as for any change.
   A guard's programs must be the base's (or approved) for anything to run at all: CI never runs a program
   the pull request wrote, even for a stone that fails policy anyway.
 - **Running** goes through ``guard.py``'s own machinery (``run_reviews``: concurrently, as ``set`` runs them;
@@ -290,7 +290,7 @@ class _Planner:
         self.routes: dict[str, RoutePolicy] = {route.route: route for route in policy.routes}
         self.claims = claims
         self.provenance = provenance
-        self._known: frozenset[str] | None = None
+        self._known: frozenset[tuple[str, tuple[str, ...]]] | None = None
         self._approvals: dict[str, str] = {}  # route → why its policy approval does not vouch ("" it does)
 
     def plans(self, new: Sequence[tuple[StoneCheck, StoneContext]]) -> list[_Plan]:
@@ -340,7 +340,14 @@ class _Planner:
         """A stone the pull request adds runs its own guard, when the base or a human vouches for every
         command in it: each is a command an unchanged guard of the base runs (its programs are compared
         later), or the route's policy approval covers the current definitions."""
-        unknown = [command for command in _commands(context.guard) if command not in self.known()]
+        # A command is vouched for with the artifacts it is run with: which of the files it names are what it
+        # judges (its stone's artifacts, never compared with the base) and which are what it runs depends on
+        # them, and a pull request that declared the base's program an artifact of its new stone would have
+        # CI run its own version of that program.
+        artifacts = context.guard.artifacts if context.guard is not None else ()
+        unknown = [
+            command for command in _commands(context.guard) if (command, artifacts) not in self.known()
+        ]
         if not unknown:
             return _Plan(check, context, "own")
         if route.accepted and route.approval is not None and route.approval.ok:
@@ -348,18 +355,21 @@ class _Planner:
         problem = self._approval(check.route, context)
         if not problem:
             return _Plan(check, context, "approved", programs_unchecked=False)
+        runs = f"runs {unknown[0]!r}, a command no guard of the base runs"
+        if any(command == unknown[0] for command, _artifacts in self.known()):
+            runs = f"runs {unknown[0]!r} with artifacts no guard of the base that runs it has"
         why = (
-            f"not rechecked: its guard is new in the pull request and runs {unknown[0]!r}, a command no "
-            f"guard of the base runs ({problem}); CI runs only what the base or a human vouches for: "
-            "write its commands as the base's guards do (with $route and $stone), or a human runs "
-            f"route.policy.approve --route {check.route}"
+            f"not rechecked: its guard is new in the pull request and {runs} ({problem}); CI runs only what "
+            "the base or a human vouches for: write its commands and artifacts as the base's guards do "
+            f"(with $route and $stone), or a human runs route.policy.approve --route {check.route}"
         )
         return _Plan(check, context, "own", why, "policy-changed")
 
-    def known(self) -> frozenset[str]:
-        """The commands REF's guards run, as the unchanged guards here show them (byte for byte REF's)."""
+    def known(self) -> frozenset[tuple[str, tuple[str, ...]]]:
+        """The commands REF's guards run, each with its guard's artifacts, as the unchanged guards here show
+        them (byte for byte REF's)."""
         if self._known is None:
-            found: set[str] = set()
+            found: set[tuple[str, tuple[str, ...]]] = set()
             for check, context, _done in self.claims:
                 route = self.routes.get(check.route)
                 if context is None or route is None or route.state != "compared":
@@ -368,7 +378,8 @@ class _Planner:
                     continue
                 if any(change.stone == check.stone for change in route.changes):
                     continue
-                found.update(_commands(context.guard))
+                if context.guard is not None:
+                    found.update((command, context.guard.artifacts) for command in _commands(context.guard))
             self._known = frozenset(found)
         return self._known
 
@@ -382,22 +393,31 @@ class _Planner:
         return self._approvals[route_name]
 
     def _programs_vouched(self, plans: list[_Plan]) -> list[_Plan]:
-        """Nothing runs a program the pull request wrote: each guard program (the tracked files a command
-        names) of a plan on the base's guard or its own must be the base's, byte for byte; one a human's
-        policy approval covers may differ."""
-        wanted: dict[int, tuple[str, ...]] = {}
+        """Nothing runs a program the pull request wrote: each guard program of a plan on the base's guard
+        or its own must be the base's, byte for byte; one a human's policy approval covers may differ. The
+        programs are what the commands name among the files git tracks now and among REF's (as
+        ``route.policy`` compares them): a program REF has that is no tracked file now (its directory became
+        a symlink to the pull request's own) is not the base's either."""
+        named: dict[int, programs.Named] = {}
         for index, plan in enumerate(plans):
-            if plan.refusal or not plan.programs_unchecked or plan.context.guard is None:
+            context = plan.context
+            if plan.refusal or not plan.programs_unchecked or context.guard is None:
                 continue
-            repo = self.base.repo
-            wanted[index] = programs.stone_programs(
-                plan.context.route, plan.context.stone, plan.context.guard, repo
+            named[index] = programs.stone_names(
+                context.route, context.stone, context.guard, self.base.repo.toplevel
             )
-        every = sorted({path for paths in wanted.values() for path in paths})
-        if not every:
+        if not named:
             return plans
-        self.base.ensure((), every)
-        now = programs.identities(self.base.repo, every)
+        tracked = programs.tracked(self.base.repo, named.values())
+        self.base.ensure(named.values())
+        wanted = {
+            index: sorted(tracked.resolve(names) | names.resolve(self.base.files))
+            for index, names in named.items()
+        }
+        now = programs.identities(
+            self.base.repo,
+            sorted({path for paths in wanted.values() for path in paths if path in tracked.files}),
+        )
         result = list(plans)
         for index, paths in wanted.items():
             for path in paths:
@@ -405,7 +425,7 @@ class _Planner:
                 if at_base is not None and programs.base_identity(at_base) == now.get(path):
                     continue
                 plan = plans[index]
-                how = "added" if at_base is None else "changed"
+                how = "added" if at_base is None else "changed" if path in now else "removed"
                 why = (
                     f"not rechecked: {path}, a program {_GUARD_WORDS[plan.guard]} runs, is {how} since "
                     f"{self.base.short}; CI does not run a program the pull request wrote (a human runs "

@@ -619,8 +619,8 @@ def test_a_new_stone_whose_guard_runs_what_the_base_does_not_is_not_run_without_
     assert lines_of(done)["route/5.extra"] == (
         "policy-changed: not rechecked: its guard is new in the pull request and runs 'python3 "
         "tools/extra.py', a command no guard of the base runs (and no policy approval covers it); CI runs "
-        "only what the base or a human vouches for: write its commands as the base's guards do (with $route "
-        "and $stone), or a human runs route.policy.approve --route route"
+        "only what the base or a human vouches for: write its commands and artifacts as the base's guards do "
+        "(with $route and $stone), or a human runs route.policy.approve --route route"
     )
     assert not leak.exists() and ran(up) == []
     # A human reads the new guard and approves the route's definitions: then CI runs it.
@@ -631,6 +631,76 @@ def test_a_new_stone_whose_guard_runs_what_the_base_does_not_is_not_run_without_
     assert leak.exists()
     recheck = stones_json(done)["route/5.extra"]["recheck"]
     assert isinstance(recheck, dict) and (recheck["guard"], recheck["outcome"]) == ("approved", "passed")
+
+
+def test_a_new_stone_that_claims_the_base_program_as_its_artifact_is_not_run(tmp_path: Path) -> None:
+    # The base's judge runs a program next to its route's stones ($route/check.py). A new route's stone
+    # runs that command word for word but declares check.py one of its own artifacts (what a guard judges
+    # is never compared with the base): the same text then runs the robot's extra/check.py in CI.
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    judge = "python3 $route/check.py $route $stone"
+    write(repo / ".route-approvers", f"{TEST_EMAIL}\n")
+    write(repo / "demo" / "check.py", JUDGE)
+    write(repo / "demo" / "1.plan.stone", "Write the plan.\n")
+    write(repo / "demo" / "1.plan.guard", f"judges:\n  - {judge}\n")
+    write(repo / "demo" / "1.plan.md", "# 1.plan\n")
+    assert (
+        run_route(["route.stone.set", "--route", "demo", "--stone", "1.plan", "--as", "passed"], repo).code
+        == 0
+    )
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "the route, passed")
+    base = git(repo, "rev-parse", "HEAD").strip()
+    git(repo, "checkout", "-q", "-b", "robot")
+    leak = tmp_path / "leaked"
+    write(repo / "extra" / "check.py", f"open({str(leak)!r}, 'w').write('the key')\n" + YES_JUDGE)
+    write(repo / "extra" / "1.x.stone", "Write x.\n")
+    write(
+        repo / "extra" / "1.x.guard",
+        f"artifacts: [$route/$stone.md, $route/check.py]\njudges:\n  - {judge}\n",
+    )
+    write(repo / "extra" / "1.x.md", "# 1.x\n")
+    assert (
+        run_route(["route.stone.set", "--route", "extra", "--stone", "1.x", "--as", "passed"], repo).code == 0
+    )
+    leak.unlink()
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "an extra route")
+    clone = tmp_path / "ci"
+    git(tmp_path, "clone", "-q", "--branch", "robot", str(repo), str(clone))
+    done = run_route(["route.verify", "--all", "--base", base, "--recheck"], clone)
+    assert done.code == 2, done.out
+    assert lines_of(done)["extra/1.x"].startswith(
+        "policy-changed: not rechecked: its guard is new in the pull request and runs 'python3 "
+        "$route/check.py $route $stone' with artifacts no guard of the base that runs it has (and no policy "
+        "approval covers it)"
+    )
+    assert not leak.exists()
+
+
+def test_a_program_reached_through_a_directory_the_pull_request_made_a_symlink_is_never_run(up: Up) -> None:
+    # tools/ becomes a link to the robot's own directory: tools/judge.py is then no file git tracks, which
+    # must not make it a program nobody compares.
+    leak = up.tmp / "leaked"
+    git(up.repo, "rm", "-q", "-r", "tools")
+    write(up.repo / "mine" / "review.py", REVIEW)
+    write(up.repo / "mine" / "judge.py", f"open({str(leak)!r}, 'w').write('the key')\n" + YES_JUDGE)
+    (up.repo / "tools").symlink_to("mine")
+    write(up.route / "3.ship.md", "# 3.ship\nFORBIDDEN\n")
+    robot_set(up, "3.ship")
+    leak.unlink()
+    robot_commit(up, "tools moved")
+    done = ci(up, "--recheck")
+    assert done.code == 2
+    line = lines_of(done)["route/3.ship"]
+    assert line.endswith(
+        f"; on recheck: not rechecked: tools/judge.py, a program the base's guard runs, is removed since "
+        f"{up.base[:12]}; CI does not run a program the pull request wrote (a human runs "
+        "route.policy.approve --route route)"
+    ), line
+    assert not leak.exists() and ran(up) == []
 
 
 def test_a_program_the_pull_request_changed_is_never_run(up: Up) -> None:
