@@ -16,7 +16,8 @@ PATH) for one that says yes, passed the stone and put the real one back, leaves 
   it; the current one where a valid human policy approval covers the difference (``approved``); the stone's
   own where the stone is new in the pull request (``own``), only when the base or a human vouches for every
   command it runs: each is a command an unchanged guard of the base runs with the same artifacts, and the
-  files they run (guard programs) are the base's; otherwise a human's ``route.policy.approve`` of the route, as for any change.
+  files they run (guard programs) are the base's; otherwise a human's ``route.policy.approve`` of the
+  route, as for any change.
   A guard's programs must be the base's (or approved) for anything to run at all: CI never runs a program
   the pull request wrote, even for a stone that fails policy anyway.
 - **Running** goes through ``guard.py``'s own machinery (``run_reviews``: concurrently, as ``set`` runs them;
@@ -166,6 +167,7 @@ class _Plan(NamedTuple):
     # (an unchanged stone's) or a human's policy approval covers them.
     programs_unchecked: bool = True
     approvers: Approvers | None = None  # who may approve, as verify reads it (--approvers included)
+    claimed: str = ""  # the review-input hash of the pass verify found: what CI's run must judge
 
 
 # ---------------------------------------------------------------- the run
@@ -187,9 +189,11 @@ def run(
     than ``--recheck-max``."""
     started = time.monotonic()
     passed: list[tuple[StoneCheck, StoneContext, PassRecord | None]] = []
+    claimed: dict[tuple[str, str], str] = {}
     for check, context, done in claims:
         if check.status == "passed" and context is not None and done is not None and done.inputs is not None:
             passed.append((check, context, pass_record(context, done.inputs.key)))
+            claimed[(check.route, check.stone)] = done.inputs.review_input_hash
     holder = Holder(base, passed)
     held: list[StoneRecheck] = []
     new: list[tuple[StoneCheck, StoneContext]] = []
@@ -205,7 +209,10 @@ def run(
             "recheck fewer passes in one pull request, or raise --recheck-max",
         )
     directory = _prepare(options.directory, base.repo) if options.directory is not None else None
-    plans = _Planner(base, policy, claims, provenance).plans(new)
+    plans = [
+        plan._replace(claimed=claimed[(plan.check.route, plan.check.stone)])
+        for plan in _Planner(base, policy, claims, provenance).plans(new)
+    ]
     if directory is not None:
         rechecked = _run_plans(plans, directory)
     else:
@@ -468,11 +475,14 @@ def _recheck(plan: _Plan, directory: Path) -> StoneRecheck:
     guard = context.guard
     words = _GUARD_WORDS[plan.guard]
     try:
-        artifacts = inputs.artifacts_or_refuse(context)
-        now = state.gather(context, {context.show(path): path for path in artifacts}, from_disk=True)
+        now = _gather(context)
     except Refused as exc:
         why = f"failed on recheck with {words}: {exc.line().removeprefix('error: ')}"
         return finished("rejected", why, "rejected")
+    # The files must be the ones the pass binds before CI's run and still be after it: a command CI runs
+    # for another stone at the same time (one that loads code from the checkout) could change them.
+    if now.review_input_hash != plan.claimed:
+        return finished("rejected", _changed("before"), "broken")
     if guard is None or not (guard.reviews or guard.judges):
         return finished("passed", f"rechecked with {words}: nothing to run")
     out = guards.records_in(context, directory / check.route if check.route != "." else directory)
@@ -522,9 +532,28 @@ def _recheck(plan: _Plan, directory: Path) -> StoneRecheck:
             f"the local pass said passed, but CI's own run of {words} on these files does not"
         )
         return finished("rejected", why, "rejected", ran)
+    try:
+        after = _gather(context).review_input_hash
+    except Refused:
+        after = ""
+    if after != plan.claimed:
+        return finished("rejected", _changed("while"), "broken", ran)
     spent = sum(each.seconds for each in ran)
     return finished(
         "passed", f"rechecked with {words}: {count(len(ran), 'command')} ran ({seconds(spent)})", ran=ran
+    )
+
+
+def _gather(context: StoneContext) -> state.StoneInputs:
+    """The stone's inputs as they are on disk now (its artifacts listed again)."""
+    artifacts = inputs.artifacts_or_refuse(context)
+    return state.gather(context, {context.show(path): path for path in artifacts}, from_disk=True)
+
+
+def _changed(when: Literal["before", "while"]) -> str:
+    return (
+        f"its files changed {when} CI rechecked it: what CI's run judged is not what the pass binds (a "
+        "command CI ran wrote into the checkout; guard programs must only read it)"
     )
 
 

@@ -680,6 +680,57 @@ def test_a_new_stone_that_claims_the_base_program_as_its_artifact_is_not_run(tmp
     assert not leak.exists()
 
 
+def test_a_claim_whose_files_a_command_changed_while_ci_rechecked_is_not_passed(tmp_path: Path) -> None:
+    # 1.a's judge imports tools/helper.py, which its command does not name (the documented limit: such code
+    # runs as the pull request has it). The robot's helper rewrites 2.b's BAD artifact to what 2.b's judge
+    # wants while both stones are rechecked at once: CI's run would judge other bytes than the pass binds.
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    write(repo / ".route-approvers", f"{TEST_EMAIL}\n")
+    write(repo / "tools" / "helper.py", "")
+    write(repo / "tools" / "a.py", "import helper\nprint('passed: true')\n")
+    good = "import sys, time\ntime.sleep(0.5)\nok = 'GOOD' in open(sys.argv[1]).read()\n"
+    write(repo / "tools" / "b.py", good + "print(f'passed: {str(ok).lower()}')\nsys.exit(0 if ok else 2)\n")
+    write(repo / "demo" / "1.a.stone", "Write a.\n")
+    write(repo / "demo" / "1.a.guard", "judges:\n  - python3 tools/a.py\n")
+    write(repo / "demo" / "1.a.md", "# a\n")
+    write(repo / "demo" / "2.b.stone", "Write b.\n")
+    write(repo / "demo" / "2.b.guard", "judges:\n  - python3 tools/b.py $route/$stone.md\n")
+    write(repo / "demo" / "2.b.md", "GOOD\n")
+    for stone in ("1.a", "2.b"):
+        done = run_route(["route.stone.set", "--route", "demo", "--stone", stone, "--as", "passed"], repo)
+        assert done.code == 0, done.err
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "the route, passed")
+    base = git(repo, "rev-parse", "HEAD").strip()
+    git(repo, "checkout", "-q", "-b", "robot")
+    write(repo / "demo" / "2.b.md", "BAD\n")
+    real = swap(repo / "tools" / "b.py", YES_JUDGE)  # the forged pass
+    assert (
+        run_route(["route.stone.set", "--route", "demo", "--stone", "2.b", "--as", "passed"], repo).code == 0
+    )
+    swap(repo / "tools" / "b.py", real)
+    write(repo / "tools" / "helper.py", "open('demo/2.b.md', 'w').write('GOOD\\n')\n")
+    write(repo / "demo" / "1.a.md", "# a, again\n")  # a new claim: CI runs 1.a's judge
+    assert (
+        run_route(["route.stone.set", "--route", "demo", "--stone", "1.a", "--as", "passed"], repo).code == 0
+    )
+    write(repo / "demo" / "2.b.md", "BAD\n")  # what the robot's local run of 1.a rewrote
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "work")
+    clone = tmp_path / "ci"
+    git(tmp_path, "clone", "-q", "--branch", "robot", str(repo), str(clone))
+    done = run_route(["route.verify", "--all", "--base", base, "--recheck"], clone)
+    assert done.code == 2, done.out
+    line = lines_of(done)["demo/2.b"]
+    assert re.fullmatch(
+        r"broken: its files changed (before|while) CI rechecked it: what CI's run judged is not what the "
+        r"pass binds \(a command CI ran wrote into the checkout; guard programs must only read it\)",
+        line,
+    ), line
+
+
 def test_a_program_reached_through_a_directory_the_pull_request_made_a_symlink_is_never_run(up: Up) -> None:
     # tools/ becomes a link to the robot's own directory: tools/judge.py is then no file git tracks, which
     # must not make it a program nobody compares.
