@@ -154,10 +154,7 @@ def lint_routes(route_options: tuple[str, ...], all_routes: bool) -> list[LintRe
     repo = None
     if all_routes:
         repo = find_repo(Path.cwd())
-    paths = route_paths(route_options, all_routes, repo)
-    if all_routes:
-        paths = [Path(os.path.relpath(path)) for path in paths]
-    return [lint(path) for path in paths]
+    return [lint(path) for path in route_paths(route_options, all_routes, repo)]
 
 
 def report(reports: list[LintReport], *, as_json: bool) -> Report:

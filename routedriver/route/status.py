@@ -9,7 +9,6 @@ review, who approved it and when.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Literal, NamedTuple
 
@@ -166,7 +165,4 @@ def routes_of(route_options: tuple[str, ...], all_routes: bool) -> list[Route]:
     repo = None
     if all_routes:
         repo = gitops.find_repo(Path.cwd())
-    paths = route_paths(route_options, all_routes, repo)
-    if all_routes:
-        paths = [Path(os.path.relpath(path)) for path in paths]
-    return [open_route(str(path)) for path in paths]
+    return [open_route(str(path)) for path in route_paths(route_options, all_routes, repo)]

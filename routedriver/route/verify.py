@@ -544,9 +544,10 @@ def _inside_work_tree(path: Path, toplevel: Path) -> bool:
 def route_paths(
     route_options: Sequence[str], all_routes: bool, repo: gitops.Repo | None, *, required: bool = True
 ) -> list[Path]:
-    """The routes a gate command means (``route.verify``, ``route.lint``): ``--all`` (every route in ``repo``,
-    absolute), the ``--route`` options (each route once, as first named), else the route bound to the
-    branch. ``required=False``: ``--all`` finding none is no refusal (the caller has more to look at)."""
+    """The routes a gate command means (``route.verify``, ``route.lint``, ``route.status``): ``--all`` (every
+    route in ``repo``, named relative to where you are, as ``--route`` would name it: what messages show),
+    the ``--route`` options (each route once, as first named), else the route bound to the branch.
+    ``required=False``: ``--all`` finding none is no refusal (the caller has more to look at)."""
     if all_routes:
         if route_options:
             raise Refused("--all and --route exclude each other", "give one of them")
@@ -555,7 +556,7 @@ def route_paths(
         found = discover_routes(repo)
         if not found and required:
             raise Refused("no routes in this repository (no *.stone files)", "add a route, or use --route")
-        return found
+        return [Path(os.path.relpath(path)) for path in found]
     if route_options:
         # The same route named twice (``routes/x`` and ``$PWD/routes/x``) is checked and counted once.
         unique: dict[str, Path] = {}

@@ -467,3 +467,15 @@ def test_a_shell_judge_verdict_flipped_by_hand_is_caught(git_repo: Path) -> None
         "forged: judge file j1 (printf 'passed: false\\n') says passed, but its recorded output and exit "
         "code say failed: printed passed: false"
     )
+
+
+def test_all_names_files_relative_to_where_it_runs_not_by_the_machines_path(git_repo: Path) -> None:
+    # CI's logs should not show the runner's checkout path, and a path to fix should be one to type here.
+    write(git_repo / "r" / "1.a.stone", "Write a.\n")
+    write(git_repo / "r" / "1.a.guard", "judges: [\n")
+    (git_repo / "sub").mkdir()
+    for where, shown in ((git_repo, "r/1.a.guard"), (git_repo / "sub", "../r/1.a.guard")):
+        done = run_cli(["route.verify", "--all"], where)
+        assert done.code == 2
+        assert lines_of(done)["r/1.a"].startswith(f"broken: {shown}: line 2: malformed YAML"), done.out
+        assert str(git_repo) not in done.out
