@@ -63,6 +63,9 @@ class RunSettings:
     sandbox: Mode | None = None  # the bash tool's sandbox; None: the skill's default (review: on, else auto)
     sandbox_network: bool | None = None  # the sandbox lets commands use the network (default: no)
     config_path: Path | None = None
+    # The files above as named (absolute, symlinks not resolved): the sandbox keeps these names in place.
+    config_name: Path | None = None
+    mcp_config: Path | None = None  # the --mcp-config file (its servers are mcp_servers)
     base_dir: Path = field(default_factory=Path.cwd)  # where relative paths of the permissions block point
 
     def merged_over(self, base: RunSettings) -> RunSettings:
@@ -105,7 +108,7 @@ def load_config(path: Path) -> RunSettings:
     if not isinstance(data, Mapping):
         raise Refused(f"config file {path} must be a mapping of settings", "see docs/bhrain.md")
     real = real_path(path)
-    settings = RunSettings(config_path=real, base_dir=real.parent)
+    settings = RunSettings(config_path=real, config_name=Path(os.path.abspath(path)), base_dir=real.parent)
     for key, value in data.items():
         _apply(settings, str(key), value, path, real.parent)
     return settings

@@ -129,8 +129,14 @@ def run_session(settings: RunSettings, *, environ: Mapping[str, str] | None = No
     redactor = Redactor(env)
     model = _atom(settings, env, skill)
     policies = _policies(settings, workdir)
-    registry = _registry(skill, settings, workdir, policies, env)
-    hooks = _hooks(settings, workdir, model, registry.names(), policies)
+    behavior = _behavior(settings, workdir, model)  # before the sandbox, which keeps its files read-only
+    registry = _registry(skill, settings, workdir, policies, env, behavior)
+    hooks: list[Any] = [PermissionHook(policies)]  # always first: it sees every call before anyone else
+    if behavior is not None:
+        behavior.set_tool_inventory(
+            registry.names()
+        )  # the classifier's snapshot lists what the agent can use
+        hooks.append(behavior)
     servers = _mcp_servers(settings, workdir, env)  # nothing starts yet; a bad ${VAR} is refused now
     if servers is not None:
         hooks.append(servers)  # its close() stops the servers when the loop closes
@@ -392,7 +398,12 @@ def _offline_reviewer(settings: RunSettings, skill: Skill) -> Path | None:
 
 
 def _registry(
-    skill: Skill, settings: RunSettings, workdir: Path, policies: list[Any], env: Mapping[str, str]
+    skill: Skill,
+    settings: RunSettings,
+    workdir: Path,
+    policies: list[Any],
+    env: Mapping[str, str],
+    behavior: Any,
 ) -> Any:
     tool_settings = ToolSettings(workdir=workdir)
     if settings.max_output_chars:
@@ -410,7 +421,7 @@ def _registry(
     # A toolbox given on its own replaces the default one; --tools (or --toolbox default) brings it back.
     builtins = not settings.toolboxes or explicit or "default" in settings.toolboxes
     if builtins and "bash" in sets:  # found and probed once, before the tool tells the model about it
-        tool_settings.sandbox = _sandbox(skill, settings, workdir, policies, env)
+        tool_settings.sandbox = _sandbox(skill, settings, workdir, policies, env, behavior)
     default_box = Toolbox(
         "default", builtin_tools(sets, tool_settings, read_only=read_only), description="built-in tools"
     )
@@ -422,12 +433,16 @@ def _registry(
 
 
 def _sandbox(
-    skill: Skill, settings: RunSettings, workdir: Path, policies: list[Any], env: Mapping[str, str]
+    skill: Skill,
+    settings: RunSettings,
+    workdir: Path,
+    policies: list[Any],
+    env: Mapping[str, str],
+    behavior: Any,
 ) -> Any:
     """The bash tool's sandbox (None: unsandboxed), from --sandbox, the config, or the skill's default."""
     mode = settings.sandbox or skill.sandbox
     source = "--sandbox on" if settings.sandbox else f"--skill {skill.name} (whose default is --sandbox on)"
-    own = [path for path in (settings.config_path, settings.permissions) if isinstance(path, Path)]
     return prepare(
         mode,
         source=source,
@@ -435,8 +450,22 @@ def _sandbox(
         policies=policies,
         workdir=workdir,
         path_env=env.get("PATH"),
-        own_files=own,
+        own_files=_settings_files(settings, behavior),
     )
+
+
+def _settings_files(settings: RunSettings, behavior: Any) -> list[Path]:
+    """Every file that decides what the next run may do, as named (the sandbox keeps them read-only and
+    their names in place): the config, the permissions file, the MCP config (whose servers start on the
+    host), the review rubric, and the folders of the behavior profile and prompt files the config loads
+    (a whole folder: a new behavior/NAME.yaml would stand before the NAME.yml loaded)."""
+    files = [settings.config_name or settings.config_path, settings.permissions, settings.mcp_config]
+    files.append(settings.rubric)
+    if behavior is not None:
+        folders = {os.path.dirname(source) for source in behavior.sources}
+        folders.discard(str(real_path(_behavior_config(settings)).parent))  # the config's own: a file above
+        files.extend(Path(folder) for folder in sorted(folders))
+    return [path for path in files if isinstance(path, Path)]
 
 
 def _load_toolbox(spec: str) -> Any:
@@ -482,15 +511,15 @@ def _policies(settings: RunSettings, workdir: Path) -> list[Any]:
     return policies
 
 
-def _hooks(
-    settings: RunSettings, workdir: Path, model: Any, tool_names: list[str], policies: list[Any]
-) -> list[Any]:
-    hooks: list[Any] = [PermissionHook(policies)]  # always first: it sees every call before anyone else
-    if settings.behavior is not None:
-        config_path = settings.config_path or real_path("bhrain.yaml")
-        behavior = load_behavior_hook(
-            settings.behavior, config_path=config_path, agent_model=model, workdir=workdir
-        )
-        behavior.set_tool_inventory(tool_names)  # the classifier's snapshot lists what the agent can use
-        hooks.append(behavior)
-    return hooks
+def _behavior_config(settings: RunSettings) -> Path:
+    """The file the behavior block's relative names (behavior/, prompts/) are read from."""
+    return settings.config_path or real_path("bhrain.yaml")
+
+
+def _behavior(settings: RunSettings, workdir: Path, model: Any) -> Any:
+    """The behavior engine's hook for the config's ``security.behavior`` block, or None without one."""
+    if settings.behavior is None:
+        return None
+    return load_behavior_hook(
+        settings.behavior, config_path=_behavior_config(settings), agent_model=model, workdir=workdir
+    )

@@ -1,22 +1,26 @@
 """The bash tool's sandbox: every command it runs starts under bubblewrap (``bwrap``, Linux).
 
-What a sandboxed command sees: the whole file system read-only, except the working directory (writable)
-and a private ``/tmp`` (an empty tmpfs, gone with the command; ``TMPDIR`` points there); a fresh ``/dev``
-and ``/proc`` (no disks, no host processes); what a ``Read`` deny rule names masked (an empty read-only
-tmpfs over a directory, ``/dev/null`` bound over anything else, so it cannot be read, written, removed or
-renamed); what an ``Edit``/``Write`` deny rule names read-only, also inside the working directory, and so
-are the run's own config and permissions files; no network, not even the host's loopback
-(``--unshare-net``), unless the config says ``network: true``. The command is pid 1's child in its own pid
-namespace with ``--die-with-parent``: when the command ends, is timed out or stopped, everything it started
-dies with it, ``setsid`` and ``env -i`` included. Every capability is dropped (``--cap-drop ALL``:
-bubblewrap run by root keeps them otherwise), so not even root inside can unmount a mask, and a user
-namespace made inside finds the mounts locked.
+What a sandboxed command sees: the whole file system read-only, except the working directory (writable) and a
+private ``/tmp`` (an empty tmpfs, gone with the command; ``TMPDIR`` points there); a fresh ``/dev`` and
+``/proc`` (no disks, no host processes); what a ``Read`` deny rule names masked (an empty read-only tmpfs over
+a directory, ``/dev/null`` bound over anything else, so it cannot be read, written, removed or renamed); what
+an ``Edit``/``Write`` deny rule names read-only, also inside the working directory, and so are the run's own
+settings (config, permissions, MCP config, rubric, behavior profile folders); no network, not even the host's
+loopback (``--unshare-net``), unless the config says ``network: true``. The command is pid 1's child in its
+own pid namespace with ``--die-with-parent``: when the command ends, is timed out or stopped, everything it
+started dies with it, ``setsid`` and ``env -i`` included. Every capability is dropped (``--cap-drop ALL``:
+bubblewrap run by root keeps them otherwise), so not even root inside can unmount a mask, and a user namespace
+made inside finds the mounts locked.
 
 Deny rules are gitignore patterns; they are resolved to the paths that exist when each command starts
 (``resolve``), by the reading of ``permissions.rules``. A directory every new name in which a rule would
 cover (``secrets/**``) is masked or made read-only whole, so what is created in it later is covered too.
 A path created later elsewhere is not: a file a ``Write(*.lock)`` rule names can be created where none
-existed. Symlinks: what a path resolves to is masked, under every name it has.
+existed. Symlinks: what a path resolves to is masked or made read-only, under every name it has; a walk
+goes into symlinked directories too (``*.pem`` covers what ``keys/x.pem`` leads to when ``keys`` links to
+a key store elsewhere), never round a loop. A mount holds what a link leads to, never the link, so a
+read-only name (an Edit/Write rule's, or the run's own settings') reached through a symlink a command could
+replace is refused, naming the link. A directory the walk cannot list is covered whole (fail closed).
 
 ``Policy`` and ``bwrap_argv`` are pure: what to mount, and the argv that mounts it. ``prepare`` finds
 ``bwrap`` (never one inside the working directory, where a command could plant its own) and probes once per
@@ -170,14 +174,31 @@ def _path_rule(rule: Rule, workdir: Path) -> PathRule:
     return PathRule(rule.text, *rule_base(rule, workdir))
 
 
-class TooManyPaths(Exception):
+class Unprotectable(Exception):
+    """A deny rule (or the run's own settings) that the sandbox cannot hold for a command starting now: the
+    command is not run (at the start of the run: the run is refused), and the message says what to change."""
+
+
+class TooManyPaths(Unprotectable):
     """Resolving a rule would look at more than ``WALK_LIMIT`` entries."""
 
-    def __init__(self, rule: PathRule, start: str, limit: int) -> None:
+    def __init__(self, rule: PathRule, start: str, limit: int, via: str = "") -> None:
+        through = f" (through the symlink {via} -> {os.path.realpath(via)})" if via else ""
         super().__init__(
             f"the sandbox cannot resolve the deny rule {rule.text}: it would check more than {limit:,} "
-            f"paths under {start} before every command; narrow the rule (a directory such as secrets/**, or "
-            "a path from its start such as config/*.pem)"
+            f"paths under {start}{through} before every command; narrow the rule (a directory such as "
+            "secrets/**, or a path from its start such as config/*.pem)"
+        )
+
+
+class ReplaceableLink(Unprotectable):
+    """A protected name reached through a symlink that a command could remove and put its own file in place
+    of: a bind mount holds what a link leads to, never the link (a symlink cannot be a mount point)."""
+
+    def __init__(self, what: str, link: str, remedy: str) -> None:
+        super().__init__(
+            f"the sandbox cannot keep {what} in place: {link} is a symlink (to {os.path.realpath(link)}) in "
+            f"a directory commands may write, and a command could replace it; {remedy}"
         )
 
 
@@ -185,7 +206,17 @@ def resolve(rules: Sequence[PathRule], *, limit: int = WALK_LIMIT) -> dict[str, 
     """The resolved paths that exist now and that ``rules`` cover, each mapped to whether it is a directory
     (covered whole when the rule covers everything new in it too). Raises ``TooManyPaths`` past ``limit``
     entries looked at."""
-    found: set[str] = set()
+    found = {os.path.realpath(name) for _, name in found_names(rules, limit=limit, every_name=False)}
+    return {path: os.path.isdir(path) for path in found}
+
+
+def found_names(
+    rules: Sequence[PathRule], *, limit: int = WALK_LIMIT, every_name: bool = True
+) -> list[tuple[PathRule, str]]:
+    """Each path that exists now and that a rule covers, as a command would name it (absolute, symlinks on
+    the way not resolved: through a symlinked directory too), with the rule. ``every_name``: each name of
+    a path, not only the path (see ``_walk``). Raises ``TooManyPaths``."""
+    found: list[tuple[PathRule, str]] = []
     budget = [limit, limit]  # what is left, and the limit (for the message)
     for rule in rules:
         base = os.path.realpath(rule.base)
@@ -194,10 +225,14 @@ def resolve(rules: Sequence[PathRule], *, limit: int = WALK_LIMIT) -> dict[str, 
             continue
         root = os.path.join(base, start) if start else base
         if not start or _MAGIC & set(rule.pattern.rstrip("/")):
-            found.update(_walk(_matcher(rule.pattern), rule, root, start or ".", budget))
+            # A pattern on the last part of a name (*.pem, **/.env) finds the same in a directory by any
+            # name: one walk of each directory finds every path (``.venv/lib64 -> lib`` not walked twice).
+            once = not every_name and "/" not in _unanchored(rule.pattern)
+            names = _walk(_matcher(rule.pattern), rule, root, start or ".", budget, once=once)
+            found.extend((rule, name) for name in names)
         elif os.path.lexists(root) and (os.path.isdir(root) or not rule.pattern.endswith("/")):
-            found.add(os.path.realpath(root))  # a literal path: no walk
-    return {path: os.path.isdir(path) for path in found}
+            found.append((rule, root))  # a literal path: no walk
+    return found
 
 
 def _matcher(pattern: str) -> Callable[[str], bool]:
@@ -240,34 +275,70 @@ def _covered(matches: Callable[[str], bool], rel: str, directory: bool) -> bool:
     return directory and all(matches(prefix + probe) for probe in PROBES)
 
 
+def _unanchored(pattern: str) -> str:
+    """``pattern`` without a trailing ``/`` and leading ``**/`` (which match at any depth anyway)."""
+    body = pattern.rstrip("/")
+    while body.startswith("**/"):
+        body = body[3:]
+    return body
+
+
 def _walk(
-    matches: Callable[[str], bool], rule: PathRule, root: str, rel_root: str, budget: list[int]
+    matches: Callable[[str], bool],
+    rule: PathRule,
+    root: str,
+    rel_root: str,
+    budget: list[int],
+    *,
+    once: bool = False,
 ) -> Iterator[str]:
-    """What ``rule`` covers under ``root`` (``rel_root`` relative to its base); symlinks are looked at as
-    what they name, never entered."""
+    """What ``rule`` covers under ``root`` (``rel_root`` relative to its base), as named from ``root``.
+
+    A symlinked directory is walked too, under its own name: what ``keys/server.pem`` leads to is covered by
+    ``*.pem`` when ``keys`` links to a key store elsewhere, as the permission rules read that name. A
+    directory already on the way down (a link to ``.`` or ``..``) is not entered again: a name that goes
+    round a loop is a longer spelling of one already walked. ``once``: no directory is walked twice, for a
+    pattern that reads only the last part of a name (a directory it names on the way is covered whole). The
+    budget bounds the rest (a link to ``/`` would walk the whole file system: the command is refused
+    instead, naming the link)."""
     if not os.path.isdir(root):
         return
     if _covered(matches, rel_root, True):
-        yield os.path.realpath(root)
+        yield root
         return
-    stack = [(root, "" if rel_root == "." else rel_root + "/")]
+    # (the directory as named, the real directories on the way down to it, the first symlink on the way)
+    way: tuple[str, ...] = (os.path.realpath(root),)
+    walked = set(way)
+    stack = [(root, "" if rel_root == "." else rel_root + "/", way, "")]
     while stack:
-        current, prefix = stack.pop()
+        current, prefix, way, via = stack.pop()
         try:
             entries = list(os.scandir(current))
+        except FileNotFoundError:
+            continue  # gone since its parent was listed
         except OSError:
-            continue  # unreadable for us, and so for the command (same user), or gone
+            # It cannot be listed (no read permission, e.g. after `chmod 300 config`), yet a name in it may
+            # still be opened when it can be searched: covered whole (fail closed). Masking only this
+            # directory stops only what goes into it, where refusing would stop every command.
+            yield current
+            continue
         budget[0] -= len(entries)
         if budget[0] < 0:
-            raise TooManyPaths(rule, root, budget[1])
+            raise TooManyPaths(rule, root, budget[1], via)
         for entry in entries:
             rel = prefix + entry.name
             directory = entry_is_dir(entry)  # through a symlink too: the rule reads it as a directory
-            real_dir = directory and not entry.is_symlink()
             if _covered(matches, rel, directory):
-                yield os.path.realpath(entry.path)
-            elif real_dir and entry.path not in NOT_WALKED:
-                stack.append((entry.path, rel + "/"))
+                yield entry.path
+                continue
+            if not directory:
+                continue
+            link = entry.is_symlink()
+            real = os.path.realpath(entry.path) if link else os.path.join(way[-1], entry.name)
+            if real in NOT_WALKED or real in way or (once and real in walked):
+                continue
+            walked.add(real)
+            stack.append((entry.path, rel + "/", (*way, real), via or (entry.path if link else "")))
 
 
 # -- the sandbox of one run ----------------------------------------------------------------------------------
@@ -277,18 +348,59 @@ class Sandbox(NamedTuple):
     network: bool
     hidden: tuple[PathRule, ...] = ()  # Read deny rules
     read_only: tuple[PathRule, ...] = ()  # Edit/Write deny rules
-    # The run's own settings (config and permissions files): read-only wherever they are, so that a command
-    # cannot rewrite the rules the next run will read.
+    # The run's own settings (config, permissions, MCP config, behavior profiles, rubric), as named
+    # (absolute, symlinks not resolved): read-only wherever they are, so that a command cannot rewrite what
+    # the next run will do.
     own_files: tuple[str, ...] = ()
 
     def policy(self) -> Policy:
-        """The policy for a command starting now (the rules resolved against the file system as it is)."""
-        read_only = [*resolve(self.read_only), *(path for path in self.own_files if os.path.lexists(path))]
+        """The policy for a command starting now (the rules resolved against the file system as it is).
+        Raises ``Unprotectable`` when a rule cannot be resolved or a protected name cannot be held."""
+        found = found_names(self.read_only)
+        own = [name for name in self.own_files if os.path.lexists(name)]
+        read_only = [os.path.realpath(name) for name in (*(name for _, name in found), *own)]
+        # Read-only holds a path's content, and the pinned parents hold its name; neither holds a symlink on
+        # the way to it (a bind mount lands on what the link leads to), and a command that removes the link
+        # and puts its own file there has rewritten what the name says. Such a name cannot be held: refused.
+        # (A Read rule needs no such care: what a replaced link leads to is resolved and masked anew.)
+        held: dict[str, str] = {}
+        for rule, name in found:
+            what = f"{name} (the deny rule {rule.text})"
+            remedy = "replace the link with what it leads to, or make the rule name that instead"
+            _hold(name, what, remedy, self.workdir, read_only, held)
+        for name in own:
+            remedy = f"give bhrain the file's own path ({os.path.realpath(name)})"
+            _hold(name, f"bhrain's settings file {name}", remedy, self.workdir, read_only, held)
         return policy_for([self.workdir], resolve(self.hidden), read_only, network=self.network)
 
     def argv(self, command: str, *, cwd: Path | str) -> list[str]:
-        """The argv that runs ``command`` in this sandbox; raises ``TooManyPaths``."""
+        """The argv that runs ``command`` in this sandbox; raises ``Unprotectable``."""
         return bwrap_argv(self.bwrap, self.policy(), command, cwd=os.path.realpath(cwd))
+
+
+def _hold(
+    name: str, what: str, remedy: str, workdir: str, read_only: Sequence[str], resolved: dict[str, str]
+) -> str:
+    """What ``name`` resolves to; raises ``ReplaceableLink`` when a symlink on the way to it (``name`` itself
+    too) lies in a directory a command may write: inside ``workdir`` and not under a ``read_only`` path. A
+    link elsewhere is on the read-only root, where no command can remove it. ``resolved`` remembers the
+    names already held (many names share their parents)."""
+    if name in resolved:
+        return resolved[name]
+    parent, part = os.path.split(name)
+    current = "/" if parent == name else _hold(parent, what, remedy, workdir, read_only, resolved)
+    if part in ("", "."):
+        path = current
+    elif part == "..":
+        path = os.path.dirname(current)
+    else:
+        path = os.path.join(current, part)
+        if os.path.islink(path):
+            if _under(current, [workdir]) and not _under(current, read_only):
+                raise ReplaceableLink(what, path, remedy)
+            path = os.path.realpath(path)
+    resolved[name] = path
+    return path
 
 
 def find_bwrap(path_env: str | None, workdir: Path) -> str | None:
@@ -329,8 +441,8 @@ def prepare(
 ) -> Sandbox | None:
     """The run's sandbox, or None to run unsandboxed. ``on`` refuses without a working bubblewrap; ``auto``
     says so once on stderr and goes on without one. ``source`` says where the mode came from, for messages;
-    ``own_files`` are the run's settings, read-only to its commands. A deny rule that cannot be resolved is
-    refused now rather than on every command."""
+    ``own_files`` are the run's settings, read-only to its commands. A deny rule that cannot be resolved, or
+    a protected name that cannot be held, is refused now rather than on every command."""
     if mode == "off":
         return None
     bwrap = find_bwrap(path_env, workdir)
@@ -350,11 +462,11 @@ def prepare(
         _unavailable(mode, source, what, remedy)
         return None
     hidden, read_only = path_rules(policies, workdir)
-    own = tuple(sorted({os.path.realpath(path) for path in own_files}))
+    own = tuple(sorted({os.path.abspath(path) for path in own_files}))  # as named: see Sandbox.policy
     sandbox = Sandbox(bwrap, os.path.realpath(workdir), network, hidden, read_only, own)
     try:
         sandbox.policy()
-    except TooManyPaths as exc:
+    except Unprotectable as exc:
         raise Refused(str(exc)) from None
     return sandbox
 

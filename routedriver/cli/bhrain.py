@@ -212,6 +212,7 @@ def run_command(
         permissions=permissions,
         guards=list(guards),
         mcp_servers=_mcp_servers(mcp_config),
+        mcp_config=mcp_config,
         sandbox=sandbox,
         memory=memory,
         max_iterations=max_iterations,

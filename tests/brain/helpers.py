@@ -81,12 +81,14 @@ def bhrain(
     env: Mapping[str, str] | None = None,
     input: str | None = None,
     timeout: float = 60,
+    wrapper: Sequence[str] = (),
 ) -> Ran:
-    """Run the installed ``bhrain`` in its own session: no controlling terminal, as in CI or under a robot."""
+    """Run the installed ``bhrain`` in its own session: no controlling terminal, as in CI or under a robot.
+    ``wrapper`` runs it through another command (``setpriv …``)."""
     full_env = dict(os.environ)
     full_env.update(env or {})
     done = subprocess.run(
-        [BHRAIN, *args],
+        [*wrapper, BHRAIN, *args],
         cwd=cwd,
         input=input,
         capture_output=True,

@@ -19,6 +19,8 @@ from routedriver.brain.sandbox import (
     Mask,
     PathRule,
     Policy,
+    ReplaceableLink,
+    Sandbox,
     TooManyPaths,
     bwrap_argv,
     find_bwrap,
@@ -109,6 +111,12 @@ def tree(tmp_path: Path) -> Path:
     (wd / "key-link").symlink_to(wd / "keys/x.pem")
     (tmp_path / "outside.pem").write_text("outside", encoding="utf-8")
     (wd / "out-link").symlink_to(tmp_path / "outside.pem")
+    # A directory linked from elsewhere (a shared key store): what a name through it leads to counts too.
+    for name in ("store/server.pem", "store/sub/notes.txt", "store/config/prod.yml"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(name, encoding="utf-8")
+    (wd / "shared").symlink_to(tmp_path / "store")
+    (wd / "app" / "store").symlink_to(tmp_path / "store")
     return wd
 
 
@@ -128,6 +136,8 @@ PATTERNS = [
     "empty/**",
     "missing/**",
     ".git/config",
+    "shared/*.pem",
+    "app/**/config/*.yml",
     "**",  # (a bare "*" is the rule "Read": every read, a rule on the tool that the sandbox leaves to it)
 ]
 
@@ -141,13 +151,13 @@ def every_name(wd: Path) -> list[Path]:
 
 
 def hidden_by(resolved: dict[str, bool], path: Path) -> bool:
-    """Whether a command opening ``path`` finds a mask: on what it resolves to, or on the directory that
-    holds the name (a masked directory hides the symlinks in it too)."""
+    """Whether a command opening ``path`` finds a mask: on what it resolves to, or on a directory on the way
+    to the name (a masked directory hides the symlinks in it too, and what they lead to)."""
 
     def under(real: str) -> bool:
         return any(real == found or real.startswith(found + "/") for found in resolved)
 
-    return under(os.path.realpath(path)) or under(os.path.realpath(path.parent))
+    return any(under(os.path.realpath(step)) for step in (path, *path.parents))
 
 
 @pytest.mark.parametrize("pattern", PATTERNS)
@@ -172,6 +182,40 @@ def test_a_read_deny_rule_hides_every_file_the_rules_deny_and_no_other(tree: Pat
             assert hidden_by(resolved, path), f"{where} is denied by the rules but not masked"
         elif hidden_by(resolved, path):
             assert os.path.realpath(path) in denied_files, f"{where} is masked but the rules allow it"
+
+
+def test_a_walk_enters_symlinked_directories_but_never_goes_round_a_loop(tree: Path, tmp_path: Path) -> None:
+    (tree / "app" / "again").symlink_to(tree / "app")  # a loop
+    (tree / "up").symlink_to(tmp_path)  # a link to a parent: the store and outside.pem, then wd again
+    resolved = resolve([PathRule("Read(*.pem)", tree, "*.pem")])
+    assert sorted(resolved) == [
+        str(tmp_path / "outside.pem"),  # up/outside.pem
+        str(tmp_path / "store/server.pem"),  # shared/server.pem, app/store/server.pem, up/store/server.pem
+        str(tree / "keys/x.pem"),
+        str(tree / "secrets/a.pem"),
+    ]
+    # A link to / would walk the whole file system: the command is refused, naming the link.
+    (tree / "root").symlink_to("/")
+    with pytest.raises(TooManyPaths) as caught:
+        resolve([PathRule("Read(*.pem)", tree, "*.pem")], limit=2_000)
+    assert f"paths under {tree} (through the symlink {tree}/root -> /) before every command" in str(
+        caught.value
+    )
+
+
+def test_a_pattern_on_the_last_part_of_a_name_walks_each_directory_once(tmp_path: Path) -> None:
+    # A virtualenv's lib64 -> lib: *.pem finds the same under either name, so lib is listed once; a pattern
+    # that reads the whole name (lib*/x.pem) walks both names (and runs out of the budget here).
+    for index in range(100):
+        (tmp_path / "lib" / f"m{index}").mkdir(parents=True)
+    (tmp_path / "lib" / "m7" / "x.pem").write_text("x", encoding="utf-8")
+    (tmp_path / "lib64").symlink_to("lib")
+    limit = 100 + 2 + 1 + 10  # lib's entries, the root's, m7's, and a little
+    assert resolve([PathRule("Read(*.pem)", tmp_path, "*.pem")], limit=limit) == {
+        str(tmp_path / "lib" / "m7" / "x.pem"): False
+    }
+    with pytest.raises(TooManyPaths):
+        resolve([PathRule("Read(lib*/**/x.pem)", tmp_path, "lib*/**/x.pem")], limit=limit)
 
 
 def test_a_directory_whose_every_new_name_a_rule_covers_is_protected_whole(tree: Path) -> None:
@@ -199,6 +243,55 @@ def test_edit_and_write_deny_rules_become_read_only_paths_and_other_rules_are_le
         ("Write(notes.md)", "notes.md"),
     ]
     assert sorted(resolve(read_only)) == [str(tree / "app/config"), str(tree / "notes.md")]
+
+
+# A read-only name reached through a symlink in a directory commands may write cannot be held (a command can
+# remove the link and put its own file there: a mount lands on what a link leads to, never on the link); the
+# link that breaks it, or "" where the name holds. Names are relative to the working directory ("//" starts
+# an absolute one, as in the rules); own: bhrain's own settings files, as named.
+LINKED_NAMES = [
+    (["Write(key-link)"], [], "key-link"),  # the name itself is the link
+    (["Edit(shared/**)"], [], "shared"),  # `rm shared; mkdir shared` makes a new shared/
+    (["Edit(app/**/prod.yml)"], [], "app/store"),  # a walk through a symlinked directory
+    (["Write(app/store/server.pem)"], [], "app/store"),  # a link on the way
+    ([], ["key-link"], "key-link"),  # --permissions perms.json -> settings/perms.json: repointed next run
+    ([], ["shared/server.pem"], "shared"),
+    (["Edit(app/config/**)", "Write(notes.md)", "Read(key-link)"], ["notes.md"], ""),  # no link: held
+    (["Edit(docs/**)", "Write(docs/ci.yml)"], [], ""),  # a link in a read-only directory stays
+    (["Write(//TMP/elsewhere-link)"], ["//TMP/elsewhere-link"], ""),  # outside: on the read-only root
+]
+
+
+@pytest.mark.parametrize(("deny", "own", "link"), LINKED_NAMES)
+def test_a_read_only_name_reached_through_a_replaceable_symlink_is_refused_naming_the_link(
+    tree: Path, tmp_path: Path, deny: list[str], own: list[str], link: str
+) -> None:
+    (tree / "docs" / "ci.yml").symlink_to(tree / "notes.md")
+    (tmp_path / "elsewhere-link").symlink_to(tmp_path / "outside.pem")
+
+    def absolute(name: str) -> str:
+        name = name.replace("//TMP", tmp_path.as_posix())
+        return name if name.startswith("/") else f"{tree}/{name}"
+
+    rules = [rule.replace("//TMP", "//" + tmp_path.as_posix().lstrip("/")) for rule in deny]
+    policy = policy_from_block({"deny": rules}, base_dir=tree, workdir=tree, where="test")
+    hidden, read_only = path_rules([policy], tree)
+    sandbox = Sandbox("bwrap", str(tree), False, hidden, read_only, tuple(absolute(name) for name in own))
+    if not link:
+        sandbox.policy()  # no error
+        return
+    with pytest.raises(ReplaceableLink) as caught:
+        sandbox.policy()
+    message = str(caught.value)
+    assert (
+        f": {absolute(link)} is a symlink (to {os.path.realpath(absolute(link))}) in a directory commands "
+        in message
+    )
+    assert message.endswith(
+        "give bhrain the file's own path (" + os.path.realpath(absolute(own[0])) + ")"
+        if own
+        else "replace the link with what it leads to, or make the rule name that instead"
+    )
 
 
 def test_rule_bases_follow_the_permission_rules(tree: Path, tmp_path: Path) -> None:

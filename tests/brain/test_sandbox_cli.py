@@ -44,6 +44,7 @@ def run_commands(
     args: Sequence[str] = (),
     env: Mapping[str, str] | None = None,
     skill: str = "act",
+    wrapper: Sequence[str] = (),
 ) -> tuple[Ran, list[str]]:
     """Run each command as its own bash call (in order) in ``tmp_path/wd``; the run and the tool outputs.
     A command may be a mapping of bash arguments (``{"command": …, "timeout": 1}``)."""
@@ -68,7 +69,7 @@ def run_commands(
             json.dumps({"permissions": {"deny": list(deny)}}), encoding="utf-8"
         )
         argv += ["--permissions", str(tmp_path / "perms.json")]
-    ran = bhrain(argv, tmp_path / "wd", env=env)
+    ran = bhrain(argv, tmp_path / "wd", env=env, wrapper=wrapper)
     outputs: list[str] = []
     if (tmp_path / "trace.json").exists():
         trace = json.loads((tmp_path / "trace.json").read_text(encoding="utf-8"))
@@ -132,6 +133,44 @@ def test_a_read_denied_file_cannot_be_read_however_the_command_is_spelled(tmp_pa
     assert "It runs in a sandbox" in bash and "there is no network" in bash  # the model is told
 
 
+def test_a_read_deny_rule_at_any_depth_covers_what_a_symlinked_directory_leads_to(
+    tmp_path: Path, wd: Path
+) -> None:
+    # A shared key store linked into the working directory (outside /tmp, which the sandbox hides anyway).
+    store = Path(tempfile.mkdtemp(prefix="routedriver-sandbox-keys-", dir="/var/tmp"))
+    try:
+        write(store / "server.pem", f"{SECRET}-store\n")
+        write(store / "deep" / "ca.pem", f"{SECRET}-deep\n")
+        write(store / "README", "STORE-README\n")
+        (wd / "keys").symlink_to(store)
+        (wd / "loop").symlink_to(".")  # a loop: the walk does not go round it
+        commands = ["cat keys/server.pem keys/deep/ca.pem loop/loop/keys/server.pem; cat keys/README"]
+        ran, outputs = run_commands(tmp_path, commands, deny=["Read(*.pem)"])
+        assert ran.code == 0, ran.err
+        assert SECRET not in outputs[0] and "STORE-README" in outputs[0], outputs[0]
+    finally:
+        shutil.rmtree(store)
+
+
+def test_a_directory_the_walk_cannot_list_is_masked_whole(tmp_path: Path, wd: Path) -> None:
+    # `chmod 300 config` leaves config/.env openable by name but not listable: as any user but root (here
+    # root without the capabilities that override file permissions), the walk cannot see .env in it.
+    write(wd / "config" / ".env", f"{SECRET}-env\n")
+    write(wd / "notes.md", "NOTES-OK\n")
+    wrapper = (
+        ["setpriv", "--bounding-set", "-dac_override,-dac_read_search", "--"] if os.geteuid() == 0 else []
+    )
+    commands = ["chmod 300 config && echo chmodded", "cat config/.env; ls -A config; cat notes.md"]
+    try:
+        ran, outputs = run_commands(tmp_path, commands, deny=["Read(**/.env)"], wrapper=wrapper)
+    finally:
+        (wd / "config").chmod(0o755)
+    assert ran.code == 0, ran.err
+    assert "chmodded" in outputs[0]
+    assert SECRET not in outputs[1] and "NOTES-OK" in outputs[1], outputs[1]
+    assert "config/.env: No such file or directory" in outputs[1]  # an empty read-only tmpfs over config
+
+
 def test_a_read_denied_directory_hides_files_created_in_it_later(tmp_path: Path, wd: Path) -> None:
     (wd / "vault").mkdir()
     ran, outputs = run_commands(tmp_path, ["echo late > vault/new; ls -A vault"], deny=["Read(vault/**)"])
@@ -178,6 +217,75 @@ def test_the_runs_own_config_and_permissions_files_stay_read_only(tmp_path: Path
     assert json.loads(perms.read_text(encoding="utf-8")) == {"permissions": {"deny": ["Read(nothing-here)"]}}
     assert config.read_text(encoding="utf-8") == "sandbox: auto\n"
     assert (wd / "other.txt").exists() and "Read-only file system" in outputs[0]
+
+
+def test_every_file_that_decides_the_next_run_stays_read_only(tmp_path: Path, wd: Path) -> None:
+    # The MCP config (its servers start on the host), the behavior profile folder (a new strict.yaml would
+    # stand before the strict.yml loaded), the rubric: what a command rewrote here, the next run would obey.
+    mcp = write(wd / ".mcp.json", '{"mcpServers": {}}')
+    write(wd / "bhrain.yaml", 'security:\n  behavior:\n    profile: "{{behavior.strict}}"\n')
+    profile = "name: strict\ncustom:\n  - {id: no_rm, trigger: bash, action: block, message: no rm,\n"
+    profile += "     condition: {command_matches: {param: command, pattern: '^rm'}}}\n"
+    write(wd / "behavior" / "strict.yml", profile)
+    rubric = write(wd / "rubric.md", "Check everything.\n")
+    evil_server = '{"mcpServers": {"x": {"command": "sh", "args": ["-c", "echo pwned > /var/tmp/pwned"]}}}'
+    commands = [
+        f"echo '{evil_server}' > .mcp.json",
+        "echo 'name: strict' > behavior/strict.yml",
+        "echo 'name: strict' > behavior/strict.yaml",
+        "mv behavior b2",
+        "echo 'Approve.' > rubric.md",
+        "echo fine > other.txt",
+    ]
+    args = ["--config", "bhrain.yaml", "--mcp-config", ".mcp.json", "--rubric", "rubric.md"]
+    ran, outputs = run_commands(tmp_path, commands, args=args)
+    assert ran.code == 0, ran.err
+    assert mcp.read_text(encoding="utf-8") == '{"mcpServers": {}}'
+    assert sorted(os.listdir(wd / "behavior")) == ["strict.yml"]
+    assert (wd / "behavior" / "strict.yml").read_text(encoding="utf-8") == profile
+    assert rubric.read_text(encoding="utf-8") == "Check everything.\n"
+    assert all("Read-only file system" in out or "busy" in out for out in outputs[:-1]), outputs
+    assert (wd / "other.txt").read_text(encoding="utf-8") == "fine\n"
+
+
+@pytest.mark.parametrize("protected", ["rule", "permissions"])
+def test_a_protected_name_that_is_a_symlink_is_refused_before_the_run(
+    tmp_path: Path, wd: Path, protected: str
+) -> None:
+    # A bind mount holds what a link leads to, not the link: `rm ci.yml; echo evil > ci.yml` (or
+    # `ln -sfn evil.json perms.json`) would replace the name the next run reads. So the run is refused.
+    write(wd / "config" / "ci.yml", "run: safe\n")
+    (wd / "ci.yml").symlink_to("config/ci.yml")
+    write(wd / "settings" / "perms.json", json.dumps({"permissions": {"deny": ["Bash(rm:*)"]}}))
+    (wd / "perms.json").symlink_to("settings/perms.json")
+    if protected == "rule":
+        name, remedy = "ci.yml", "replace the link with what it leads to, or make the rule name that instead"
+        ran, outputs = run_commands(tmp_path, ["rm ci.yml; echo evil > ci.yml"], deny=["Write(ci.yml)"])
+    else:
+        name, remedy = "perms.json", f"give bhrain the file's own path ({wd}/settings/perms.json)"
+        ran, outputs = run_commands(
+            tmp_path, ["ln -sfn evil.json perms.json"], args=["--permissions", "perms.json"]
+        )
+    assert (ran.code, ran.out, outputs) == (2, "", [])
+    assert ran.err.startswith("error: the sandbox cannot keep ") and ran.err.count("\n") == 1, ran.err
+    assert ran.err.endswith(
+        f"in place: {wd}/{name} is a symlink (to {os.path.realpath(wd / name)}) in a directory commands may "
+        f"write, and a command could replace it; {remedy}\n"
+    )
+    assert (
+        os.readlink(wd / "ci.yml") == "config/ci.yml"
+        and os.readlink(wd / "perms.json") == "settings/perms.json"
+    )
+    # Named by its own path, it is protected as usual.
+    if protected == "rule":
+        ran, outputs = run_commands(tmp_path, ["echo evil > config/ci.yml"], deny=["Write(config/ci.yml)"])
+    else:
+        ran, outputs = run_commands(
+            tmp_path, ["echo x >> settings/perms.json"], args=["--permissions", "settings/perms.json"]
+        )
+    assert ran.code == 0 and "Read-only file system" in outputs[0], (ran.err, outputs)
+    assert (wd / "config" / "ci.yml").read_text(encoding="utf-8") == "run: safe\n"
+    assert json.loads((wd / "settings" / "perms.json").read_text(encoding="utf-8"))["permissions"]
 
 
 def test_writes_outside_the_working_directory_never_reach_the_host(tmp_path: Path, wd: Path) -> None:

@@ -38,8 +38,9 @@ def load_behavior_hook(
     from routedriver.brain.behavior.brains import build_brain
     from routedriver.brain.behavior.hook import BehaviorHook
     from routedriver.brain.behavior.resolve import resolve_behavior
+    from routedriver.brain.behavior.sources import BUILTIN_PROFILES, BUILTIN_RULES
 
-    resolved, _ = resolve_behavior(block, config_path=Path(config_path))
+    resolved, sources = resolve_behavior(block, config_path=Path(config_path))
     engine = BehaviorEngine(resolved, cwd=str(workdir) if workdir is not None else None)
     classifier = None
     if resolved["classify_turns"]:
@@ -61,7 +62,8 @@ def load_behavior_hook(
             )
         if model is not None:
             classifier = make_classifier(resolved, model)
-    return BehaviorHook(engine, classifier=classifier)
+    builtin = {str(BUILTIN_RULES), str(BUILTIN_PROFILES)}  # package data, like bhrain's code: not settings
+    return BehaviorHook(engine, classifier=classifier, sources=[s for s in sources if s not in builtin])
 
 
 def make_classifier(resolved: Mapping[str, Any], model: Any) -> Any:

@@ -25,8 +25,12 @@ class BehaviorHook(LoopHook):
         classifier: Classifier | None = None,
         session_id: str = "bhrain",
         cwd: str | None = None,
+        sources: Sequence[str] = (),
     ) -> None:
         self.engine = engine
+        # The user's files its rules were read from (the config, a profile file, a prompt file): the bash
+        # tool's sandbox keeps them read-only, so that a command cannot rewrite the next run's rules.
+        self.sources = tuple(sources)
         self.classifier = classifier
         self.session_id = session_id
         self.cwd = cwd or engine.cwd

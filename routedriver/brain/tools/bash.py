@@ -14,7 +14,7 @@ from typing import Any
 
 from routedriver import proc
 from routedriver.brain.hooks import ToolOutcome
-from routedriver.brain.sandbox import TooManyPaths
+from routedriver.brain.sandbox import Unprotectable
 from routedriver.brain.tools.base import Tool, ToolContext, ToolSettings, fail, ok, schema
 
 NARROWER = "narrow the command, e.g. pipe it through head, tail or grep, or redirect to a file and grep that"
@@ -81,7 +81,7 @@ def bash_tool(settings: ToolSettings) -> Tool:
 
         try:
             argv = sandbox.argv(command, cwd=ctx.workdir)
-        except TooManyPaths as exc:
+        except Unprotectable as exc:
             return fail(f"not run: {exc}")
         result = proc.run(
             argv, cwd=ctx.workdir, timeout=timeout_s, max_output=ctx.max_output_chars, extra_env=env
