@@ -36,13 +36,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from routedriver import globs
-from routedriver.brain.permissions.wrappers import GIT_GLOBAL_WITH_VALUE, SU_LIKE, WRAPPERS, Wrapper
+from routedriver.brain.permissions.wrappers import GIT_GLOBAL_WITH_VALUE, SHELLS, SU_LIKE, WRAPPERS, Wrapper
 from routedriver.shellsyntax import words as shell_words
 from routedriver.shellsyntax.words import Redirection, SimpleCommand, Word, is_assignment, is_bare
 
 MAX_DEPTH = 6
 WRITING_REDIRECTIONS = frozenset({">", ">>", ">|", "&>", "&>>", "<>", ">&"})
-SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh", "mksh", "ash"})
 _RESERVED = frozenset(
     {"!", "{", "}", "then", "else", "elif", "fi", "do", "done", "if", "while", "until", "esac", "time"}
 )
@@ -143,7 +142,7 @@ class _Reader:
         out.words.extend(word.text for word in words)
         reserved = simple.keywords
         while words and reserved and is_bare(words[0]) and words[0].text in _RESERVED:
-            words = words[1:]
+            words = shell_words.after_time(words) if words[0].text == "time" else words[1:]
         while words and is_assignment(words[0]):
             words = words[1:]
         if not words:

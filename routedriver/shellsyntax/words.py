@@ -55,6 +55,17 @@ def is_assignment(word: Word) -> bool:
     return match is not None and not word.braced and not 0 <= word.first_quote < match.end()
 
 
+def after_time(found: list[Word]) -> list[Word]:
+    """The words after bash's reserved word ``time`` (``found[0]``, typed bare where a reserved word may
+    stand) and its options ``-p`` and ``--``: the pipeline it times, which may start with a reserved word of
+    its own (``time -p { rm x; }``, ``time ! cmd``, ``time function f { …; }``)."""
+    found = found[1:]
+    for option in ("-p", "--"):
+        if found[:1] and is_bare(found[0]) and found[0].text == option:
+            found = found[1:]
+    return found
+
+
 def _globs(chars: list[tuple[str, bool]]) -> bool:
     """Does bash expand this word as a file name pattern (a bare ``*``, ``?`` or ``[…]``)?"""
     last_bracket = max((index for index, (char, _) in enumerate(chars) if char == "]"), default=-1)

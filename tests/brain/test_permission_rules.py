@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from routedriver.brain.behavior.conditions import EvalContext, compile_condition
+from routedriver.brain.behavior.state import SessionState
 from routedriver.brain.hooks import ToolEvent
 from routedriver.brain.permissions.programs import sed_commands
 from routedriver.brain.permissions.rules import (
@@ -264,7 +266,54 @@ BYPASSES = [
     "flock -x lock rm -rf build",
     "xargs -a /dev/null rm -rf build",
     "watch -d -n 1 rm -rf build",
+    # -- the third audit --
+    "eval -- 'rm -rf build'",  # eval ends its options at --
+    "builtin eval -- 'rm -rf build'",
+    # every shell that reads bash syntax, bash's restricted mode among them
+    "rbash -c 'rm -rf build'",
+    "echo 'rm -rf build' | rbash",
+    "rbash <<< 'rm -rf build'",
+    "busybox sh -c 'rm -rf build'",
+    "mksh -c 'rm -rf build'",
+    "yash -c 'rm -rf build'",
+    "ksh93 -c 'rm -rf build'",
+    "posh -c 'rm -rf build'",
+    "fish -c 'rm -rf build'",  # not bash syntax: read as bash, and asked about when nothing matches
+    # script takes its options after the log file too
+    "script -q /dev/null -c 'rm -rf build'",
+    "script /dev/null --command='rm -rf build'",
+    # su and runuser run the program -s names, with the arguments after the user
+    "su -s /bin/rm root -- -rf build",
+    "runuser root -s /bin/rm -- -rf build",
+    "su --shell=/bin/rm root -- -rf build",
+    "su -s/bin/rm root -- -rf build",
+    # time is a reserved word: a group, !, a function definition may follow it
+    "time { rm -rf build; }",
+    "time -p { rm -rf build; }",
+    "! time { rm -rf build; }",
+    "time ! { rm -rf build; }",
+    "time -p -- rm -rf build",
+    "time function f { rm -rf build; }; f",
+    "exec 3>&1; time { rm -rf build; } 2>&3",
 ]
+
+
+@pytest.mark.parametrize("command", BYPASSES)
+def test_behaviors_command_matches_finds_rm_in_every_bypass(command: str) -> None:
+    """The behavior engine's ``command_matches`` reads commands with the same reader as the rules."""
+    matches_rm = compile_condition({"command_matches": {"param": "command", "pattern": "^rm( |$)"}})
+    context = EvalContext(
+        tool="bash",
+        params={"command": command},
+        state=SessionState(),
+        calls=1,
+        streak=1,
+        cwd=".",
+        set_targets={},
+        text=None,
+        outcome_data=None,
+    )
+    assert matches_rm(context) is True, (command, split_command(command))
 
 
 # git's global options come before the subcommand and must not hide it from `Bash(git push:*)`.
@@ -396,6 +445,24 @@ RUN_FOR_REAL = [
     "nice -5 rm -rf build",
     "flock -x lock rm -rf build",
     "xargs -a /dev/null rm -rf build",
+    "eval -- 'rm -rf build'",
+    "builtin eval -- 'rm -rf build'",
+    "rbash -c 'rm -rf build'",
+    "echo 'rm -rf build' | rbash",
+    "rbash <<< 'rm -rf build'",
+    "script -q /dev/null -c 'rm -rf build'",
+    "script /dev/null --command='rm -rf build'",
+    "su -s /bin/rm root -- -rf build",
+    "runuser root -s /bin/rm -- -rf build",
+    "su --shell=/bin/rm root -- -rf build",
+    "su -s/bin/rm root -- -rf build",
+    "time { rm -rf build; }",
+    "time -p { rm -rf build; }",
+    "! time { rm -rf build; }",
+    "time ! { rm -rf build; }",
+    "time -p -- rm -rf build",
+    "time function f { rm -rf build; }; f",
+    "exec 3>&1; time { rm -rf build; } 2>&3",
     # asked about: what runs is only known at run time
     "printf 'a[$%s]' '(rm -rf build)' > p; x=$(<p); : $((x))",
     "read -r x < p; echo $((x + 1))",
@@ -406,6 +473,11 @@ RUN_FOR_REAL = [
     "echo 'rm -rf build' | sed 's/.*/&/e'",
     'awk \'BEGIN{c = "rm -rf " "build"; system(c)}\'',
     "vim -es -c 'call system(\"rm -rf build\")' -c q",
+    "set -o history\nhistory -s 'rm -rf build'\nfc -s rm",
+    "set -o history\necho -rf build\nfc -s echo=rm",
+    "set -H -o history\nhistory -s 'rm -rf build'\n!!",
+    "bash -ic 'set -o history; history -s \"rm -rf build\"\n!!'",
+    "time coproc rm -rf build; wait",
 ]
 
 
@@ -459,6 +531,10 @@ def test_cli_refuses_the_audits_bypasses_before_bash_runs_them(tmp_path: Path) -
         "awk 'BEGIN{system(\"rm -rf build\")}'",
         "echo 'rm -rf build' | sed 's/.*/&/e'",
         "printf 'a[$%s]' '(rm -rf build)' > p; x=$(<p); : $((x))",
+        "eval -- 'rm -rf build'",
+        "script -q /dev/null -c 'rm -rf build'",
+        "time { rm -rf build; }",
+        "set -o history\nhistory -s 'rm -rf build'\nfc -s rm",
     ]
     commands = [command.replace("build", f"build{index}") for index, command in enumerate(picks)]
     for index in range(len(picks)):
@@ -517,6 +593,14 @@ UNSURE = [
     "vim -es -c 'call system(\"rm -rf build\")' -c q",
     "ssh -F ./ssh_config x true",
     'mapfile -C "$CALLBACK" a < f',
+    # -- the third audit: commands run from the shell's history, which the reader does not see --
+    "set -o history\nhistory -s 'rm -rf build'\nfc -s rm",
+    "set -o history\necho -rf build\nfc -s echo=rm",
+    "fc -e - rm",
+    "set -H -o history\nhistory -s 'rm -rf build'\n!!",
+    "set -o histexpand; !rm",
+    "bash -ic 'set -o history; history -s \"rm -rf build\"\n!!'",
+    "time coproc rm -rf build; wait",  # coproc blocks are not read
 ]
 
 
@@ -582,6 +666,13 @@ HARMLESS = [
     "zip -r out.zip src",
     "setarch --list",
     "prlimit --pid 1",
+    "time -p pytest -q",
+    "fc -l",
+    "history -s 'rm -rf build'",  # only adds to the history; fc and ! re-run it (asked about above)
+    "set -eo pipefail +H",
+    "su -s /bin/bash root -c 'ls'",
+    "script -q /dev/null -c 'ls'",
+    "bash --login --noprofile -c 'ls'",
     'a[1]=x; echo "${a[1]}" "${a[@]:1}"',
 ]
 

@@ -17,7 +17,8 @@ The words come from the one bash reader (``shellsyntax.words``: quotes, ``$'…'
 bash decodes them); this module is the resolver that knows what programs do with them. It is conservative,
 not a shell: when it cannot be sure what would run (unbalanced quotes, a command name computed from ``$VAR``,
 a glob or brace expansion, a ``$'…'`` the locale decides, ``curl … | sh``, ``source <( … )``, ``git -c
-alias.x=…``, ``hash -p``, ``case`` blocks, nesting too deep, a name that may hold an array subscript bash
+alias.x=…``, ``hash -p``, ``fc`` and history expansion (they re-run the shell's history), ``case`` and
+``coproc`` blocks, nesting too deep, a name that may hold an array subscript bash
 evaluates with its ``$( … )``: see ``_finish``) it says so with ``confident=False``, and the permission rules
 then ask rather than allow.
 """
@@ -35,10 +36,12 @@ from routedriver.brain.permissions import programs
 from routedriver.brain.permissions.wrappers import (
     COMMAND_VARIABLES,
     DECLARING,
+    FOREIGN_SHELLS,
     GIT_CONFIG_VALUE_FLAGS,
     GIT_GLOBAL_WITH_VALUE,
     LOADING_VARIABLES,
     PROMPT_VARIABLES,
+    SHELLS,
     SU_LIKE,
     SU_SCRIPT_FLAGS,
     SU_VALUE_FLAGS,
@@ -50,7 +53,6 @@ from routedriver.shellsyntax import words as shell_words
 from routedriver.shellsyntax.words import ASSIGNMENT, SimpleCommand, Word, is_assignment, is_bare
 
 MAX_DEPTH = 6
-SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh", "mksh", "ash"})
 SKIP_WORDS = frozenset(
     {"!", "{", "}", "then", "else", "elif", "fi", "do", "done", "if", "while", "until", "esac"}
 )
@@ -233,6 +235,9 @@ def _resolve(reader: _Reader, simple: SimpleCommand, words: list[Word], *, from_
         if keyword == "function":  # `function NAME { …; }`: the body follows the name in the same command
             words = words[2:]
             continue
+        if keyword == "time":  # a reserved word, not /usr/bin/time: `{`, `!`, `coproc` … may follow it
+            words = shell_words.after_time(words)
+            continue
         if keyword in NOT_RUN:  # `for x in WORDS`: x gets each word, known here or only at run time
             if any(w.expanded for w in words[2:]):
                 out.runtime_values.append(f"{keyword} over words made at run time")
@@ -269,7 +274,9 @@ def _resolve(reader: _Reader, simple: SimpleCommand, words: list[Word], *, from_
     if argv[0] == "git":
         argv = _git(reader, simple, words, from_input)
     out.commands.append(argv)
-    if argv[0] in SHELLS:
+    if argv[0] in SHELLS or argv[0] in FOREIGN_SHELLS:
+        if argv[0] in FOREIGN_SHELLS:
+            out.unsure(f"{argv[0]} scripts are not bash syntax")
         _shell(reader, simple, words)
     elif argv[0] in ("find", "fd"):
         _find_exec(reader, simple, words)
@@ -333,6 +340,41 @@ def _builtin(reader: _Reader, argv: list[str], words: list[Word]) -> None:
         out.evaluates.append("[[ … ]] comparing numbers")
     elif name in ("[", "test") and "-v" in args:
         out.evaluates.append(f"{name} -v")
+    elif name == "fc" and not _fc_lists(args):
+        out.unsure("fc re-runs commands from the shell's history, which the reader does not see")
+    elif name == "set" and _expands_history(args, "H"):
+        out.unsure("history expansion (!!, !rm) re-runs commands from the shell's history")
+
+
+def _fc_lists(args: list[str]) -> bool:
+    """Does ``fc`` only list its history (``-l``)? Without it, it runs history entries (``-s``), or runs what
+    an editor makes of them."""
+    index = 0
+    while index < len(args) and args[index].startswith("-") and args[index] not in ("-", "--"):
+        flags, takes_next = _options(args[index], frozenset({"-e"}))
+        if "-l" in flags:
+            return True
+        index += 2 if takes_next else 1
+    return False
+
+
+def _expands_history(args: list[str], letters: str) -> bool:
+    """Do these options (of ``set``, or of a shell: ``bash -i``) turn on history expansion, so that ``!!``
+    runs an earlier command (one ``history -s`` added, say)? ``letters``: the options that do besides
+    ``-o histexpand`` (``-H``; an interactive shell's ``-i``)."""
+    index = 0
+    while index < len(args) and args[index][:1] in "-+" and args[index] not in ("-", "--", "+"):
+        arg = args[index]
+        value = args[index + 1] if index + 1 < len(args) else ""
+        if arg.startswith("--"):  # a shell's long option (`--login`, `--rcfile FILE`)
+            index += 2 if arg in ("--rcfile", "--init-file") else 1
+            continue
+        if arg.startswith("-") and (
+            any(letter in arg[1:] for letter in letters) or "o" in arg and value == "histexpand"
+        ):
+            return True
+        index += 2 if "o" in arg[1:] or "O" in arg[1:] else 1
+    return False
 
 
 def _option_value(args: list[str], flag: str) -> str | None:
@@ -398,7 +440,10 @@ def _computed_if(words: list[Word], placeholders: list[str]) -> list[Word]:
 def _unwrap(reader: _Reader, simple: SimpleCommand, name: str, words: list[Word]) -> list[Word] | None:
     """The words after a wrapper (``words`` itself if ``name`` is none); None when nothing else runs."""
     if name == "eval":
-        _joined_script(reader, words[1:], "eval of text")
+        args = words[1:]
+        if args[:1] and args[0].text == "--":  # eval ends its (no) options at `--`: `eval -- 'rm x'`
+            args = args[1:]
+        _joined_script(reader, args, "eval of text")
         return None
     if name in SU_LIKE:
         return _su(reader, simple, name, words)
@@ -425,6 +470,9 @@ def _unwrap(reader: _Reader, simple: SimpleCommand, name: str, words: list[Word]
             _joined_script(reader, rest, f"the {name} command")
         return None
     if not spec.command_operands:
+        # its operands are files; getopt lets options follow them: `script LOG -c 'rm x'`
+        if any(_script_option(reader, spec.script_flags, rest[index:], name) for index in range(len(rest))):
+            return None
         rest = []
     if not rest and spec.stdin_shell:
         _stdin_script(reader, simple)
@@ -522,19 +570,33 @@ def _script_option(reader: _Reader, flags: frozenset[str], rest: list[Word], nam
 
 
 def _su(reader: _Reader, simple: SimpleCommand, name: str, words: list[Word]) -> list[Word] | None:
-    """``su [opts] [-] [user] [-c script]`` (options anywhere); ``runuser -u user cmd`` runs ``cmd``."""
+    """``su [opts] [-] [user [args]] [-c script]`` (getopt: options anywhere, ``--`` ends them): the user's
+    shell, or the program ``-s`` names, runs with ``args``; ``runuser -u user cmd`` runs ``cmd``."""
     for index in range(1, len(words)):
         if _script_option(reader, SU_SCRIPT_FLAGS, words[index:], name):
             return None
-    rest, as_user = words[1:], False
-    while rest and rest[0].text.startswith("-") and rest[0].text != "-":
-        if rest[0].text == "--":
-            rest = rest[1:]
+    rest, operands, as_user, shell = words[1:], [], False, None
+    while rest:
+        text = rest[0].text
+        if text == "--":
+            operands.extend(rest[1:])
             break
-        as_user = as_user or rest[0].text in ("-u", "--user")
-        rest = rest[2:] if rest[0].text in SU_VALUE_FLAGS else rest[1:]
-    if name == "runuser" and as_user and rest:
-        return rest
+        if not text.startswith("-") or text == "-":
+            operands.append(rest[0])
+            rest = rest[1:]
+            continue
+        flags, takes_next = _options(text, SU_VALUE_FLAGS)
+        as_user = as_user or flags[-1] in ("-u", "--user")
+        if flags[-1] in ("-s", "--shell"):  # `-s PROGRAM`, `-sPROGRAM`, `--shell=PROGRAM`
+            glued = text.partition("=")[2] if text.startswith("--") else text[len(flags) + 1 :]
+            shell = rest[1] if takes_next and rest[1:] else Word(glued, rest[0].expanded, True)
+        rest = rest[2:] if takes_next else rest[1:]
+    if name == "runuser" and as_user and operands:
+        return operands
+    if operands[:1] and operands[0].text == "-":
+        operands = operands[1:]
+    if shell is not None:
+        return [shell, *operands[1:]]  # `su -s /bin/rm root -- -rf x` runs `rm -rf x`
     _stdin_script(reader, simple)  # a shell, reading its script from stdin
     return None
 
@@ -663,6 +725,8 @@ def _git_command_options(reader: _Reader, sub: str, args: list[Word]) -> None:
 def _shell(reader: _Reader, simple: SimpleCommand, words: list[Word]) -> None:
     """``bash -c SCRIPT``, ``bash FILE``, or a shell reading its script from stdin."""
     operands, has_c, reads_stdin = shell_words.shell_options(words[1:])
+    if _expands_history([w.text for w in words[1 : len(words) - len(operands)]], "Hi"):
+        reader.out.unsure("history expansion (!!, !rm) re-runs commands from the shell's history")
     if has_c:
         if not operands:
             reader.out.unsure(f"{words[0].text} -c without its script")

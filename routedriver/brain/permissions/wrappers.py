@@ -23,7 +23,9 @@ class Wrapper:
     assignments: bool = False  # NAME=value words may stand among the options (`env`)
     privileged: bool = False  # runs the command as another user: rules see `sudo …` as well as the command
     stdin_shell: bool = False  # with no command it starts a shell that reads its script from stdin
-    command_operands: bool = True  # the words after the options are the command (`script`'s is a log file)
+    # the words after the options are the command; False: they are files (`script`'s log), and getopt lets
+    # options follow them (`script LOG -c 'rm x'`)
+    command_operands: bool = True
     operand_first: bool = False  # the operand, when given, comes before any option (`setarch [ARCH] -R cmd`)
     pair_flags: frozenset[str] = frozenset()  # options that take the next TWO words (`bwrap --bind SRC DEST`)
 
@@ -47,6 +49,7 @@ WRAPPERS: dict[str, Wrapper] = {
     "pkexec": Wrapper(_flags("--user"), privileged=True, stdin_shell=True),
     "chroot": Wrapper(_flags("--userspec --groups"), operand="", privileged=True, stdin_shell=True),
     "exec": Wrapper(_flags("-a")),
+    # /usr/bin/time (`command time`, `sudo time`); bash's reserved word `time` is read in ``shell._resolve``
     "time": Wrapper(_flags("-f -o --format --output")),
     "nice": Wrapper(_flags("-n --adjustment")),
     "ionice": Wrapper(_flags("-c -n -p -P -u --class --classdata --pid --pgid --uid")),
@@ -183,6 +186,16 @@ WRAPPERS: dict[str, Wrapper] = {
 # setarch's personality names, as commands of their own: `linux64 cmd`
 for _personality in ("linux32", "linux64", "i386", "i686", "x86_64", "uname26"):
     WRAPPERS[_personality] = Wrapper(no_command_flags=_flags("--list"), stdin_shell=True)
+
+# Shells whose -c script or stdin is bash syntax, as far as a rule is concerned: bash's restricted mode, the
+# POSIX sh family (dash, busybox's ash and hush), the Korn shells and zsh, under the names their Debian
+# packages install them by.
+SHELLS = _flags(
+    "bash rbash bash-static sh dash ash hush zsh rzsh zsh-static ksh rksh ksh93 rksh93 mksh mksh-static lksh "
+    "pdksh oksh loksh yash posh bosh"
+)
+# Shells of another syntax: their -c script or stdin is read as bash's, and the reader is unsure.
+FOREIGN_SHELLS = frozenset({"csh", "tcsh", "fish"})
 
 # `su`/`runuser` take their -c script anywhere on the line (`su root -c 'rm x'`); runuser -u runs argv.
 SU_LIKE = frozenset({"su", "runuser"})
