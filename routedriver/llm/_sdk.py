@@ -239,6 +239,10 @@ class SDKChat:
             return self._unreadable(
                 f"the server's answer is not valid JSON: {self._clip(str(exc))}", attempts=attempts
             )
+        if isinstance(exc, RecursionError):  # a body nested deeper than Python's JSON parser goes
+            return self._unreadable(
+                "the server's answer is JSON nested too deeply to read", attempts=attempts
+            )
         if isinstance(exc, sdk.APIError):
             return LLMError(f"{self.name}: {self._clip(str(exc))}{after}", **common)
         return None
@@ -336,13 +340,24 @@ def parse_arguments(raw: object) -> tuple[dict[str, Any], str | None, str | None
     if not isinstance(raw, str):
         text = json.dumps(raw, default=str)
         return {}, text, f"the arguments must be a JSON object, not {type(raw).__name__}"
-    try:
-        value = json.loads(raw)
-    except json.JSONDecodeError as exc:
-        return {}, raw, f"the arguments are not valid JSON ({json_problem(exc)})"
+    value, problem = read_json(raw)
+    if problem is not None:
+        return {}, raw, f"the arguments are {problem}"
     if not isinstance(value, dict):
         return {}, raw, f"the arguments must be a JSON object, not a JSON {_json_kind(value)}"
     return value, None, None
+
+
+def read_json(text: str) -> tuple[Any, str | None]:
+    """``(value, None)`` for JSON text a model sent in a tool call, or ``(None, what is wrong)`` to tell it:
+    the text is not JSON, or it nests deeper than Python's parser goes (which raises RecursionError, not
+    JSONDecodeError). Every reading of a model's call goes through here, so neither ends the run."""
+    try:
+        return json.loads(text), None
+    except json.JSONDecodeError as exc:
+        return None, f"not valid JSON ({json_problem(exc)})"
+    except RecursionError:
+        return None, "not readable JSON (nested too deeply)"
 
 
 def _json_kind(value: object) -> str:

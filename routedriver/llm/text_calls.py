@@ -17,12 +17,11 @@ model left out is tolerated (the block runs to the next ``<tool_call>`` or the e
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from routedriver.llm._sdk import invalid_call_error
+from routedriver.llm._sdk import invalid_call_error, read_json
 from routedriver.llm.types import ToolCall, ToolSpec
 
 OPEN, CLOSE = "<tool_call>", "</tool_call>"
@@ -64,14 +63,9 @@ def _read_block(
         body = fenced.group(1).strip()
     if body.startswith("<function="):
         return [_xml_call(body, schemas, new_id())]
-    try:
-        value = json.loads(body)
-    except json.JSONDecodeError as exc:
-        return [
-            _malformed(
-                new_id(), "", body, f"the <tool_call> text is not valid JSON ({exc.msg}); write {SHAPE}"
-            )
-        ]
+    value, problem = read_json(body)
+    if problem is not None:
+        return [_malformed(new_id(), "", body, f"the <tool_call> text is {problem}; write {SHAPE}")]
     items = value if isinstance(value, list) and value else [value]
     return [_json_call(item, body, new_id()) for item in items]
 
@@ -84,10 +78,9 @@ def _json_call(item: Any, body: str, call_id: str) -> ToolCall:
         return _malformed(call_id, "", body, "the <tool_call> has no tool name")
     arguments = item.get("arguments", item.get("parameters", {}))
     if isinstance(arguments, str):  # some templates encode the arguments once more, as OpenAI's API does
-        try:
-            arguments = json.loads(arguments) if arguments.strip() else {}
-        except json.JSONDecodeError as exc:
-            return _malformed(call_id, name, body, f"its arguments are not valid JSON ({exc.msg})")
+        arguments, problem = read_json(arguments) if arguments.strip() else ({}, None)
+        if problem is not None:
+            return _malformed(call_id, name, body, f"its arguments are {problem}")
     if arguments is None:
         arguments = {}
     if not isinstance(arguments, Mapping):
@@ -116,10 +109,8 @@ def _trim_newline(value: str) -> str:
 
 
 def _json_or_text(raw: str) -> Any:
-    try:
-        return json.loads(raw)
-    except json.JSONDecodeError:
-        return raw  # the schema check of the loop reports the wrong type to the model
+    value, problem = read_json(raw)
+    return raw if problem is not None else value  # the loop's schema check reports a wrong type to the model
 
 
 def _malformed(call_id: str, name: str, body: str, problem: str) -> ToolCall:

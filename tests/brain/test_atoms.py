@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -38,13 +39,23 @@ def test_scripted_turns_tool_calls_and_usage(tmp_path: Path) -> None:
         {"file_path": "a.md"},
         False,
     )
-    assert write.malformed and "must be a JSON object, not list" in str(write.error)
+    assert write.malformed and "must be a JSON object, not a JSON array" in str(write.error)
     assert not edit.malformed and edit.arguments == {"file_path": "x"} and edit.id == "call_1_3"
     assert nameless.malformed and nameless.error == "the tool call has no name"
     assert (first.usage.input_tokens, first.usage.output_tokens, first.stop_reason) == (11, 3, "tool_use")
     second = model.complete([Message("user", "go")], system="sys")
     assert second == Completion("plain text turn", (), second.usage, "end_turn", "demo")
     assert second.usage.input_tokens > 0  # estimated when the script gives none
+
+
+def test_scripted_raw_arguments_nested_too_deeply_are_a_malformed_call(tmp_path: Path) -> None:
+    """Read as the adapters read a model's arguments: Python's JSON parser raises RecursionError here."""
+    path = tmp_path / "s.json"
+    deep = "[" * 100_000 + "]" * 100_000
+    path.write_text(json.dumps({"turns": [{"tool_calls": [{"name": "read", "raw_arguments": deep}]}]}))
+    (call,) = load_script(path).complete([Message("user", "go")]).tool_calls
+    assert call.malformed and call.raw_arguments == deep
+    assert call.error == "the arguments are not readable JSON (nested too deeply)"
 
 
 def test_running_out_of_turns_is_a_clear_malfunction(tmp_path: Path) -> None:

@@ -393,6 +393,22 @@ def test_tool_calls_of_a_cut_answer_do_not_run_and_a_cut_review_prints_no_counts
     assert ran.out == "blockers: 0\nnitpicks: 0\nNow let me\n"  # what it said, not a verdict: exit 1
 
 
+def test_arguments_nested_too_deeply_are_answered_as_a_malformed_call(tmp_path: Path) -> None:
+    """Arguments nested deeper than Python's JSON parser goes ended bhrain with an internal RecursionError."""
+    deep = "[" * 10_000 + "]" * 10_000  # 100,000 too, but the conversation would fill the context window
+    with OpenAIServer(validate=True) as server:
+        server.enqueue(
+            Reply.raw_tool_call("read", deep),
+            Reply.text(f"<tool_call>{deep}</tool_call>"),
+            Reply.text("I give up."),
+        )
+        ran = run_cli_on("qwen", server, tmp_path, "--json")
+    assert ran.code == 0, ran.err
+    out = json.loads(ran.out)
+    assert [c["status"] for c in out["tool_calls"]] == ["malformed", "malformed"]
+    assert "nested too deeply" in sent_tool_results("qwen", server.requests[1])[0][1]
+
+
 # -- tool calls written as text (a server without a tool-call parser) ----------------------------------------
 def test_the_qwen_atom_runs_tool_calls_written_as_text_and_corrects_malformed_ones(tmp_path: Path) -> None:
     (tmp_path / "notes.md").write_text("forty-two\n", encoding="utf-8")
@@ -416,7 +432,8 @@ def test_the_qwen_atom_runs_tool_calls_written_as_text_and_corrects_malformed_on
         fed_back = sent_tool_results("qwen", server.requests[1])[0][1]
         assert fed_back.startswith(
             "malformed tool call: invalid tool call: the <tool_call> text is not valid JSON "
-            '(Expecting \',\' delimiter); write <tool_call>{"name": "TOOL", "arguments": {…}}</tool_call>; '
+            "(Expecting ',' delimiter at line 1 column 55); "
+            'write <tool_call>{"name": "TOOL", "arguments": {…}}</tool_call>; '
             "arguments received: "
         )
         assert sent_tool_results("qwen", server.requests[2])[-1][1] == "forty-two\n"

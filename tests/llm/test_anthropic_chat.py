@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from routedriver.llm.anthropic_chat import CONVERSATION_START, AnthropicChat, to_anthropic_messages
-from routedriver.llm.errors import LLMBadRequest
+from routedriver.llm.errors import LLMBadRequest, LLMResponseError
 from routedriver.llm.openai_chat import OpenAIChat
 from routedriver.llm.retry import RetryPolicy
 from routedriver.llm.types import Message, ToolCall, ToolSpec
@@ -204,6 +204,18 @@ def test_thinking_blocks_are_skipped_and_text_blocks_joined(anthropic_server: An
     completion = chat_for(anthropic_server).complete([Message(role="user", text="hi")])
     assert completion.text == "Hello, world."
     assert (completion.usage.input_tokens, completion.usage.output_tokens) == (3, 4)
+
+
+def test_an_answer_nested_too_deeply_is_an_unreadable_answer(anthropic_server: AnthropicServer) -> None:
+    deep = "[" * 100_000 + "]" * 100_000  # deeper than Python's JSON parser goes: it raises RecursionError
+    body = (
+        '{"id":"msg_1","type":"message","role":"assistant","model":"claude-test","stop_reason":"tool_use",'
+        '"stop_sequence":null,"usage":{"input_tokens":3,"output_tokens":4},"content":['
+        '{"type":"tool_use","id":"toolu_1","name":"read","input":{"x":' + deep + "}}]}"
+    )
+    anthropic_server.enqueue(Reply.raw(body))
+    with pytest.raises(LLMResponseError, match="the server's answer is JSON nested too deeply to read"):
+        chat_for(anthropic_server).complete([Message(role="user", text="hi")])
 
 
 def test_context_window_exceeded_reads_as_max_tokens(anthropic_server: AnthropicServer) -> None:

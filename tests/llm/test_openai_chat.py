@@ -101,6 +101,25 @@ def test_arguments_that_are_not_a_json_object(
     assert not fine.malformed
 
 
+DEEP = "[" * 100_000 + "]" * 100_000  # deeper than Python's JSON parser goes: it raises RecursionError
+
+
+def test_arguments_nested_too_deeply_are_a_malformed_call(openai_server: OpenAIServer) -> None:
+    openai_server.enqueue(Reply.tool_calls([Call("read", DEEP, id="call_d"), ("read", {"file_path": "ok"})]))
+    broken, fine = chat_for(openai_server).complete([Message(role="user", text="go")]).tool_calls
+    assert broken.malformed and broken.raw_arguments == DEEP
+    assert broken.error == "invalid tool call: the arguments are not readable JSON (nested too deeply)"
+    assert not fine.malformed
+
+
+def test_an_answer_nested_too_deeply_is_an_unreadable_answer(openai_server: OpenAIServer) -> None:
+    deep_call = '{"id":"c1","type":"function","function":{"name":"read","arguments":{"x":' + DEEP + "}}}"
+    message = '{"role":"assistant","content":null,"tool_calls":[' + deep_call + "]}"
+    openai_server.enqueue(Reply.raw(completion_body(message, "tool_calls")))
+    with pytest.raises(LLMResponseError, match="the server's answer is JSON nested too deeply to read"):
+        chat_for(openai_server).complete([Message(role="user", text="go")])
+
+
 def test_empty_arguments_mean_no_arguments(openai_server: OpenAIServer) -> None:
     openai_server.enqueue(Reply.tool_calls([Call("list_tools", "", id="call_e")]))
     (call,) = chat_for(openai_server).complete([Message(role="user", text="go")]).tool_calls

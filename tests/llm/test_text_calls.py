@@ -7,6 +7,7 @@ were offered or the message carries real tool calls.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -102,6 +103,26 @@ def test_a_block_that_cannot_be_read_is_a_malformed_call_quoting_it(
     assert error in call.error
     assert call.raw_arguments is not None and call.raw_arguments in content
     assert done.text == "Calling now." and done.stop_reason == "tool_use"  # not a final answer
+
+
+def test_json_nested_too_deeply_is_a_malformed_call_not_a_crash(openai_server: OpenAIServer) -> None:
+    """Python's JSON parser raises RecursionError, not JSONDecodeError, past about a thousand levels."""
+    deep = "[" * 100_000 + "]" * 100_000
+    (block,) = complete(openai_server, f"<tool_call>{deep}</tool_call>").tool_calls
+    assert block.malformed and block.raw_arguments == deep
+    assert block.error is not None and "text is not readable JSON (nested too deeply)" in block.error
+    arguments = json.dumps({"name": "read", "arguments": deep})
+    (in_string,) = complete(openai_server, f"<tool_call>{arguments}</tool_call>").tool_calls
+    assert in_string.malformed and in_string.name == "read"
+    assert (
+        in_string.error is not None
+        and "its arguments are not readable JSON (nested too deeply)" in in_string.error
+    )
+    coder = (
+        f"<tool_call><function=bash><parameter=command>ls</parameter><parameter=timeout>{deep}</parameter>"
+    )
+    (typed,) = complete(openai_server, coder + "</function></tool_call>").tool_calls
+    assert dict(typed.arguments) == {"command": "ls", "timeout": deep}  # text: the schema check reports it
 
 
 def test_without_tools_offered_the_tags_stay_text(openai_server: OpenAIServer) -> None:

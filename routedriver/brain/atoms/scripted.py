@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from routedriver import userfile
 from routedriver.errors import Malfunction, Refused
+from routedriver.llm._sdk import parse_arguments
 from routedriver.llm.types import Completion, Message, ToolCall, ToolSpec, Usage, estimate_tokens
 
 if TYPE_CHECKING:
@@ -135,16 +136,9 @@ def _tool_call(raw: Mapping[str, Any], number: int, index: int) -> ToolCall:
     error = raw.get("error")
     arguments: Any = raw.get("arguments", {})
     raw_arguments = raw.get("raw_arguments")
-    if raw_arguments is not None:
-        try:
-            arguments = json.loads(raw_arguments)
-        except ValueError as exc:
-            error = error or f"the arguments are not valid JSON ({exc})"
-            arguments = {}
-        else:
-            if not isinstance(arguments, dict):
-                error = error or f"the arguments must be a JSON object, not {type(arguments).__name__}"
-                arguments = {}
+    if raw_arguments is not None:  # read as the adapters read a model's arguments, malformed ones too
+        arguments, _, problem = parse_arguments(raw_arguments)
+        error = error or problem
     if not name:
         error = error or "the tool call has no name"
     return ToolCall(call_id, name, dict(arguments), raw_arguments, str(error) if error else None)
