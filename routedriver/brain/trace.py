@@ -15,6 +15,7 @@ import datetime
 import json
 import logging
 import os
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
     from routedriver.brain.loop import CallRecord, IterationRecord, Loop
 
 TRACE_VERSION = 1
+_SURROGATE = re.compile("[\ud800-\udfff]")  # half of a UTF-16 pair: no character, and no UTF-8 bytes
 log = logging.getLogger("bhrain")
 
 
@@ -133,6 +135,10 @@ class TraceWriter:
         if loop.cost is not None:
             self.doc["totals"]["cost_usd"] = round(loop.cost, 6)
         text = json.dumps(self.redactor.value(self.doc), ensure_ascii=False, indent=1, default=str)
+        # A lone surrogate (JSON's "\udcff", which any model or tool may send) has no UTF-8 bytes, so the
+        # write would fail now and at every later iteration: it is written as the escape it came as (it can
+        # only stand inside a JSON string), which reads back as the same text.
+        text = _SURROGATE.sub(lambda found: f"\\u{ord(found.group()):04x}", text)
         try:
             atomic_write(self.path, text + "\n", fsync=False)
         except (OSError, ValueError) as exc:  # ValueError: a path atomic_write cannot name a temp file for

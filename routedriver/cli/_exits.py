@@ -105,7 +105,11 @@ def _run(prog: str, body: Callable[[], Report | int | None]) -> int:
 def _write(report: Report) -> int:
     """A command's report: its result on stdout, its lines on stderr, its exit code."""
     if report.stdout:
-        sys.stdout.write(report.stdout)
+        try:
+            sys.stdout.write(report.stdout)
+        except UnicodeEncodeError:  # a lone surrogate a model sent ("\ud83d" is valid JSON) has no bytes
+            encoding = sys.stdout.encoding or "utf-8"
+            sys.stdout.write(report.stdout.encode(encoding, "replace").decode(encoding))
         sys.stdout.flush()
     for line in report.stderr:
         say(line)

@@ -249,6 +249,29 @@ def test_trace_is_written_after_every_iteration(tmp_path: Path) -> None:
     assert not [p for p in tmp_path.iterdir() if ".tmp-" in p.name]
 
 
+def test_a_lone_surrogate_from_the_model_is_traced_as_sent_and_tracing_goes_on(tmp_path: Path) -> None:
+    """ "\udcff" is valid JSON that any API or MCP server can send, but no UTF-8: every later trace write had
+    failed, the trace frozen at status running and the run ending exit 1 (and an answer holding one was an
+    internal error on stdout)."""
+    odd = "echo kept # \udcff"
+    args = scripted(
+        tmp_path,
+        [
+            {"tool_calls": [call("bash", command=odd)]},
+            {"tool_calls": [call("bash", command="echo after > after.txt")]},
+            {"text": "done \ud83d"},
+        ],
+    )
+    ran = bhrain([*args, "--input", "q", "--trace", "trace.json"], tmp_path)
+    assert ran.code == 0, ran.err
+    text = (tmp_path / "trace.json").read_text(encoding="utf-8")  # strict UTF-8: the escapes are ASCII
+    trace = json.loads(text)
+    commands = [c["input"]["command"] for i in trace["iterations"] for c in i["tool_calls"]]
+    assert (trace["status"], commands) == ("done", [odd, "echo after > after.txt"])
+    assert trace["result"] == "done \ud83d" and "\\udcff" in text
+    assert ran.out == "done ?\n"  # stdout has no bytes for it either: replaced, not an internal error
+
+
 def test_secrets_never_reach_logs_traces_or_output(tmp_path: Path) -> None:
     args = scripted(
         tmp_path, [{"tool_calls": [call("bash", command="echo token=$MY_SERVICE_TOKEN")]}, {"text": "echoed"}]
