@@ -20,6 +20,8 @@ from types import TracebackType
 from routedriver.userfile import file_kind
 
 TEMP_MARK = ".tmp-"  # temporary files are named ".<name>.tmp-<random>"; readers must ignore them
+# A directory opened only to work inside it (``dir_fd``): O_PATH needs no read permission where it exists.
+DIRECTORY_FLAGS = os.O_DIRECTORY | getattr(os, "O_PATH", os.O_RDONLY)
 
 
 def cache_dir(environ: Mapping[str, str] | None = None) -> Path:
@@ -86,24 +88,45 @@ def atomic_write(
         what = f"it is {file_kind(existing.st_mode)}, not a regular file"
         raise OSError(errno.EINVAL, what, os.fspath(path))
 
+    parent = os.open(target.parent, DIRECTORY_FLAGS)
+    try:
+        replace_in(parent, target.name, payload, existing=existing, mode=mode, fsync=fsync)
+    finally:
+        os.close(parent)
+
+
+def replace_in(
+    directory: int,
+    name: str,
+    data: bytes,
+    *,
+    existing: os.stat_result | None,
+    mode: int = 0o644,
+    fsync: bool = True,
+) -> None:
+    """Put ``data`` at ``name`` in the open ``directory`` atomically: a temporary file there, renamed over
+    ``name``. No path is looked up again, so a directory swapped for a symlink meanwhile leads nowhere; a
+    symlink at ``name`` itself is replaced, never written through. ``existing`` is what is at ``name`` now
+    (its owner and mode are kept), None for a new file (``mode`` less the umask)."""
     # os.urandom, not the secrets module: the same bytes, without importing secrets' hmac and base64.
-    temp = target.with_name(f".{target.name}{TEMP_MARK}{os.urandom(6).hex()}")
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode if existing is None else 0o600)
+    temp = f".{name}{TEMP_MARK}{os.urandom(6).hex()}"
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+    fd = os.open(temp, flags, mode if existing is None else 0o600, dir_fd=directory)
     try:
         with os.fdopen(fd, "wb") as handle:
             if existing is not None:
                 _keep_owner_and_mode(handle.fileno(), existing)
-            handle.write(payload)
+            handle.write(data)
             if fsync:
                 handle.flush()
                 os.fsync(handle.fileno())
-        os.replace(temp, target)
+        os.replace(temp, name, src_dir_fd=directory, dst_dir_fd=directory)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
-            os.unlink(temp)
+            os.unlink(temp, dir_fd=directory)
         raise
     if fsync:
-        _fsync_dir(target.parent)
+        _fsync_dir(".", directory)
 
 
 def _keep_owner_and_mode(fd: int, existing: os.stat_result) -> None:
@@ -122,9 +145,9 @@ def is_temp(path: str | os.PathLike[str]) -> bool:
     return name.startswith(".") and TEMP_MARK in name
 
 
-def _fsync_dir(directory: Path) -> None:
+def _fsync_dir(directory: str, dir_fd: int) -> None:
     try:
-        fd = os.open(directory, os.O_RDONLY)
+        fd = os.open(directory, os.O_RDONLY, dir_fd=dir_fd)
     except OSError:
         return
     try:

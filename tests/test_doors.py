@@ -571,15 +571,10 @@ EXCEPTIONS: tuple[Allowed, ...] = (
         "brain/tools/search.py",
         "userfile",
         "os.open",
-        "bhrain's read/grep tools: the model's workspace files are what the tools read; open_regular opens "
-        "without blocking on a FIFO and the callers check the mode and cap the size, answering tool errors",
-    ),
-    Allowed(
-        "brain/tools/files.py",
-        "userfile",
-        "Path.read_bytes",
-        "bhrain's edit tool: a workspace file _target has checked is a regular file no larger than "
-        "MAX_EDIT_BYTES, read to be changed",
+        "bhrain's read/grep/edit tools: the model's workspace files are what the tools read; open_regular "
+        "opens the path the permission check saw, following no symlink (open_directory, one directory at a "
+        "time) and without blocking on a FIFO; the callers check the mode and cap the size, answering tool "
+        "errors",
     ),
     Allowed(
         "gitops.py",

@@ -1,12 +1,16 @@
 """One response's tool calls: check them, ask the hooks, run the allowed ones, build results in call order.
 
 In call order: a malformed call gets an error result that quotes what was sent; an unknown tool gets
-``tool not found: X; available: …``; arguments that do not fit the schema are fed back as malformed; then
-the ``pre_tool`` hooks decide (the permission guard first; the first block wins; a hook that raises blocks).
-The allowed calls then run concurrently (threads.Batch), except where two of them name the same file and
-one changes it (any tool not declared ``read_only``): the later one waits, so two edits of one file both
-land, in call order (``call_groups``). Calls naming no file, bash among them, never wait: like the API's
-parallel tool use, calls of one response are independent; a model that needs an order sends them in turns.
+``tool not found: X; available: …``; arguments that do not fit the schema are fed back as malformed. The
+valid calls run concurrently (threads.Batch), except where two of them name the same file and one changes
+it (any tool not declared ``read_only``): the later one waits, so two edits of one file both land, in call
+order (``call_groups``). Calls naming no file, bash among them, never wait: like the API's parallel tool
+use, calls of one response are independent; a model that needs an order sends them in turns. Each group is
+checked when its turn comes, after the groups before it have run: the ``pre_tool`` hooks decide (the
+permission guard first; the first block wins; a hook that raises blocks) on the file system as the calls
+find it. A call's path arguments are resolved once for that check (``ToolEvent.resolved``) and the file
+tools open exactly those paths following no symlink (``ToolContext.resolved``), so what a tool touches is
+what the rules saw, even when a concurrent call swaps a name for a link.
 A tool that raises (even ``SystemExit``) becomes an error result. A stop signal (``errors.Stopped`` from the
 CLI's SIGINT/SIGTERM handler, or a ``KeyboardInterrupt``) is not a tool's failure: it goes through, calls of
 the response that have not started are cancelled, and the calls it caught pending or running are left
@@ -36,12 +40,14 @@ from routedriver.brain.records import CallRecord, CallStatus, Limits
 from routedriver.brain.redact import Redactor
 from routedriver.brain.toolbox import ToolRegistry
 from routedriver.brain.tools.base import (
+    PATH_ARGUMENTS,
     ReadFilter,
     Tool,
     ToolContext,
     argument_problem,
     fail,
     read_filter_of,
+    tool_path,
     truncate,
 )
 from routedriver.errors import Stopped
@@ -88,11 +94,14 @@ class Dispatcher:
         outcomes: dict[int, ToolOutcome] = {}
         warnings: dict[int, tuple[str, ...]] = {}
         events: dict[int, ToolEvent] = {}
-        runnable: list[tuple[int, Tool, ToolCall]] = []
+        valid: list[
+            tuple[int, Tool, ToolCall]
+        ] = []  # well-formed calls of known tools, checked in their group
+        toolboxes: dict[int, str] = {}
         for index, call in enumerate(calls):
             record = records[index]
             found = None if call.malformed else self.registry.find(call.name)
-            tool, toolbox = found if found is not None else (None, "")
+            tool, toolboxes[index] = found if found is not None else (None, "")
             if call.malformed:
                 outcomes[index] = self._reject(record, "malformed", malformed_message(call))
             elif tool is None:
@@ -111,24 +120,44 @@ class Dispatcher:
                 )
             else:
                 record.name = tool.name
+                record.status = "pending"  # until it has run; "interrupted" if a stop comes first
                 # Secrets go back only where this tool takes them, and before the hooks look: the rules check
                 # exactly the arguments the tool will get (a restored path would walk around a Read rule).
                 arguments = self.redactor.restore_arguments(call.arguments, tool.restores_secrets)
-                events[index] = ToolEvent(call.id, tool.name, arguments, iteration, index, text, toolbox)
-                log.info(
-                    "→ %s %s", tool.name, self.preview(json.dumps(dict(call.arguments), ensure_ascii=False))
-                )
-                verdict, warnings[index] = self._pre_tool(events[index])
-                if verdict.block:
-                    outcomes[index] = self._reject(
-                        record, "denied", verdict.reason or f"{tool.name} was blocked"
-                    )
-                    del events[index]
-                else:
-                    record.status = "pending"  # until it has run; "interrupted" if a stop comes first
-                    runnable.append((index, tool, ToolCall(call.id, call.name, arguments)))
+                valid.append((index, tool, ToolCall(call.id, call.name, arguments)))
         try:
-            outcomes.update(self._execute_all(runnable, records, iteration))
+            # Each group is checked when its turn comes, after the groups before it have run: a call is
+            # decided on the file system as it finds it (a bash call of group 1 may have made a checked name
+            # a symlink to a protected file that a read of group 2 names).
+            readable: ReadFilter | None = None
+            for number, group in enumerate(call_groups(valid)):
+                runnable: list[tuple[int, Tool, ToolCall, dict[str, str]]] = []
+                for index, tool, call in group:
+                    log.info(
+                        "→ %s %s",
+                        tool.name,
+                        self.preview(json.dumps(dict(calls[index].arguments), ensure_ascii=False)),
+                    )
+                    # Resolved once: the rules check this path (and the one as written) and the tool opens
+                    # this path following no symlink, so a name swapped meanwhile (by a concurrent call of the
+                    # group, or anything else) makes the tool refuse, never touch what was not checked.
+                    resolved = resolved_paths(self.workdir, call)
+                    event = ToolEvent(
+                        call.id, tool.name, call.arguments, iteration, index, text, toolboxes[index], resolved
+                    )
+                    verdict, warnings[index] = self._pre_tool(event)
+                    if verdict.block:
+                        outcomes[index] = self._reject(
+                            records[index], "denied", verdict.reason or f"{tool.name} was blocked"
+                        )
+                    else:
+                        events[index] = event
+                        runnable.append((index, tool, call, resolved))
+                if number == 0:
+                    # Asked once, here on the loop's thread (hooks need no locks): the permission guard
+                    # checked a search by its root; its filter keeps protected files out of the walk below it.
+                    readable = read_filter_of(self.hooks)
+                outcomes.update(self._execute_group(runnable, records, iteration, readable))
         except BaseException as exc:  # a stop signal: nothing of this response starts any more
             self.close()
             if isinstance(exc, KeyboardInterrupt):
@@ -159,39 +188,45 @@ class Dispatcher:
         flat = " ".join(self.redactor.text(text).split())
         return flat if len(flat) <= limit else flat[:limit] + "…"
 
-    def _execute_all(
-        self, runnable: list[tuple[int, Tool, ToolCall]], records: list[CallRecord], iteration: int
+    def _execute_group(
+        self,
+        runnable: list[tuple[int, Tool, ToolCall, dict[str, str]]],
+        records: list[CallRecord],
+        iteration: int,
+        readable: ReadFilter | None,
     ) -> dict[int, ToolOutcome]:
-        """Run the groups of ``call_groups`` one after another, the calls of a group concurrently."""
-        if not runnable:
-            return {}
-        # Asked once, here on the loop's thread (hooks need no locks): the permission guard checked a search
-        # by its root; its filter keeps protected files out of the walk below it.
-        readable = read_filter_of(self.hooks)
+        """Run one group of ``call_groups`` (its allowed calls) concurrently."""
         outcomes: dict[int, ToolOutcome] = {}
-        for group in call_groups(runnable):
-            # Even a lone call runs on a worker thread: the loop's thread, where Python delivers signals, only
-            # waits, so Ctrl-C never lands inside a tool half-way (a process started but not yet registered
-            # to be killed would outlive us); the tool's thread finishes its step and proc stops what it
-            # started. Only a stop gets out of _execute: raised as soon as any call raises it.
-            with Batch(
-                lambda item: self._execute(item[1], item[2], records[item[0]], iteration, readable),
-                group,
-                workers=self.limits.max_parallel,
-                name="bhrain-tool",
-            ) as batch:
-                for done in batch:
-                    if done.error is not None:
-                        raise done.error
-                    outcomes[done.job[0]] = cast(ToolOutcome, done.value)
+        if not runnable:
+            return outcomes
+        # Even a lone call runs on a worker thread: the loop's thread, where Python delivers signals, only
+        # waits, so Ctrl-C never lands inside a tool half-way (a process started but not yet registered
+        # to be killed would outlive us); the tool's thread finishes its step and proc stops what it
+        # started. Only a stop gets out of _execute: raised as soon as any call raises it.
+        with Batch(
+            lambda item: self._execute(item[1], item[2], records[item[0]], iteration, readable, item[3]),
+            runnable,
+            workers=self.limits.max_parallel,
+            name="bhrain-tool",
+        ) as batch:
+            for done in batch:
+                if done.error is not None:
+                    raise done.error
+                outcomes[done.job[0]] = cast(ToolOutcome, done.value)
         return outcomes
 
     def _execute(
-        self, tool: Tool, call: ToolCall, record: CallRecord, iteration: int, readable: ReadFilter | None
+        self,
+        tool: Tool,
+        call: ToolCall,
+        record: CallRecord,
+        iteration: int,
+        readable: ReadFilter | None,
+        resolved: dict[str, str],
     ) -> ToolOutcome:
         started = time.monotonic()
         ctx = ToolContext(
-            self.workdir, call.id, iteration, self.registry, self.limits.max_output_chars, readable
+            self.workdir, call.id, iteration, self.registry, self.limits.max_output_chars, readable, resolved
         )
         try:
             result = tool.run(call.arguments, ctx)  # as the hooks saw them (secrets restored where taken)
@@ -283,11 +318,31 @@ def call_groups(
     return groups
 
 
+def _path_arguments(call: ToolCall) -> dict[str, str]:
+    """The arguments of a call that name a file or directory (``PATH_ARGUMENTS``), by name."""
+    arguments = call.arguments if isinstance(call.arguments, Mapping) else {}
+    return {
+        key: arguments[key]
+        for key in PATH_ARGUMENTS
+        if isinstance(arguments.get(key), str) and arguments[key]
+    }
+
+
 def _named_paths(call: ToolCall) -> list[str]:
     """The files a call names, normalized so ``./app.py`` and ``app.py`` are one."""
-    arguments = call.arguments if isinstance(call.arguments, Mapping) else {}
-    values = (arguments.get("file_path"), arguments.get("path"))
-    return [os.path.normpath(value) for value in values if isinstance(value, str) and value]
+    return [os.path.normpath(value) for value in _path_arguments(call).values()]
+
+
+def resolved_paths(workdir: Path, call: ToolCall) -> dict[str, str]:
+    """The real path (``os.path.realpath``, as the permission rules resolve it) of each path argument; ""
+    where it cannot be resolved (a link replaced while it was read, a NUL byte), which no file tool opens."""
+    resolved = {}
+    for key, value in _path_arguments(call).items():
+        try:
+            resolved[key] = os.path.realpath(tool_path(workdir, value))
+        except (OSError, ValueError):
+            resolved[key] = ""
+    return resolved
 
 
 def malformed_message(call: ToolCall) -> str:

@@ -38,6 +38,10 @@ class ToolEvent:
     # The toolbox that owns the tool ("default" for the built-ins, "mcp__<server>" for an MCP server's), so a
     # permission rule can tell the built-in ``bash`` from ``mcp__fs__bash``; "" when the caller does not know.
     toolbox: str = ""
+    # The real path (symlinks resolved) of each argument that names a file (``file_path``, ``path``), as the
+    # loop resolved it for this check: the file tools open exactly that path and follow no symlink on the way,
+    # so a check of it holds for what the tool touches even if a name changes meanwhile. Empty when unknown.
+    resolved: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

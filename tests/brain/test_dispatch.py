@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import sys
 import threading
 import time
@@ -14,9 +15,11 @@ from typing import Any
 
 import pytest
 
-from routedriver.brain.dispatch import NOTICE_SLACK, call_groups
+from routedriver.brain.dispatch import NOTICE_SLACK, Dispatcher, call_groups
 from routedriver.brain.hooks import ALLOW, HookVerdict, LoopHook, ToolEvent
 from routedriver.brain.loop import Limits
+from routedriver.brain.permissions.guard import NoPrompter, PermissionHook
+from routedriver.brain.permissions.rules import policy_from_block
 from routedriver.brain.redact import Redactor
 from routedriver.brain.toolbox import Toolbox, ToolRegistry
 from routedriver.brain.tools import builtin_tools
@@ -384,3 +387,107 @@ def test_a_keyboard_interrupt_without_the_cli_stops_the_commands_the_tools_run(t
     group = int(pid_file.read_text())
     with pytest.raises(ProcessLookupError):  # the whole group is gone (nothing left to signal)
         os.killpg(group, 0)
+
+
+# -- the files a call touches are the files its check saw ----------------------------------------------------
+class Swapper:
+    """A thread that calls ``swap(n)`` until stopped: an adversary turning names into symlinks and back as
+    fast as it can, as a sandboxed bash command of the same response could."""
+
+    def __init__(self, swap: Any) -> None:
+        self.swap, self.stop, self.errors = swap, threading.Event(), list[BaseException]()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        n = 0
+        try:
+            while not self.stop.is_set():
+                self.swap(n)
+                n += 1
+        except BaseException as exc:  # noqa: BLE001 - the test reports it
+            self.errors.append(exc)
+
+    def __enter__(self) -> Swapper:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop.set()
+        self.thread.join()
+        assert not self.errors, f"the adversary's swap failed: {self.errors[0]!r}"
+
+
+def _guarded_dispatcher(tmp_path: Path, **block: Any) -> Dispatcher:
+    rules = policy_from_block(block, base_dir=tmp_path, workdir=tmp_path, where="test")
+    hooks = [PermissionHook([rules], NoPrompter())]
+    return Dispatcher(default_registry(tmp_path, ("files",)), hooks, tmp_path, Limits(), Redactor({}))
+
+
+def test_a_name_swapped_for_a_symlink_after_the_check_is_never_read_through(tmp_path: Path) -> None:
+    (tmp_path / ".env").write_text("SECRET=hunter2\n", encoding="utf-8")
+    (tmp_path / "z").write_text("harmless\n", encoding="utf-8")
+    dispatcher = _guarded_dispatcher(tmp_path, deny=["Read(./.env)"])
+
+    def swap(n: int) -> None:  # z: a harmless file, then a link to .env, then a file again …
+        spare = tmp_path / f"spare{n % 2}"
+        if n % 2:
+            spare.write_text("harmless\n", encoding="utf-8")
+        else:
+            spare.symlink_to(".env")
+        os.replace(spare, tmp_path / "z")
+        time.sleep(0.0002)  # each state holds a while: the checks see both
+
+    outputs = []
+    with Swapper(swap):
+        # 1.5 s of tries, and on until one read got through (z was a file throughout its check and read).
+        started = time.monotonic()
+        while time.monotonic() < started + 1.5 or "harmless\n" not in outputs:
+            assert time.monotonic() < started + 60, "no read ever got through"
+            records = dispatcher.run([ToolCall("c1", "read", {"file_path": "z"})], "", 1)[1]
+            outputs.append(records[0].output)
+    assert not [o for o in outputs if "hunter2" in o]
+
+
+def test_a_path_swapped_for_a_symlink_after_the_check_is_never_written_through(tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "victim.txt").write_text("original\n", encoding="utf-8")
+    work = tmp_path / "work"
+    (work / "d").mkdir(parents=True)
+    dispatcher = _guarded_dispatcher(work, deny=[f"Write(/{outside}/**)", f"Edit(/{outside}/**)"])
+
+    def swap(n: int) -> None:  # d: a directory, then a link to outside/; victim.txt: a file, then a link
+        if n % 2:
+            (work / "d").unlink()
+            while True:
+                try:
+                    (work / "parked").rename(work / "d")
+                    break
+                except OSError:  # a write made d again while it was gone
+                    shutil.rmtree(work / "d", ignore_errors=True)
+            (work / "spare").symlink_to(outside / "victim.txt")
+        else:
+            (work / "d").rename(work / "parked")
+            while True:
+                try:
+                    (work / "d").symlink_to(outside)
+                    break
+                except FileExistsError:  # a write made d again while it was gone
+                    shutil.rmtree(work / "d", ignore_errors=True)
+            (work / "spare").write_text("mine\n", encoding="utf-8")
+        os.replace(work / "spare", work / "victim.txt")
+
+    statuses = set()
+    with Swapper(swap):
+        # 1.5 s of tries, and on until a write got through (the names were what the check saw).
+        started = time.monotonic()
+        while time.monotonic() < started + 1.5 or "ok" not in statuses:
+            assert time.monotonic() < started + 60, "no write ever got through"
+            calls = [
+                ToolCall("c1", "write", {"file_path": "d/victim.txt", "content": "OVERWRITTEN\n"}),
+                ToolCall("c2", "write", {"file_path": "victim.txt", "content": "OVERWRITTEN\n"}),
+                ToolCall("c3", "edit", {"file_path": "victim.txt", "old_string": "\n", "new_string": "!\n"}),
+            ]
+            statuses.update(r.status for r in dispatcher.run(calls, "", 1)[1])
+    assert [p.name for p in outside.iterdir()] == ["victim.txt"]
+    assert (outside / "victim.txt").read_text(encoding="utf-8") == "original\n"

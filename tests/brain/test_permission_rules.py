@@ -19,6 +19,8 @@ from routedriver.brain.permissions.rules import (
     policy_from_block,
 )
 from routedriver.brain.permissions.shell import split_command
+from routedriver.brain.tools.base import ToolContext
+from routedriver.brain.tools.search import grep as grep_tool
 from routedriver.errors import Refused
 from routedriver.shellsyntax import braces
 from tests.brain.helpers import bhrain, call, scripted_run, write_script
@@ -913,6 +915,75 @@ def test_a_symlink_does_not_walk_around_a_path_rule(tmp_path: Path) -> None:
     (tmp_path / "innocent").symlink_to(tmp_path / "secrets")
     rules = policy(tmp_path, deny=["Write(secrets/**)"])
     assert rules.decide(event("write", file_path="innocent/key.txt", content="x")).action == "deny"
+
+
+# Path rules against a model that makes symlinks (a sandboxed bash command may, in the working directory):
+# (rules, links made first {link: target, relative to the working directory}, tool, path, decision). A deny
+# or ask rule applies if the path as written or as resolved matches; an allow rule only if both are allowed.
+# Read deny and ask rules cover edit (it shows lines of the file, and its errors tell what the file holds).
+ONLY_SRC = {"allow": ["Bash", "Read(src/**)", "Write(src/**)", "Edit(src/**)"], "default": "deny"}
+SYMLINKED_PATHS = [
+    (ONLY_SRC, {}, "write", "src/app.py", "allow"),
+    (ONLY_SRC, {"src/out": "../outside"}, "write", "src/out/victim.txt", "deny"),
+    (ONLY_SRC, {"src/out": "../outside"}, "write", "src/out/new/file.txt", "deny"),
+    (ONLY_SRC, {"src/out": "../outside"}, "edit", "src/out/victim.txt", "deny"),
+    (ONLY_SRC, {"src/out": "../outside"}, "read", "src/out/victim.txt", "deny"),
+    (ONLY_SRC, {"src/out": "../outside"}, "grep", "src/out", "deny"),
+    (ONLY_SRC, {"src/out": "../outside"}, "glob", "src/out", "deny"),
+    (ONLY_SRC, {"src/key": "../outside/victim.txt"}, "read", "src/key", "deny"),
+    (ONLY_SRC, {"src/alias": "lib"}, "write", "src/alias/x.py", "allow"),  # a link inside the allowed place
+    (ONLY_SRC, {"src/alias": "../lib"}, "write", "src/alias/x.py", "deny"),
+    (
+        {"allow": ["Write(src/**)", "Write(lib/**)"], "default": "deny"},  # each form allowed, by two rules
+        {"src/alias": "../lib"},
+        "write",
+        "src/alias/x.py",
+        "allow",
+    ),
+    ({"deny": ["Write(secrets/**)"]}, {"innocent": "secrets"}, "write", "innocent/key.txt", "deny"),
+    ({"deny": ["Read(./.env)"]}, {}, "edit", ".env", "deny"),
+    ({"deny": ["Read(./.env)"]}, {"z": ".env"}, "edit", "z", "deny"),
+    ({"deny": ["Read(./.env)"]}, {}, "edit", "app.py", "allow"),
+    ({"ask": ["Read(./.env)"]}, {}, "edit", ".env", "prompt"),
+    ({"deny": ["Read(./.env)"]}, {}, "write", ".env", "allow"),  # a write replaces; it shows nothing
+    ({"allow": ["Read"], "default": "deny"}, {}, "edit", "app.py", "deny"),  # Read never allows an edit
+    ({"allow": ["Edit"], "deny": ["Read(secrets/**)"], "default": "deny"}, {}, "edit", "app.py", "allow"),
+]
+
+
+@pytest.mark.parametrize(("block", "links", "tool", "path", "expected"), SYMLINKED_PATHS)
+def test_path_rules_hold_against_symlinks_and_edit_reads(
+    tmp_path: Path, block: dict[str, object], links: dict[str, str], tool: str, path: str, expected: str
+) -> None:
+    work = tmp_path / "work"
+    for directory in ("src/lib", "lib", "secrets"):
+        (work / directory).mkdir(parents=True)
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "outside/victim.txt").write_text("original\n", encoding="utf-8")
+    for link, target in links.items():
+        (work / link).symlink_to(target)
+    rules = policy_from_block(block, base_dir=tmp_path, workdir=work, where="test")
+    params = {"path": path, "pattern": "x"} if tool in ("grep", "glob") else {"file_path": path}
+    assert rules.decide(event(tool, **params)).action == expected
+
+
+def test_a_search_below_an_allowed_root_shows_only_what_allow_rules_reach(tmp_path: Path) -> None:
+    (tmp_path / "src").mkdir()
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "src/app.py").write_text("TOKEN = 1\n", encoding="utf-8")
+    (tmp_path / "outside/key.txt").write_text("TOKEN = hunter2\n", encoding="utf-8")
+    (tmp_path / "src/key.txt").symlink_to("../outside/key.txt")
+    rules = policy(tmp_path, allow=["Read(src/**)"], default="deny")
+    readable = rules.read_filter()
+    assert readable is not None
+    assert readable(tmp_path / "src/app.py", False)
+    assert not readable(tmp_path / "src/key.txt", False)  # allowed as written, not where it leads
+    assert rules.decide(event("grep", pattern="TOKEN", path="src")).action == "allow"  # by its root
+    found = grep_tool({"pattern": "TOKEN", "path": "src"}, ToolContext(tmp_path, readable=readable))
+    assert found.output == "src/app.py:1:TOKEN = 1\n[skipped: 1 path the permission rules protect]"
+    assert policy(tmp_path, allow=["Read"], default="deny").read_filter() is None  # every read allowed
+    assert policy(tmp_path, allow=["Grep"], default="deny").read_filter() is None  # every grep allowed
+    assert policy(tmp_path, allow=["Read(src/**)"]).read_filter() is None  # default allow: nothing gated
 
 
 def test_default_applies_when_no_rule_matches(tmp_path: Path) -> None:

@@ -11,10 +11,13 @@ from pathlib import Path
 
 import pytest
 
+from routedriver.brain.dispatch import resolved_paths
 from routedriver.brain.hooks import ToolOutcome
 from routedriver.brain.tools import builtin_tools, parse_tool_sets
 from routedriver.brain.tools.base import Tool, ToolContext, ToolSettings, argument_problem
+from routedriver.brain.tools.search import open_directory, open_regular
 from routedriver.errors import Refused
+from routedriver.llm.types import ToolCall
 from tests.brain.helpers import bhrain, call, scripted_run, write_script
 
 
@@ -151,6 +154,63 @@ def test_write_and_edit_change_a_symlinks_target_and_keep_the_link(tmp_path: Pat
     assert link.is_symlink() and real.read_text() == "new\n"
     assert run(t["write"], tmp_path, file_path="link.txt", content="written\n").ok
     assert link.is_symlink() and real.read_text() == "written\n"
+
+
+# A file tool touches the path the permission check resolved (ToolContext.resolved), never what a name leads
+# to after a concurrent call made it a symlink: (tool, arguments). z and d are swapped for links to a
+# protected file and directory between the check and the call.
+SWAPPED_AFTER_THE_CHECK = [
+    ("read", {"file_path": "z"}),
+    ("read", {"file_path": "d/f.txt"}),
+    ("write", {"file_path": "z", "content": "OVERWRITTEN\n"}),
+    ("write", {"file_path": "d/f.txt", "content": "OVERWRITTEN\n"}),
+    ("write", {"file_path": "d/new.txt", "content": "created\n"}),
+    ("edit", {"file_path": "z", "old_string": "SECRET", "new_string": "x"}),
+    ("edit", {"file_path": "d/f.txt", "old_string": "SECRET", "new_string": "x"}),
+    ("grep", {"pattern": "SECRET", "path": "z"}),
+    ("grep", {"pattern": "SECRET", "path": "d"}),
+    ("glob", {"pattern": "*", "path": "d"}),
+]
+
+
+@pytest.mark.parametrize(("name", "arguments"), SWAPPED_AFTER_THE_CHECK)
+def test_a_file_tool_refuses_a_name_swapped_for_a_link_after_the_check(
+    tmp_path: Path, name: str, arguments: dict[str, str]
+) -> None:
+    work, protected = tmp_path / "work", tmp_path / "protected"
+    (work / "d").mkdir(parents=True)
+    protected.mkdir()
+    (work / "z").write_text("harmless\n", encoding="utf-8")
+    (work / "d/f.txt").write_text("harmless\n", encoding="utf-8")
+    (protected / "z.txt").write_text("SECRET\n", encoding="utf-8")
+    (protected / "f.txt").write_text("SECRET\n", encoding="utf-8")
+    resolved = resolved_paths(work, ToolCall("c1", name, arguments))  # as the loop resolves it for the check
+    (work / "z").unlink()
+    (work / "z").symlink_to(protected / "z.txt")
+    (work / "d").rename(work / "parked")
+    (work / "d").symlink_to(protected)
+    outcome = tools(work)[name].run(arguments, ToolContext(work, resolved=resolved))
+    assert isinstance(outcome, ToolOutcome)
+    assert not outcome.ok and "changed after the permission check" in outcome.output
+    assert "SECRET" not in outcome.output.replace("'SECRET'", "")
+    assert sorted(p.name for p in protected.iterdir()) == ["f.txt", "z.txt"]
+    assert all(p.read_text() == "SECRET\n" for p in protected.iterdir())
+
+
+def test_the_file_tools_open_a_checked_path_following_no_symlink(tmp_path: Path) -> None:
+    (tmp_path / "real").mkdir()
+    (tmp_path / "real/f.txt").write_text("x\n", encoding="utf-8")
+    (tmp_path / "dir").symlink_to("real")
+    (tmp_path / "file").symlink_to("real/f.txt")
+    handle, _ = open_regular(str(tmp_path / "real/f.txt"))
+    with handle:
+        assert handle.read() == b"x\n"
+    for path in (tmp_path / "file", tmp_path / "dir/f.txt"):  # a race the name check did not see: refused
+        with pytest.raises(OSError):
+            open_regular(str(path))
+    with pytest.raises(OSError):
+        open_directory(str(tmp_path / "dir/sub"), create=True)
+    assert not (tmp_path / "real/sub").exists()
 
 
 @pytest.mark.parametrize(("umask", "mode"), [(0o022, 0o664), (0o077, 0o644), (0o022, 0o755)])

@@ -20,9 +20,13 @@ is the built-in tool, never ``mcp__fs__bash``; a name that is neither bhrain's, 
   whenever deny or ask rules for Bash exist.
 - ``Read(glob)`` / ``Edit(glob)`` / ``Write(glob)``: gitignore-style path patterns. ``Read`` rules cover read,
   glob and grep: a search by its root here, and below an allowed root through ``read_filter`` (the walk skips
-  what a deny or ask rule names); ``Edit`` and ``Write`` rules cover edit and write. ``//abs/path`` is
-  absolute, ``~/x`` is under the home directory, ``/x`` is relative to the permissions file's directory and
-  ``x`` or ``./x`` to the working directory.
+  what a deny or ask rule names, and what no allow rule names when the default is not allow); ``Edit`` and
+  ``Write`` rules cover edit and write, and ``Read`` deny and ask rules cover edit too (an edit shows lines of
+  the file, and its errors tell what the file holds). ``//abs/path`` is absolute, ``~/x`` is under the home
+  directory, ``/x`` is relative to the permissions file's directory and ``x`` or ``./x`` to the working
+  directory. A path is checked as written and as resolved (symlinks followed): a deny or ask rule applies if
+  either names it, an allow rule only if both are allowed, so a symlink walks neither around a deny rule nor
+  out of an allowed place.
 - Any other tool: a glob matched against each string argument (deny/ask: any argument; allow: all of them).
 - MCP tools (``mcp__<server>__<tool>``): ``mcp__<server>`` and ``mcp__<server>__*`` name every tool of that
   server, as in Claude Code; no other wildcard is allowed in a tool name.
@@ -57,6 +61,10 @@ CLAUDE_CODE_KEYS = frozenset({"defaultMode", "additionalDirectories", "disableBy
 READ_TOOLS = frozenset({"read", "glob", "grep"})
 EDIT_TOOLS = frozenset({"edit", "write"})
 FILE_RULE_TOOLS = {"read": READ_TOOLS, "edit": EDIT_TOOLS, "write": EDIT_TOOLS, "multiedit": EDIT_TOOLS}
+# Tools that show what a file holds without being Read tools: Read deny and ask rules cover them too (edit
+# quotes the lines it changed, and "not found"/"occurs N times" answer questions about the content), while a
+# Read allow rule never allows them: that takes an Edit or Write rule.
+REVEALING_TOOLS = frozenset({"edit"})
 KNOWN_TOOLS = frozenset({"bash", "read", "write", "edit", "glob", "grep", "websearch", "multiedit", "recall"})
 # Claude Code's own tools: accepted so one settings file serves both (bhrain has no tool of these names).
 CLAUDE_CODE_TOOLS = frozenset(
@@ -121,10 +129,13 @@ class Rule:
         As Claude Code reads names, never by a suffix: a built-in name (``Bash``) is that tool, not
         ``mcp__fs__bash``; ``mcp__<server>`` and ``mcp__<server>__*`` are the tools of that server, and
         ``mcp__<server>__<tool>`` is that one tool (not ``mcp__evil__mcp__<server>__<tool>``). ``Read``,
-        ``Edit`` and ``Write`` name the file tools they guard; a toolbox tool may be named with its toolbox
-        (``extra.lookup`` for the tool ``lookup`` of the toolbox ``extra``).
+        ``Edit`` and ``Write`` name the file tools they guard (a ``Read`` deny or ask rule also edit); a
+        toolbox tool may be named with its toolbox (``extra.lookup`` for the tool ``lookup`` of the toolbox
+        ``extra``).
         """
         name = canonical_tool(tool)
+        if self.tool == "read" and self.kind != "allow" and name in REVEALING_TOOLS:
+            return True
         if self.tool in FILE_RULE_TOOLS:
             return name in FILE_RULE_TOOLS[self.tool]
         if _MCP_SERVER.match(self.tool):  # mcp__<server>: every tool of that server
@@ -185,9 +196,9 @@ class RulesPolicy:
             for rule in (r for r in relevant if r.kind == kind):
                 if self._matches(rule, event, any_arg=True):
                     return Decision(action, f"rule {rule.text} in {self.source}")  # type: ignore[arg-type]
-        for rule in (r for r in relevant if r.kind == "allow"):
-            if self._matches(rule, event, any_arg=False):
-                return Decision("allow", f"rule {rule.text} in {self.source}")
+        allowing = self._allowing([r for r in relevant if r.kind == "allow"], event)
+        if allowing is not None:
+            return Decision("allow", f"rule {allowing.text} in {self.source}")
         return Decision(self.default, f"no rule matched; default {self.default}")
 
     def read_filter(self) -> Callable[[Path, bool], bool] | None:
@@ -198,15 +209,26 @@ class RulesPolicy:
         each file of a search, and the model can still ``read`` the file, which asks.
         """
         protecting = [r for r in self.rules if r.kind in ("deny", "ask") and r.specifier and r.covers("read")]
-        if not protecting:
+        allows = [r for r in self.rules if r.kind == "allow" and r.specifier and r.covers("read")]
+        # Unless the default or a bare Read, Grep or Glob rule allows every search, a file must be allowed
+        # as written and as resolved, as read is: a symlink below an allowed root may lead where no allow
+        # rule reaches.
+        bare = any(
+            r.kind == "allow" and not r.specifier and r.tool in ("read", "grep", "glob") for r in self.rules
+        )
+        gated = self.default != "allow" and not bare
+        if not protecting and not gated:
             return None
         workdir = self.workdir
 
         def readable(path: Path, is_dir: bool) -> bool:
-            return not any(
+            if any(
                 _path_matches(rule, str(path), workdir, directory=is_dir, contents=False)
                 for rule in protecting
-            )
+            ):
+                return False
+            # A directory counts as allowed when a rule could name something inside it (src/**/*.py).
+            return not gated or _path_allowed(allows, str(path), workdir, directory=is_dir, contents=is_dir)
 
         return readable
 
@@ -235,17 +257,22 @@ class RulesPolicy:
             return Decision("allow", f"allowed by {self.source}")
         return Decision(self.default, f"no rule matched; default {self.default}")
 
+    def _allowing(self, allows: list[Rule], event: ToolEvent) -> Rule | None:
+        """The allow rule that allows ``event``, or None. A file tool's path must be allowed both as written
+        and as resolved (by one rule or two), so a symlink in an allowed place cannot lead out of it."""
+        target = _file_target(event)
+        if target is None:
+            return next((r for r in allows if self._matches(r, event, any_arg=False)), None)
+        if not _path_allowed(allows, target.raw, self.workdir, directory=target.directory, real=target.real):
+            return None
+        return next(r for r in allows if self._matches(r, event, any_arg=False))
+
     def _matches(self, rule: Rule, event: ToolEvent, *, any_arg: bool) -> bool:
         if rule.specifier is None:
             return True
-        tool = canonical_tool(event.tool)
-        if tool in READ_TOOLS | EDIT_TOOLS:
-            raw = (
-                event.params.get("file_path")
-                if tool in ("read", "write", "edit")
-                else event.params.get("path")
-            )
-            return _path_matches(rule, str(raw or "."), self.workdir, directory=tool in ("glob", "grep"))
+        target = _file_target(event)
+        if target is not None:
+            return _path_matches(rule, target.raw, self.workdir, directory=target.directory, real=target.real)
         values = [v for v in event.params.values() if isinstance(v, str)]
         if not values:
             return False
@@ -312,26 +339,88 @@ def rule_base(rule: Rule, workdir: Path) -> tuple[Path, str]:
     return workdir, spec[2:] if spec.startswith("./") else spec
 
 
-def _path_matches(rule: Rule, raw: str, workdir: Path, *, directory: bool, contents: bool = True) -> bool:
-    """Does ``rule``'s path pattern name ``raw``? A directory also matches as ``dir/``, and with
-    ``contents`` (a search root) when the pattern could name something inside it."""
-    base, pattern = rule_base(rule, workdir)
-    matcher = gitignore(pattern)
+@dataclass(frozen=True)
+class _Target:
+    """The path a file tool's call names: as written, as resolved (None: resolve it now), and whether it is a
+    search root (a directory)."""
+
+    raw: str
+    real: str | None
+    directory: bool
+
+
+def _file_target(event: ToolEvent) -> _Target | None:
+    """What a file tool's call names, or None for a tool that takes no path. The real path is the one the
+    loop resolved (``ToolEvent.resolved``): the tool opens that path, so that is the one to check."""
+    tool = canonical_tool(event.tool)
+    if tool not in READ_TOOLS | EDIT_TOOLS:
+        return None
+    key = "file_path" if tool in ("read", "write", "edit") else "path"
+    raw = event.params.get(key)
+    return _Target(str(raw or "."), event.resolved.get(key) or None, tool in ("glob", "grep"))
+
+
+def _path_forms(raw: str, workdir: Path, real: str | None = None) -> list[str]:
+    """``raw`` as written (made absolute) and as resolved, symlinks followed (``real`` when given); one
+    entry when they agree."""
     target = Path(os.path.expanduser(raw))
     target = target if target.is_absolute() else workdir / target
-    # Check the path as written and as resolved, so a symlink cannot walk around a rule.
-    for candidate in {os.path.normpath(target), os.path.realpath(target)}:
-        for root in {os.path.normpath(base), os.path.realpath(base)}:
-            rel = os.path.relpath(candidate, root)
-            if rel == ".." or rel.startswith("../"):
-                continue
-            probes = [rel] if rel != "." else []
-            if directory:
-                probes.append(f"{rel}/")
-            if directory and contents:
-                probes.append(f"{rel}/x" if rel != "." else "x")
-            if any(matcher.match_file(p) for p in probes):
-                return True
+    return list(dict.fromkeys((os.path.normpath(target), real or os.path.realpath(target))))
+
+
+def _path_matches(
+    rule: Rule,
+    raw: str,
+    workdir: Path,
+    *,
+    directory: bool,
+    contents: bool = True,
+    real: str | None = None,
+) -> bool:
+    """Does ``rule``'s path pattern name ``raw`` as written or as resolved (``real`` when given)? So a
+    symlink cannot walk around a deny rule. A directory also matches as ``dir/``, and with ``contents`` (a
+    search root) when the pattern could name something inside it."""
+    return any(
+        _form_matches(rule, form, workdir, directory=directory, contents=contents)
+        for form in _path_forms(raw, workdir, real)
+    )
+
+
+def _path_allowed(
+    allows: Sequence[Rule],
+    raw: str,
+    workdir: Path,
+    *,
+    directory: bool,
+    contents: bool = True,
+    real: str | None = None,
+) -> bool:
+    """Do the allow rules ``allows`` name ``raw`` both as written and as resolved (each form by any of
+    them)? An allow rule that names only the written form would let a symlink lead anywhere."""
+    return bool(allows) and all(
+        any(
+            r.specifier is None or _form_matches(r, form, workdir, directory=directory, contents=contents)
+            for r in allows
+        )
+        for form in _path_forms(raw, workdir, real)
+    )
+
+
+def _form_matches(rule: Rule, path: str, workdir: Path, *, directory: bool, contents: bool) -> bool:
+    """Does ``rule``'s path pattern name the absolute ``path`` (see ``_path_matches``)?"""
+    base, pattern = rule_base(rule, workdir)
+    matcher = gitignore(pattern)
+    for root in {os.path.normpath(base), os.path.realpath(base)}:
+        rel = os.path.relpath(path, root)
+        if rel == ".." or rel.startswith("../"):
+            continue
+        probes = [rel] if rel != "." else []
+        if directory:
+            probes.append(f"{rel}/")
+        if directory and contents:
+            probes.append(f"{rel}/x" if rel != "." else "x")
+        if any(matcher.match_file(p) for p in probes):
+            return True
     return False
 
 

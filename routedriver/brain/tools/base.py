@@ -8,6 +8,7 @@ before the function is called; a mismatch is fed back to the model as a malforme
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +26,9 @@ DEFAULT_MAX_OUTPUT_CHARS = 30_000
 # ``readable(path, is_dir)``: False hides the path from the tools that walk directories (glob, grep). The
 # permission guard provides it, so a search cannot show what a ``Read(...)`` deny or ask rule protects.
 ReadFilter = Callable[[Path, bool], bool]
+# The arguments that name a file or a directory: what ``call_groups`` orders by, and what the loop resolves
+# when it checks a call (``ToolContext.resolved``).
+PATH_ARGUMENTS = ("file_path", "path")
 
 
 @dataclass(frozen=True)
@@ -37,6 +41,15 @@ class ToolContext:
     registry: ToolRegistry | None = None  # lets a tool add or remove toolboxes at runtime
     max_output_chars: int = DEFAULT_MAX_OUTPUT_CHARS
     readable: ReadFilter | None = None  # None: every path may be shown
+    # The real path (symlinks resolved) each path argument had when the call was checked, by argument name.
+    # The file tools open that path and no other, so what they touch is what the permission rules saw.
+    resolved: Mapping[str, str] = field(default_factory=dict)
+
+
+def tool_path(workdir: Path, raw: str) -> Path:
+    """A tool's path argument: relative to the working directory, or absolute, or under ``~``."""
+    path = Path(os.path.expanduser(raw))
+    return path if path.is_absolute() else workdir / path
 
 
 def read_filter_of(hooks: Iterable[object]) -> ReadFilter | None:

@@ -11,10 +11,10 @@ file's exact bytes: CRLF line endings stay, and bytes that are not UTF-8 are car
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
-from collections.abc import Mapping
-from pathlib import Path
+from collections.abc import Iterator, Mapping
 from typing import Any, BinaryIO
 
 from routedriver.brain.hooks import ToolOutcome
@@ -22,13 +22,16 @@ from routedriver.brain.tools.base import Tool, ToolContext, fail, ok, schema, tr
 from routedriver.brain.tools.search import (
     BLOCK_BYTES,
     SPECIAL_FILE,
+    checked_path,
     glob,
     grep,
     is_binary,
+    moved,
+    moved_message,
+    open_directory,
     open_regular,
-    resolve,
 )
-from routedriver.fsutil import atomic_write
+from routedriver.fsutil import replace_in
 
 MAX_EDIT_BYTES = 50_000_000  # edit holds the file in memory twice; past this, sed in bash is the tool
 MAX_READ_CHARS = 10_000_000  # what read shows when the output limit is off (max_output_chars <= 0)
@@ -43,9 +46,13 @@ def read(args: Mapping[str, Any], ctx: ToolContext) -> ToolOutcome:
     for key, value in (("offset", offset), ("limit", limit)):
         if value is not None and value < 1:
             return fail(f"{key} must be 1 or more, not {value}; lines are numbered from 1")
-    path = resolve(ctx, name)
+    # The file the permission rules saw (symlinks resolved then), opened without following any symlink: a
+    # name a concurrent call turned into a link to a protected file is refused, never followed.
+    real = checked_path(ctx, "file_path", name)
+    if moved(ctx, name, real):
+        return fail(moved_message(name, "read"))
     try:
-        info = path.stat()
+        info = os.stat(real, follow_symlinks=False)  # a device or FIFO is refused before it is opened
     except FileNotFoundError:
         return fail(f"file not found: {name}; check the path or find the file with glob")
     except OSError as exc:
@@ -56,7 +63,7 @@ def read(args: Mapping[str, Any], ctx: ToolContext) -> ToolOutcome:
         return fail(f"{name} {SPECIAL_FILE}; read only reads files (head -c N in bash reads part of one)")
     chars = ctx.max_output_chars if ctx.max_output_chars > 0 else MAX_READ_CHARS
     try:
-        handle, info = open_regular(path)
+        handle, info = open_regular(real)
         with handle:
             if not stat.S_ISREG(info.st_mode):  # replaced since the stat above
                 return fail(f"{name} {SPECIAL_FILE}; read only reads files")
@@ -119,30 +126,67 @@ def _read_lines(handle: BinaryIO, name: str, offset: int, limit: int | None, cha
 
 
 # -- write and edit ------------------------------------------------------------------------------------------
-def _target(ctx: ToolContext, name: str) -> tuple[Path, os.stat_result | None, str | None]:
-    """The file a write lands in (through symlinks), its stat if it exists, or why it must not be written."""
-    target = Path(os.path.realpath(resolve(ctx, name)))
+class _Unwritable(Exception):
+    """Why a file must not be written, worded as the tool's error result."""
+
+
+@contextlib.contextmanager
+def _target(ctx: ToolContext, name: str, *, create: bool) -> Iterator[tuple[int, str, os.stat_result | None]]:
+    """Where a write lands: the directory (open), the file's name in it and its stat if it exists; raises
+    ``_Unwritable``. A symlink is written through: the path checked (``checked_path``) is its target.
+
+    The directory is opened along that checked path following no symlink, and the file is replaced in it by
+    its descriptor: a concurrent call that swaps a part of the path for a symlink to a protected place makes
+    the write fail, never land there. ``create`` makes missing directories, as the write tool does."""
+    real = checked_path(ctx, "file_path", name)
+    if moved(ctx, name, real):
+        raise _Unwritable(moved_message(name, "written"))
+    directory, base = os.path.split(real)
+    if not base:
+        raise _Unwritable(f"{name} is a directory; give a file path")
     try:
-        info = target.stat()
+        parent = open_directory(directory, create=create)
     except FileNotFoundError:
-        return target, None, None
+        raise _Unwritable(
+            f"file not found: {name}; create it with write, or check the path with glob"
+        ) from None
     except OSError as exc:
-        return target, None, f"cannot write {name}: {exc.strerror}; check the path and its permissions"
+        raise _Unwritable(
+            f"cannot write {name}: {exc.strerror}; check the path and its permissions"
+        ) from None
+    try:
+        yield parent, base, _writable(name, base, parent)
+    finally:
+        os.close(parent)
+
+
+def _writable(name: str, base: str, parent: int) -> os.stat_result | None:
+    """The stat of ``base`` in the directory ``parent`` (None: no such file), or ``_Unwritable``."""
+    try:
+        info = os.stat(base, dir_fd=parent, follow_symlinks=False)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise _Unwritable(
+            f"cannot write {name}: {exc.strerror}; check the path and its permissions"
+        ) from None
+    if stat.S_ISLNK(info.st_mode):  # the checked path had no symlink left in it
+        raise _Unwritable(moved_message(name, "written"))
     if stat.S_ISDIR(info.st_mode):
-        return target, info, f"{name} is a directory; give a file path"
+        raise _Unwritable(f"{name} is a directory; give a file path")
     if not stat.S_ISREG(info.st_mode):
-        return target, info, f"{name} {SPECIAL_FILE}; write and edit only change regular files"
+        raise _Unwritable(f"{name} {SPECIAL_FILE}; write and edit only change regular files")
     mode = stat.S_IMODE(info.st_mode)
     # Root may write anything, so the mode bits say what the user meant; os.access covers everyone else.
     if not mode & 0o222:
         why = (
             f"{name} is read-only (mode {mode:o}), so it was left unchanged; it was made read-only on purpose"
         )
-        return target, info, f"{why}: ask the user before changing it"
-    if not os.access(target, os.W_OK):
+        raise _Unwritable(f"{why}: ask the user before changing it")
+    if not os.access(base, os.W_OK, dir_fd=parent):
         why = f"you may not write {name} (mode {mode:o}, owner uid {info.st_uid}), so it was left unchanged"
-        return target, info, f"{why}; ask the user to change it or its permissions"
-    return target, info, None
+        raise _Unwritable(f"{why}; ask the user to change it or its permissions")
+    return info
 
 
 def _encode(text: str, what: str, errors: str = "strict") -> bytes | str:
@@ -157,13 +201,15 @@ def _encode(text: str, what: str, errors: str = "strict") -> bytes | str:
 
 def write(args: Mapping[str, Any], ctx: ToolContext) -> ToolOutcome:
     name, content = args["file_path"], args["content"]
-    target, info, problem = _target(ctx, name)
-    if problem:
-        return fail(problem)
     payload = _encode(content, "content")
     if isinstance(payload, str):
         return fail(payload)
-    atomic_write(target, payload)  # a new file gets 0644 (less the umask), an existing one keeps its mode
+    try:
+        with _target(ctx, name, create=True) as (parent, base, info):
+            # A new file gets 0644 (less the umask), an existing one keeps its mode.
+            replace_in(parent, base, payload, existing=info)
+    except _Unwritable as exc:
+        return fail(str(exc))
     lines = content.count("\n") + (0 if content.endswith("\n") or not content else 1)
     verb = "overwrote" if info is not None else "created"
     return ok(f"{verb} {name}: {len(payload):,} bytes, {lines} lines", created=info is None)
@@ -176,14 +222,26 @@ def edit(args: Mapping[str, Any], ctx: ToolContext) -> ToolOutcome:
         return fail("old_string and new_string are identical; nothing to change")
     if not old:
         return fail("old_string is empty; copy the exact text to replace from the file (read it first)")
-    target, info, problem = _target(ctx, name)
-    if problem:
-        return fail(problem)
+    try:
+        with _target(ctx, name, create=False) as (parent, base, info):
+            return _edit_in(ctx, name, old, new, parent, base, info)
+    except _Unwritable as exc:
+        return fail(str(exc))
+
+
+def _edit_in(
+    ctx: ToolContext, name: str, old: str, new: str, parent: int, base: str, info: os.stat_result | None
+) -> ToolOutcome:
+    """The edit of ``base`` in the open directory ``parent`` (see ``_target``)."""
     if info is None:
         return fail(f"file not found: {name}; create it with write, or check the path with glob")
     if info.st_size > MAX_EDIT_BYTES:
         return fail(f"{name} is too large to edit ({info.st_size:,} bytes); change it with bash, e.g. sed -i")
-    data = target.read_bytes()
+    handle, opened = open_regular(checked_path(ctx, "file_path", name))  # the file _writable looked at
+    with handle:
+        if not stat.S_ISREG(opened.st_mode) or opened.st_size > MAX_EDIT_BYTES:  # replaced meanwhile
+            return fail(f"{name} changed while it was being edited; call edit again")
+        data = handle.read()
     # surrogateescape keeps bytes that are not UTF-8 as they are; no newline translation keeps CRLF.
     text = data.decode("utf-8", errors="surrogateescape")
     utf8 = not _has_escapes(text)
@@ -219,7 +277,7 @@ def edit(args: Mapping[str, Any], ctx: ToolContext) -> ToolOutcome:
     payload = _encode(updated, "new_string", "surrogateescape")
     if isinstance(payload, str):
         return fail(payload)
-    atomic_write(target, payload)  # keeps the mode; through a symlink, the target is what changes
+    replace_in(parent, base, payload, existing=info)  # keeps the mode; through a symlink, the target changes
     first_line = updated.count("\n", 0, start) + 1
     return ok(_edited(name, updated, first_line, new, ctx), line=first_line)
 

@@ -8,6 +8,7 @@ skipped (binary files, FIFOs and devices, unreadable and protected paths) instea
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 import re
@@ -18,8 +19,9 @@ from typing import Any, BinaryIO
 
 from routedriver import globs
 from routedriver.brain.hooks import ToolOutcome
-from routedriver.brain.tools.base import ToolContext, fail, ok, truncate
+from routedriver.brain.tools.base import ToolContext, fail, ok, tool_path, truncate
 from routedriver.brain.tools.walk import Skipped, walk
+from routedriver.fsutil import DIRECTORY_FLAGS
 
 MAX_GLOB_RESULTS = 500
 MAX_GREP_MATCHES = 200
@@ -46,17 +48,70 @@ SKIP_DIRS = frozenset(
 
 def resolve(ctx: ToolContext, file_path: str) -> Path:
     """A tool's path argument: relative to the working directory, or absolute, or under ``~``."""
-    path = Path(os.path.expanduser(file_path))
-    return path if path.is_absolute() else ctx.workdir / path
+    return tool_path(ctx.workdir, file_path)
 
 
 def is_binary(head: bytes) -> bool:
     return b"\x00" in head
 
 
-def open_regular(path: Path) -> tuple[BinaryIO, os.stat_result]:
-    """Open a file for reading without blocking on a FIFO; the caller checks the mode it returns."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+def checked_path(ctx: ToolContext, key: str, name: str) -> str:
+    """The real path the argument ``key`` (``name``) had when the permission rules checked the call
+    (``ToolContext.resolved``); for a tool run without the loop's check (from Python), its real path now."""
+    return ctx.resolved[key] if key in ctx.resolved else os.path.realpath(resolve(ctx, name))
+
+
+def moved(ctx: ToolContext, name: str, real: str) -> bool:
+    """Does ``name`` lead elsewhere now than to ``real``, where it led when the call was checked?"""
+    try:
+        return os.path.realpath(resolve(ctx, name)) != real
+    except OSError:  # a link replaced while it was being read: it is changing
+        return True
+
+
+def moved_message(name: str, verb: str) -> str:
+    return (
+        f"{name} changed after the permission check (a symlink now leads elsewhere), so it was not {verb}; "
+        "call the tool again to have it checked as it is now"
+    )
+
+
+def open_directory(real: str, *, create: bool = False) -> int:
+    """Open the directory at ``real``, a path with no symlink in it (a real path as the check resolved it),
+    one component at a time with ``O_NOFOLLOW``: a component made a symlink since then fails (``ENOTDIR`` or
+    ``ELOOP``) instead of leading elsewhere, so a tool touches only what the permission rules saw. ``create``
+    makes missing directories (as ``mkdir -p``), each inside the one opened before it."""
+    fd = os.open("/", DIRECTORY_FLAGS)
+    try:
+        for part in real.split("/"):
+            if not part:
+                continue
+            try:
+                below = os.open(part, DIRECTORY_FLAGS | os.O_NOFOLLOW, dir_fd=fd)
+            except FileNotFoundError:
+                if not create:
+                    raise
+                with contextlib.suppress(FileExistsError):  # made by a concurrent call meanwhile
+                    os.mkdir(part, dir_fd=fd)
+                below = os.open(part, DIRECTORY_FLAGS | os.O_NOFOLLOW, dir_fd=fd)
+            os.close(fd)
+            fd = below
+        return fd
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def open_regular(real: str) -> tuple[BinaryIO, os.stat_result]:
+    """Open the file at ``real`` (a path with no symlink in it, see ``open_directory``) for reading, following
+    no symlink and without blocking on a FIFO; the caller checks the mode it returns."""
+    parent = open_directory(os.path.dirname(real))
+    try:
+        fd = os.open(
+            os.path.basename(real) or ".", os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW, dir_fd=parent
+        )
+    finally:
+        os.close(parent)
     try:
         info = os.fstat(fd)
         return os.fdopen(fd, "rb"), info
@@ -69,6 +124,8 @@ def glob(args: Mapping[str, Any], ctx: ToolContext) -> ToolOutcome:
     pattern: str = args["pattern"]
     where = args.get("path") or "."
     base = resolve(ctx, where)
+    if moved(ctx, where, checked_path(ctx, "path", where)):
+        return fail(moved_message(where, "searched"))
     if not os.path.isdir(base):
         return fail(f"{where} is not a directory; pass a directory as path")
     if not pattern.strip():
@@ -125,6 +182,9 @@ def grep(args: Mapping[str, Any], ctx: ToolContext) -> ToolOutcome:
         )
     where = args.get("path") or "."
     root = resolve(ctx, where)
+    real_root = checked_path(ctx, "path", where)
+    if moved(ctx, where, real_root):
+        return fail(moved_message(where, "searched"))
     if not os.path.exists(root):
         return fail(f"path not found: {where}; check it with glob")
     skipped = Skipped()
@@ -132,14 +192,27 @@ def grep(args: Mapping[str, Any], ctx: ToolContext) -> ToolOutcome:
         entries = walk(
             root, skipped=skipped, skip_dirs=SKIP_DIRS, readable=ctx.readable, wanted=lambda _, d: not d
         )
-        files: Iterator[Path] | list[Path] = (e.path for e in entries)
+        files: Iterator[tuple[Path, str | None]] | list[tuple[Path, str | None]] = (
+            (e.path, None) for e in entries
+        )
     else:
-        files = [root]
+        files = [(root, real_root)]  # the file the permission rules checked as the root
     found: list[str] = []
     total = 0
-    for file in files:
+    for file, real in files:
+        if real is None:
+            # A file of the walk is read at its real path, which the filter checks itself: the filter's
+            # answer on the name alone would not cover a symlink a concurrent call puts there after it.
+            try:
+                real = os.path.realpath(file)
+            except OSError:  # a link replaced while it was read
+                skipped.unreadable += 1
+                continue
+            if ctx.readable is not None and not ctx.readable(Path(real), False):
+                skipped.denied += 1
+                continue
         shown_path = _display(file, ctx.workdir)
-        for number, line in _matching_lines(file, regex, skipped):
+        for number, line in _matching_lines(real, regex, skipped):
             total += 1
             if len(found) < MAX_GREP_MATCHES:
                 found.append(f"{shown_path}:{number}:{line[:MAX_LINE_CHARS]}")
@@ -152,13 +225,14 @@ def grep(args: Mapping[str, Any], ctx: ToolContext) -> ToolOutcome:
     return ok(_with_note(text, note, ctx, "narrow the pattern or the path"), count=total)
 
 
-def _matching_lines(path: Path, regex: re.Pattern[str], skipped: Skipped) -> Iterator[tuple[int, str]]:
-    """(line number, line) for each line of ``path`` the regex finds something in, read a block at a time."""
+def _matching_lines(real: str, regex: re.Pattern[str], skipped: Skipped) -> Iterator[tuple[int, str]]:
+    """(line number, line) for each line of the file at the real path ``real`` (no symlink followed, see
+    ``open_regular``) the regex finds something in, read a block at a time."""
     try:
-        if not stat.S_ISREG(path.stat().st_mode):
+        if not stat.S_ISREG(os.stat(real, follow_symlinks=False).st_mode):
             skipped.special += 1
             return
-        handle, info = open_regular(path)
+        handle, info = open_regular(real)
     except OSError:
         skipped.unreadable += 1
         return
