@@ -12,18 +12,21 @@ tries again (each write is the whole trace); the caller reports it if the last w
 from __future__ import annotations
 
 import datetime
+import errno
 import json
 import logging
 import os
 import re
+import stat
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from routedriver.brain.redact import Redactor
 from routedriver.errors import Refused
-from routedriver.fsutil import atomic_write
+from routedriver.fsutil import replace_in
 from routedriver.llm.types import Message, Usage
+from routedriver.userfile import file_kind
 
 if TYPE_CHECKING:
     from routedriver.brain.loop import CallRecord, IterationRecord, Loop
@@ -81,6 +84,10 @@ class TraceWriter:
     def __init__(self, path: Path, meta: Mapping[str, Any], redactor: Redactor) -> None:
         self.path, self.redactor = path, redactor
         self.failure = ""  # why the latest write failed ("" when it succeeded)
+        # The trace's folder, opened at the first write and written through ever after: the commands a run
+        # starts may replace the trace with a symlink, or its folder with a link to another, and bhrain
+        # (outside the sandbox) must not write through either. See _write.
+        self._folder: int | None = None
         self.doc: dict[str, Any] = {
             "version": TRACE_VERSION,
             "started_at": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
@@ -106,6 +113,9 @@ class TraceWriter:
         self.doc["status"] = status
         self.doc.update(summary)
         self.write(loop)
+        if self._folder is not None:
+            os.close(self._folder)
+            self._folder = None
 
     def start(self, loop: Loop) -> None:
         """The first write (status ``running``, no iterations); refuses a path it cannot write."""
@@ -140,14 +150,44 @@ class TraceWriter:
         # only stand inside a JSON string), which reads back as the same text.
         text = _SURROGATE.sub(lambda found: f"\\u{ord(found.group()):04x}", text)
         try:
-            atomic_write(self.path, text + "\n", fsync=False)
-        except (OSError, ValueError) as exc:  # ValueError: a path atomic_write cannot name a temp file for
+            if self._folder is None:
+                self._folder = _first_folder(self.path)
+            found = _lstat(self._folder, self.path.name)
+            replace_in(self._folder, self.path.name, (text + "\n").encode(), existing=found, fsync=False)
+        except (OSError, ValueError) as exc:  # ValueError: a name no temp file can be made for (NUL)
             return path_problem(self.path) or _reason(exc)
         return ""
 
 
+def _first_folder(path: Path) -> int:
+    """The trace's folder (made when missing), open; refuses a trace path that is a symlink or no regular
+    file: the link may be one a command of an earlier run left for this one to write through."""
+    if path.name in ("", ".", ".."):
+        raise IsADirectoryError(errno.EISDIR, "is a directory", os.fspath(path))
+    os.makedirs(path.parent, exist_ok=True)
+    folder = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        found = os.stat(path.name, dir_fd=folder, follow_symlinks=False)
+    except FileNotFoundError:
+        return folder
+    if not stat.S_ISREG(found.st_mode):
+        os.close(folder)
+        raise OSError(errno.EINVAL, f"it is {file_kind(found.st_mode)}, not a regular file", os.fspath(path))
+    return folder
+
+
+def _lstat(folder: int, name: str) -> os.stat_result | None:
+    """What is at ``name`` now if it is a regular file (its owner and mode are kept), else None: whatever
+    else a command put there is replaced, never written through."""
+    try:
+        found = os.stat(name, dir_fd=folder, follow_symlinks=False)
+    except FileNotFoundError:
+        return None
+    return found if stat.S_ISREG(found.st_mode) else None
+
+
 def path_problem(path: Path) -> str:
-    """Why ``path`` cannot be a file written by ``atomic_write`` (which creates missing folders), or ""."""
+    """Why ``path`` cannot be the trace file (missing folders are made), or ""."""
     if path.name in ("", ".", "..") or os.path.isdir(path):
         return "it is a directory"
     for folder in path.parents:

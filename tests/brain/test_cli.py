@@ -249,6 +249,40 @@ def test_trace_is_written_after_every_iteration(tmp_path: Path) -> None:
     assert not [p for p in tmp_path.iterdir() if ".tmp-" in p.name]
 
 
+def test_a_trace_a_command_replaces_with_a_link_is_never_written_through(tmp_path: Path) -> None:
+    # bhrain writes the trace from outside the sandbox: a command that swaps the trace (or its folder) for a
+    # symlink must not get bhrain to write wherever it points, past the rules and outside the workdir.
+    work, outside = tmp_path / "work", tmp_path / "outside"
+    (work / "traces").mkdir(parents=True)
+    outside.mkdir()
+    (outside / "bashrc").write_text("keep me\n", encoding="utf-8")
+    swap = (
+        f"rm -f traces/run.json && ln -s {outside}/bashrc traces/run.json && "
+        f"mv traces kept && ln -s {outside} traces"
+    )
+    args = scripted(work, [{"text": "x", "tool_calls": [call("bash", command=swap)]}, "done"])
+    ran = bhrain([*args, "--input", "q", "--trace", "traces/run.json", "--sandbox", "on", "--json"], work)
+    assert ran.code == 0, ran.err
+    assert (outside / "bashrc").read_text(encoding="utf-8") == "keep me\n"
+    assert sorted(path.name for path in outside.iterdir()) == ["bashrc"]
+    # Every write after the swap went to the folder the run started with, as a file of its own.
+    kept = work / "kept" / "run.json"
+    assert not kept.is_symlink() and json.loads(kept.read_text())["status"] == "done"
+
+
+def test_a_trace_path_that_is_a_link_is_refused_before_the_run(tmp_path: Path) -> None:
+    # A link an earlier run's command left where the next run's trace goes is not followed.
+    (tmp_path / "target").write_text("keep me\n", encoding="utf-8")
+    (tmp_path / "t.json").symlink_to(tmp_path / "target")
+    ran = bhrain([*scripted(tmp_path, ["done"]), "--input", "x", "--trace", "t.json"], tmp_path)
+    assert (ran.code, ran.out) == (2, "")
+    assert ran.err == (
+        "error: cannot write the trace to t.json: it is a symbolic link, not a regular file; give --trace a "
+        "file path in a writable directory\n"
+    )
+    assert (tmp_path / "target").read_text(encoding="utf-8") == "keep me\n"
+
+
 def test_a_lone_surrogate_from_the_model_is_traced_as_sent_and_tracing_goes_on(tmp_path: Path) -> None:
     """ "\udcff" is valid JSON that any API or MCP server can send, but no UTF-8: every later trace write had
     failed, the trace frozen at status running and the run ending exit 1 (and an answer holding one was an
