@@ -176,9 +176,34 @@ class _Refusal(Exception):
         self.line, self.problem, self.fix = line, problem, fix
 
 
+# Characters YAML (and str.splitlines) take for the end of a line that `git show`, `grep` and diffs do not:
+# a "comment" with one inside hides a line from whoever reads the file. CRLF is an ordinary line end.
+_HIDDEN_LINE_BREAKS = ("\r", "\x85", "\u2028", "\u2029")
+
+
+def find_hidden_line_break(text: str) -> int | None:
+    """Where ``text`` holds a line break a reader does not see as one (a lone CR, NEL, U+2028, U+2029), or
+    None."""
+    for char in _HIDDEN_LINE_BREAKS:
+        start = 0
+        while (found := text.find(char, start)) >= 0:
+            if not (char == "\r" and text.startswith("\n", found + 1)):
+                return found
+            start = found + 1
+    return None
+
+
 def parse_yaml(text: str, *, shown: str, error: type[Refused] = Refused, hint: Hint | None = None) -> Any:
     """The data of the YAML document ``text`` (``shown`` names its file), or ``error``: one line with the
     line number and the key. ``hint`` may give a better fix for a syntax error, from its line's text."""
+    hidden = find_hidden_line_break(text)
+    if hidden is not None:
+        line = text.count("\n", 0, hidden) + 1
+        raise error(
+            f"{shown}: line {line}: a line break git and most editors do not show as one "
+            f"(U+{ord(text[hidden]):04X}), which YAML reads as a new line",
+            "remove it: the file would mean other than what a reader of it sees",
+        )
     # PyYAML (~10 ms), here and in _loader_class: only for a YAML file (route.stone.get mostly reads none)
     import yaml
 

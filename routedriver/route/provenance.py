@@ -69,8 +69,13 @@ _WILDCARDS = ("*", "?")
 
 
 def parse_approvers(text: str) -> frozenset[str]:
+    """The emails the approvers file lists, a line at a time as git and its readers show lines (split at
+    ``\n`` only). A line holding another line break (U+2028 after a ``#``: "one comment line" to a reader)
+    names nobody: who may approve must be what a reviewer of the file sees."""
     emails = set()
-    for line in text.splitlines():
+    for line in text.split("\n"):
+        if userfile.find_hidden_line_break(line.removesuffix("\r")) is not None:
+            continue
         line = line.split("#", 1)[0].strip()
         if not line:
             continue

@@ -250,6 +250,19 @@ def test_without_an_approvers_file_every_approval_fails_and_says_what_to_create(
     )
 
 
+def test_an_approvers_line_hidden_behind_a_line_break_git_does_not_show_names_nobody(git_repo: Path) -> None:
+    # `git show` and grep see one comment line; str.splitlines() would see a second one naming the approver.
+    route = gated_route(git_repo)
+    pass_all(git_repo, route)
+    for hidden in ("\u2028", "\u2029", "\x85", "\r", "\x0b", "\x1c"):
+        write(git_repo / ".route-approvers", f"# {TEST_EMAIL} left the team{hidden}{TEST_EMAIL}\n")
+        line = lines_of(verify(git_repo, "--route", "route"))["route/1.vision"]
+        assert line.startswith("unapproved: the approvers file .route-approvers lists nobody"), (hidden, line)
+    write(git_repo / ".route-approvers", f"# the approvers\r\n{TEST_EMAIL}\r\n")  # CRLF: ordinary lines
+    commit_all(git_repo, "approvers, CRLF")
+    assert verify(git_repo, "--route", "route").code == 0
+
+
 def test_require_signed_rejects_unsigned_and_accepts_ssh_signed_approvals(
     git_repo: Path, tmp_path: Path
 ) -> None:

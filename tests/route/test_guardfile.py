@@ -57,6 +57,21 @@ def test_malformed_yaml_names_the_line() -> None:
     assert line.endswith("; fix the YAML syntax")
 
 
+@pytest.mark.parametrize("hidden", ["\u2028", "\u2029", "\x85", "\r"])
+def test_a_line_break_a_reader_does_not_see_is_refused(hidden: str) -> None:
+    # `git show` and a diff show "# note<U+2028>  - true" as one comment line; YAML reads a second one there,
+    # so a human approving the guard would approve a judge they never saw.
+    text = f"reviews: [r]\njudges:\n  - reviewed?\n# a note{hidden}  - approved?\n"
+    assert refusal(text) == (
+        f"error: {SHOWN}: line 4: a line break git and most editors do not show as one "
+        f"(U+{ord(hidden):04X}), which YAML reads as a new line; remove it: the file would mean other than "
+        "what a reader of it sees"
+    )
+    assert parse_guard("reviews: [r]\r\njudges:\r\n  - reviewed?\r\n", P, SHOWN, "1.x").judges == (
+        "reviewed?",
+    )
+
+
 def test_bare_builtin_in_a_flow_list_gets_a_hint() -> None:
     line = refusal("reviews: [r]\njudges: [reviewed?, approved?]\n")
     assert line.startswith(f"error: {SHOWN}: line 2: malformed YAML (")
