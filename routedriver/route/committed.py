@@ -27,7 +27,14 @@ if TYPE_CHECKING:
     from routedriver.route.model import Stone
     from routedriver.route.state import Done, Survey
 
-How = Literal["untracked", "ignored by git", "modified", "staged, not committed", "no commit yet"]
+How = Literal[
+    "untracked",
+    "ignored by git",
+    "modified",
+    "staged, not committed",
+    "no commit yet",
+    "outside the repository",
+]
 SHOWN = 4  # files named in one message; the rest are counted
 
 
@@ -93,16 +100,19 @@ class Checker:
 
     def paths(self, paths: Iterable[str]) -> dict[str, How]:
         """``{path: how}`` for those of ``paths`` (relative to the top-level) that HEAD does not hold as they
-        are on disk. Paths outside the repository (an ``--approvers`` file in the runner's temp) are not
-        asked about; when git cannot answer, nothing is reported (this is advice; the verdict is the
-        caller's)."""
-        wanted = sorted({path for path in paths if not path.startswith("../") and not os.path.isabs(path)})
+        are on disk. A path outside the repository (an artifact glob that climbs out of it) no commit can
+        hold; an ``--approvers`` file in the runner's temp is an input of the check, and callers leave it
+        out (``approvers_given``). When git cannot answer, nothing more is reported (this is advice; the
+        verdict is the caller's)."""
+        found: dict[str, How] = {
+            path: "outside the repository" for path in paths if path.startswith("../") or os.path.isabs(path)
+        }
+        wanted = sorted({path for path in paths if path not in found})
         if not wanted:
-            return {}
+            return found
         snapshot = self.snapshot or gitops.snapshot_of(self.repo, wanted)
         if snapshot is None:
-            return {}
-        found: dict[str, How] = {}
+            return found
         absent = [path for path in wanted if path not in snapshot.staged]
         if absent:
             # The snapshot leaves out tracked entries git does not compare (assume-unchanged, skip-worktree).
@@ -181,4 +191,6 @@ def advice(found: Mapping[str, str]) -> str:
             "; git ignores some of them, so no commit will hold them: narrow the guard's artifacts: (or "
             "inputs:) globs so they do not match them, or stop ignoring them"
         )
+    if "outside the repository" in found.values():
+        text += "; no commit holds a file outside the repository: make the guard's artifacts: name ones in it"
     return text

@@ -82,6 +82,25 @@ def test_an_artifact_git_ignores_can_never_reach_ci_and_the_gate_says_so(git_rep
     assert "git ignores some of them, so no commit will hold them: narrow the guard's artifacts:" in line
 
 
+def test_an_artifact_outside_the_repository_can_never_reach_ci_and_the_gate_says_so(
+    git_repo: Path, tmp_path: Path
+) -> None:
+    # A glob that climbs out of the work tree names a file no commit can hold: the pass stands on nothing CI
+    # has, so it must not verify (it did: the committed check skipped paths outside the repository).
+    outside = write(tmp_path / "elsewhere" / "notes.md", "anything\n")
+    route = make_route(git_repo, {"1.task": "Write the task.\n"}, {})
+    write(route / "1.task.guard", f"artifacts: [{'../' * len(git_repo.parts)}{str(outside).lstrip('/')}]\n")
+    commit_all(git_repo, "route")
+    assert stone_set(git_repo, route, "1.task").code == 0
+    commit_all(git_repo, "passed")
+    line = lines_of(verify(git_repo, "--route", "route"))["route/1.task"]
+    assert line.startswith("uncommitted: passed here, but not committed: ../"), line
+    assert line.endswith(
+        "(outside the repository); CI's checkout holds only commits, where this stone is not passed: commit "
+        "them; no commit holds a file outside the repository: make the guard's artifacts: name ones in it"
+    ), line
+
+
 def test_an_approval_decided_by_an_approvers_file_that_is_not_committed(git_repo: Path) -> None:
     guard = f"reviews:\n  - {review('r1')}\njudges:\n  - approved?\n"
     route = make_route(git_repo, {"1.doc": "Write the doc.\n"}, {"1.doc": guard})
