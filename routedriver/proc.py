@@ -4,8 +4,9 @@
 stdout and stderr (keeping at most ``max_output`` bytes of each: the beginning and the end, counting what was
 dropped in between), enforces a timeout by killing the whole process group, and never raises for a non-zero
 exit or a program that cannot be started: callers get a ``ProcResult`` and decide what it means. A program
-that is missing (127), not executable or too long a command line for ``execve`` (126) comes back with
-``start_error`` saying why, in words a message can quote.
+that is missing (127), not executable, too long a command line for ``execve`` or holding text no program
+can be given (a NUL byte, a lone surrogate) (126) comes back with ``start_error`` saying why, in words a
+message can quote.
 
 Nothing a command starts outlives it (``kill_leftovers``, the default): when the command ends (or times
 out), its process group is killed, and on Linux so is every process that left the group (``setsid``, a
@@ -273,6 +274,14 @@ def run(
             )
         except OSError as exc:
             return _not_started(argv, full_env, exc, time.monotonic() - started)
+        except ValueError as exc:  # a NUL byte, or a lone surrogate (UnicodeEncodeError): text with no bytes
+            why = (
+                f"the command holds U+{ord(exc.object[exc.start]):04X}, a half of a UTF-16 pair that has no "
+                "bytes to give a program"
+                if isinstance(exc, UnicodeEncodeError)
+                else "the command holds a NUL byte, which no program can be given"
+            )
+            return ProcResult(126, "", why + "\n", False, time.monotonic() - started, start_error=why)
         running = _Running(popen, terminal is None, mark)
         _LIVE[popen.pid] = running
         if scope is not None:

@@ -33,6 +33,25 @@ def test_missing_program_is_a_result_not_an_exception() -> None:
     assert "definitely-not-a-program-xyz" in result.stderr
 
 
+@pytest.mark.parametrize(
+    ("cmd", "shell", "why"),
+    [
+        (["tr\0ue"], None, "the command holds a NUL byte, which no program can be given"),
+        ("echo a\0b", "bash", "the command holds a NUL byte, which no program can be given"),
+        (
+            ["echo", "a\ud800"],
+            None,
+            "the command holds U+D800, a half of a UTF-16 pair that has no bytes to give a program",
+        ),
+    ],
+)
+def test_a_command_no_program_can_be_given_is_a_result_not_an_exception(
+    cmd: list[str] | str, shell: str | None, why: str
+) -> None:
+    result = proc.run(cmd, shell=shell)
+    assert (result.returncode, result.start_error, result.stderr) == (126, why, why + "\n")
+
+
 def test_stdin_is_closed_unless_input_given() -> None:
     assert proc.run(["cat"], timeout=5).stdout == ""
     assert proc.run(["cat"], input="hello", timeout=5).stdout == "hello"

@@ -202,6 +202,13 @@ def _item_problem(where: str, key: str, item: object, text: str, *, reviewed: bo
             f"{where}: empty {'command' if key in _COMMAND_LISTS else 'glob'}",
             "write one or remove the entry",
         )
+    unsayable = next((char for char in item if char == "\0" or "\ud800" <= char <= "\udfff"), None)
+    if (
+        unsayable is not None
+    ):  # YAML's "\0" and "\ud800" escapes: no program, argument or file name holds them
+        return Refused(
+            f"{where}: holds U+{ord(unsayable):04X}, which no command or file name can hold", "remove it"
+        )
     if key == "inputs":
         escape = _escaping_input(item)
         return Refused(f"{where}: {item!r} {escape}", _INPUTS_FIX) if escape else None

@@ -98,6 +98,18 @@ def test_duplicate_keys_are_refused() -> None:
         ("judges: ['approved?', 3]\n", f"error: {SHOWN}: judges[2]: expected a string, got int; quote it"),
         ("reviews: ['  ']\n", f"error: {SHOWN}: reviews[1]: empty command; write one or remove the entry"),
         ("artifacts: ['']\n", f"error: {SHOWN}: artifacts[1]: empty glob; write one or remove the entry"),
+        (
+            'judges: ["tr\\0ue"]\n',
+            f"error: {SHOWN}: judges[1]: holds U+0000, which no command or file name can hold; remove it",
+        ),
+        (
+            'reviews: ["echo \\ud800"]\n',
+            f"error: {SHOWN}: reviews[1]: holds U+D800, which no command or file name can hold; remove it",
+        ),
+        (
+            'artifacts: ["a\\0.md"]\n',
+            f"error: {SHOWN}: artifacts[1]: holds U+0000, which no command or file name can hold; remove it",
+        ),
         ("protect: {a: 1}\n", f"error: {SHOWN}: protect: expected a list of strings, got dict"),
         (
             "timeout: 0\n",
