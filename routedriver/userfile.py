@@ -385,6 +385,16 @@ def json_problem(exc: Any, *, line: bool = True) -> str:
     return f"{exc.msg.removesuffix(' at')} at {place}"
 
 
+def escape_surrogates(json_text: str) -> str:
+    """``json_text`` (made with ``ensure_ascii=False``) with each lone surrogate written as its JSON escape.
+    ``"\\udcff"`` is valid JSON any model, MCP client or file name (decoded with surrogateescape) may bring,
+    but no character: it has no UTF-8 bytes, and writing it would fail. It can only stand inside a JSON
+    string, where the escape reads back as the same text."""
+    if not any("\ud800" <= char <= "\udfff" for char in json_text):
+        return json_text
+    return "".join(f"\\u{ord(char):04x}" if "\ud800" <= char <= "\udfff" else char for char in json_text)
+
+
 def parse_json(text: str, *, shown: str, error: type[Refused] = Refused) -> Any:
     """The data of the JSON document ``text`` (``shown`` names it), or ``error``: one line with the key."""
     try:

@@ -16,7 +16,6 @@ import errno
 import json
 import logging
 import os
-import re
 import stat
 from collections.abc import Mapping
 from pathlib import Path
@@ -26,13 +25,12 @@ from routedriver.brain.redact import Redactor
 from routedriver.errors import Refused
 from routedriver.fsutil import replace_in
 from routedriver.llm.types import Message, Usage
-from routedriver.userfile import file_kind
+from routedriver.userfile import escape_surrogates, file_kind
 
 if TYPE_CHECKING:
     from routedriver.brain.loop import CallRecord, IterationRecord, Loop
 
 TRACE_VERSION = 1
-_SURROGATE = re.compile("[\ud800-\udfff]")  # half of a UTF-16 pair: no character, and no UTF-8 bytes
 log = logging.getLogger("bhrain")
 
 
@@ -145,10 +143,9 @@ class TraceWriter:
         if loop.cost is not None:
             self.doc["totals"]["cost_usd"] = round(loop.cost, 6)
         text = json.dumps(self.redactor.value(self.doc), ensure_ascii=False, indent=1, default=str)
-        # A lone surrogate (JSON's "\udcff", which any model or tool may send) has no UTF-8 bytes, so the
-        # write would fail now and at every later iteration: it is written as the escape it came as (it can
-        # only stand inside a JSON string), which reads back as the same text.
-        text = _SURROGATE.sub(lambda found: f"\\u{ord(found.group()):04x}", text)
+        text = escape_surrogates(
+            text
+        )  # a model's "\udcff" must not stop the trace at this iteration and after
         try:
             if self._folder is None:
                 self._folder = _first_folder(self.path)

@@ -32,6 +32,7 @@ from typing import IO, Any, NamedTuple
 
 from routedriver import __version__
 from routedriver.mcp import route_tools
+from routedriver.userfile import escape_surrogates
 
 # The SDK's HANDSHAKE_PROTOCOL_VERSIONS (mcp_types.version), oldest first; a test keeps them equal.
 PROTOCOL_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
@@ -144,7 +145,7 @@ def answer_early(wire_in: IO[bytes], wire_out: IO[bytes], after_first: Callable[
 def _parse(line: bytes) -> dict[str, Any] | None:
     try:
         message = json.loads(line)
-    except ValueError:
+    except (ValueError, RecursionError):  # nested deeper than the parser goes: the SDK answers it
         return None
     return message if isinstance(message, dict) and message.get("jsonrpc") == "2.0" else None
 
@@ -164,7 +165,22 @@ class ReplayReader:
 
     def readline(self) -> str:
         data = self._pending.pop(0) if self._pending else self._wire.readline()
-        return data.decode("utf-8", errors="replace")
+        return _without_lone_surrogates(data.decode("utf-8", errors="replace"))
+
+
+def _without_lone_surrogates(line: str) -> str:
+    """``line`` with U+FFFD for each lone surrogate escape in it (``"\\ud800"``: valid JSON, but no
+    character). The SDK's parser refuses such a message whole and answers nothing, so its caller would wait
+    for ever; this way the call is answered (a route or stone by that name is not found)."""
+    if "\\ud" not in line.lower():
+        return line
+    try:
+        text = json.dumps(json.loads(line), ensure_ascii=False)
+    except (ValueError, RecursionError):
+        return line
+    if not any("\ud800" <= char <= "\udfff" for char in text):
+        return line
+    return "".join("\ufffd" if "\ud800" <= char <= "\udfff" else char for char in text) + "\n"
 
 
 class AnsweredFilter:
@@ -183,7 +199,9 @@ class AnsweredFilter:
             *lines, self._partial = self._partial.split("\n")
             for line in lines:
                 if line.strip() and not self._already_answered(line):
-                    self._wire.write(line.encode("utf-8") + b"\n")
+                    # A lone surrogate (a "\ud800" a client sent back in an answer's text) has no UTF-8
+                    # bytes: unescaped, the answer would never be written and its caller wait for ever.
+                    self._wire.write(escape_surrogates(line).encode("utf-8") + b"\n")
         return len(text)
 
     def flush(self) -> None:

@@ -233,7 +233,11 @@ BY_NAME = {tool.name: tool for tool in TOOLS}
 
 
 def argument_problem(tool: RouteTool, arguments: Mapping[str, Any]) -> str | None:
-    """Why ``arguments`` do not fit the tool's JSON schema (the most relevant error), or None."""
+    """Why ``arguments`` do not fit the tool's JSON schema (the most relevant error), or None. A string that
+    holds a NUL fits a schema but names no route, stone or file (argv never carries one; JSON can)."""
+    for key, value in arguments.items():
+        if isinstance(value, str) and "\0" in value:
+            return f"{key}: {value!r} holds a NUL byte, which no route, stone or path holds"
     # jsonschema (~0.1 s): only when a tool is called
     import jsonschema
 

@@ -154,6 +154,39 @@ def test_every_request_gets_one_answer_and_a_tool_call_goes_to_the_sdk(git_repo:
     assert time.monotonic() - started < 60
 
 
+def test_hostile_messages_neither_kill_the_server_nor_go_unanswered(git_repo: Path) -> None:
+    # A message nested deeper than Python's JSON parser goes (it killed the server before the SDK took
+    # over), a lone surrogate escape in a call's arguments (valid JSON the SDK's parser drops whole, so its
+    # caller waited for ever) and a NUL in a route: each gets its answer, and the next call is served.
+    vision_route(git_repo)
+    process = subprocess.Popen(
+        [str(BIN / "route.mcp"), "--route", "route"],
+        cwd=git_repo,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stdin is not None
+    lines = [json.dumps(_initialize("2025-06-18")), json.dumps(INITIALIZED), "[" * 100_000 + "]" * 100_000]
+    for ident, route in ((1, "route\ud800"), (2, "route\0")):
+        params = {"name": "route_next", "arguments": {"route": route}}
+        lines.append(json.dumps({"jsonrpc": "2.0", "id": ident, "method": "tools/call", "params": params}))
+    call = {"jsonrpc": "2.0", "id": "c", "method": "tools/call", "params": {"name": "route_next"}}
+    process.stdin.write("\n".join([*lines, json.dumps(call)]) + "\n")
+    process.stdin.flush()
+    answers = {json.dumps(answer.get("id")): answer for answer in _read_answers(process, 4)}
+    _rest, err = process.communicate(timeout=60)
+    assert process.returncode == 0 and "internal error" not in err and "Traceback" not in err, err
+    assert sorted(answers) == ['"c"', "0", "1", "2"], answers
+    for ident in ("1", "2"):
+        result = answers[ident]["result"]
+        assert result["isError"] is True and result["content"][0]["text"].startswith("refused: error: "), (
+            result
+        )
+    assert "Write the vision." in answers['"c"']["result"]["content"][0]["text"]
+
+
 def test_a_client_that_leaves_right_after_a_call_does_not_keep_the_server_running(git_repo: Path) -> None:
     """stdin closed while a call waits for a worker thread: the SDK drops the call, and the server ends
     (it used to wait forever for a thread that never started)."""
