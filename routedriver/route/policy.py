@@ -422,6 +422,15 @@ def _approval(
             f"approves this change: {approve_hint(name)} --base {shlex.quote(base.ref)}"
         )
         return ApprovalCheck(False, STATUS, why)
+    if gitops.shallow_boundary(base.repo) is not None:
+        # git answers "not an ancestor" when the base's history is cut before the approval: a replayed
+        # approval (one the base holds already, brought back by a merge) would pass for a new one.
+        why = (
+            f"this clone is shallow, so whether the history of {base.ref} already holds its approval (commit "
+            f"{info.sha[:12]}) cannot be told, and a policy approval approves only the difference from the "
+            "base it was made against; fetch the whole history (actions/checkout with fetch-depth: 0)"
+        )
+        return ApprovalCheck(False, STATUS, why)
     return vouched
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -570,6 +571,39 @@ def test_a_humans_signed_policy_approval_at_a_terminal_is_accepted(upstream: Ups
         "already approved: the policy of route by Test Human <human@example.com> (nothing"
     )
     assert git(up.repo, "rev-parse", "HEAD") == head
+
+
+def test_a_policy_approval_in_a_shallow_clone_is_refused_for_want_of_the_base_history(
+    upstream: Upstream,
+) -> None:
+    # Where the base's history is cut, git says "not an ancestor" of an approval the base may hold already:
+    # a replayed approval (brought back by a merge) would pass for a new one. So a shallow clone refuses it.
+    up = upstream
+    weaken(up)
+    human_approves_policy(up)
+    assert ci(up).code == 0  # a full clone
+    clone = up.tmp / "shallow"
+    git(up.tmp, "clone", "-q", "--depth", "2", "--no-single-branch", f"file://{up.repo}", str(clone))
+    git(clone, "checkout", "-q", "--detach", "origin/robot")
+    done = run_route(
+        [
+            "route.verify",
+            "--all",
+            "--base",
+            "origin/main",
+            "--require-signed",
+            "--allowed-signers",
+            str(up.allowed),
+        ],
+        clone,
+    )
+    line = rejected(done)["route/2.plan"]
+    assert re.search(
+        r"its policy approval does not count: this clone is shallow, so whether the history of origin/main "
+        r"already holds its approval \(commit [0-9a-f]{12}\) cannot be told, .*fetch the whole history "
+        r"\(actions/checkout with fetch-depth: 0\)",
+        line,
+    ), line
 
 
 def test_policy_approval_with_no_commit_then_the_humans_signed_commit(upstream: Upstream) -> None:
