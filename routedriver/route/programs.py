@@ -17,13 +17,15 @@ names (built-in judges run nothing), the command read as bash reads it (``shells
   so do the commands inside ``$( … )``, backticks and ``<( … )``, a file given on stdin with ``<``, a
   here-document's text, and a word that is itself a script (any word holding a blank or a command
   separator is read again as one: ``bash -c '…'``, ``sh -c``, ``eval``), to a depth of ``_DEPTH``;
-- ``python -m pkg.mod`` (any ``python*``/``pypy*`` word before the ``-m``) names ``pkg/mod.py``,
-  ``pkg/mod/__init__.py``, ``pkg/mod/__main__.py`` and ``pkg/__init__.py``, from the top-level and from
+- ``python -m pkg.mod`` (any ``python*``/``pypy*`` word before the ``-m``, which may end a cluster: ``-Bm``)
+  names ``pkg/mod.py``, ``pkg/mod/__init__.py``, ``pkg/mod/__main__.py``, ``pkg/__init__.py`` and
+  ``pkg.py`` (a module of the package's name, which import takes first), from the top-level and from
   each ``PYTHONPATH=`` entry of the command (a ``pytest.py`` the pull request adds is what ``python -m
   pytest`` runs); a directory given to python names its ``__main__.py``; each in every form Python's
   import runs instead of the source: ``__pycache__/mod.*.pyc``, a sourceless ``mod.pyc``, ``mod*.so``;
 - a relative path is taken from the top-level (where guard commands run) and from every directory a
-  ``cd``/``pushd`` in the command names, normalized (``$route/../tools/x`` is ``tools/x``); an absolute one
+  ``cd``/``pushd`` in the command names (past its options; after ``{``, ``if``, ``builtin`` …) or ``env -C``
+  / ``sudo -D`` starts a command in, normalized (``$route/../tools/x`` is ``tools/x``); an absolute one
   counts when it is inside the work tree; an unquoted glob (``tools/*.py``) names every tracked file it
   matches (by ``routedriver.globs``' rule);
 - a program that is a symlink counts with the file it leads to (inside the work tree);
@@ -42,6 +44,7 @@ repository files the commands it re-runs depend on.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import os
 import posixpath
@@ -138,24 +141,82 @@ class _Reader:
             if not programs:
                 continue
             first = programs[0]
-            if words[first].text in _CHANGES_DIRECTORY and first + 1 < len(words):
-                self.directories.append(words[first + 1])
+            directory = _changed_directory(words[first:])
+            if directory is not None:
+                self.directories.append(directory)
             python = any(_PYTHON.match(posixpath.basename(word.text)) for word in words[first:])
             if python:
                 self._modules(words[first:])
 
     def _modules(self, words: list[Word]) -> None:
+        """What python is told to run: ``-m MOD`` (also inside a cluster of short options, ``-Bm MOD``,
+        ``-uBmMOD``), and the words that are no option (a script, or a directory that runs its
+        ``__main__``); the value of an option that takes one (``-W x``, ``-X opt``) is neither."""
         seen_python = False
-        for index, word in enumerate(words):
-            text = word.text
-            if _PYTHON.match(posixpath.basename(text)):
-                seen_python = True
-            elif seen_python and text == "-m" and index + 1 < len(words):
-                self.modules.append(words[index + 1].text)
-            elif seen_python and text.startswith("-m") and len(text) > 2:
-                self.modules.append(text[2:])
-            elif seen_python and not text.startswith("-"):
-                self.python_args.append(word)
+        index = 0
+        while index < len(words):
+            text = words[index].text
+            if not seen_python:
+                seen_python = bool(_PYTHON.match(posixpath.basename(text)))
+            elif text in _PYTHON_LONG_VALUED:
+                index += 1  # its value
+            elif text.startswith("-") and not text.startswith("--") and len(text) > 1:
+                for at, flag in enumerate(text[1:], start=1):
+                    if flag not in _PYTHON_VALUED:
+                        continue
+                    value = text[at + 1 :]
+                    if not value and index + 1 < len(words):
+                        index += 1
+                        value = words[index].text
+                    if flag == "m":
+                        self.modules.append(value)
+                    elif flag == "c":
+                        return  # code given as text: what follows are its arguments
+                    break
+            elif not text.startswith("-"):
+                self.python_args.append(words[index])
+            index += 1
+
+
+# python's short options that take a value (the rest of the cluster, or the next word), and its long ones
+_PYTHON_VALUED = frozenset("cmWX")
+_PYTHON_LONG_VALUED = frozenset({"--check-hash-based-pycs"})
+# Words that may stand before a command without being it: reserved words, and the builtins that run one.
+_LEADS = frozenset({"{", "(", "!", "if", "then", "else", "elif", "do", "while", "until", "time", "-p"})
+_RUNNERS = frozenset({"builtin", "command"})
+
+
+def _tail(word: Word, start: int) -> Word:
+    """The word from character ``start`` on (the value of ``--chdir=DIR``, ``-CDIR``)."""
+    return dataclasses.replace(word, text=word.text[start:], chars=word.chars[start:])
+
+
+def _changed_directory(words: list[Word]) -> Word | None:
+    """The directory a simple command's words make the current one for what follows: ``cd DIR`` and
+    ``pushd DIR`` (their options skipped, also after a reserved word, ``builtin`` or ``command``),
+    ``env -C DIR`` / ``--chdir``, ``sudo -D DIR`` / ``--chdir``; None for any other command."""
+    index = 0
+    while index < len(words) and (words[index].text in _LEADS | _RUNNERS or is_assignment(words[index])):
+        index += 1
+    if index >= len(words):
+        return None
+    program, rest = words[index].text, words[index + 1 :]
+    if program in _CHANGES_DIRECTORY:
+        return next((word for word in rest if not (word.text.startswith("-") and word.text != "-")), None)
+    short = {"env": "-C", "sudo": "-D"}.get(program)
+    if short is None:
+        return None
+    for at, word in enumerate(rest):
+        text = word.text
+        if text in (short, "--chdir"):
+            return rest[at + 1] if at + 1 < len(rest) else None
+        if text.startswith("--chdir="):
+            return _tail(word, len("--chdir="))
+        if text.startswith(short) and len(text) > 2:
+            return _tail(word, 2)
+        if not text.startswith("-"):
+            return None  # the command env or sudo runs: its own options are not theirs
+    return None
 
 
 @lru_cache(maxsize=512)
@@ -223,7 +284,8 @@ def _module_files(module: str, roots: Iterable[str]) -> tuple[list[str], list[st
         stems += [base, posixpath.join(base, "__init__"), posixpath.join(base, "__main__")]
         for depth in range(1, len(parts)):
             head = posixpath.join(root, *parts[:depth]) if root else posixpath.join(*parts[:depth])
-            stems.append(posixpath.join(head, "__init__"))
+            # the package's __init__, or a module of its name, which import takes first (json.py for json)
+            stems += [posixpath.join(head, "__init__"), head]
     paths: list[str] = []
     patterns: list[str] = []
     for stem in stems:

@@ -603,6 +603,29 @@ PROGRAM_FORMS = [
         f"tools/__pycache__/__main__.{sys.implementation.cache_tag}.pyc",
         "the robot's bytecode\n",
     ),
+    (
+        "module-parent-as-a-module",  # import takes json.py before the json package
+        "python3 -m json.tool route/data.json > /dev/null && echo 'passed: true'",
+        {"route/data.json": "{}\n"},
+        "json.py",
+        "print('anything')\n",
+    ),
+    (
+        "module-in-an-option-cluster",
+        "python3 -Bm tools.check",
+        {"tools/__init__.py": "", "tools/check.py": CHECK},
+        "tools/check.py",
+        None,
+    ),
+    (
+        "cd-with-an-option",
+        "cd -P tools && python3 check.py",
+        {"tools/check.py": CHECK},
+        "tools/check.py",
+        None,
+    ),
+    ("cd-in-a-group", "{ cd tools; python3 check.py; }", {"tools/check.py": CHECK}, "tools/check.py", None),
+    ("env-chdir", "env -C tools python3 check.py", {"tools/check.py": CHECK}, "tools/check.py", None),
     ("python-directory", "python3 tools", {"tools/__main__.py": CHECK}, "tools/__main__.py", None),
     ("glob", "python3 tools/chec?.py", {"tools/check.py": CHECK}, "tools/check.py", None),
     (
