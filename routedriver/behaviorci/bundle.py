@@ -192,14 +192,15 @@ def _render_prompts(path: Path, bundle_dir: Path, cases: list[Case], dataset_sho
     then in the prompt's own directory; a name with ``..`` is refused by Jinja2's loader."""
     # jinja2 (~25 ms), here and in _prompt_loader: only where a prompt template is read or rendered
     import jinja2
-    from jinja2.sandbox import SandboxedEnvironment
+
+    from routedriver.jinjasandbox import BoundedSandbox, render
 
     shown = shown_path(path)
     if os.path.isdir(path):  # the likeliest slip: the prompts folder, not a template in it
         raise BundleError(f"prompt {shown} is a directory", "point prompt_path in bundle.yaml at a template")
     if not os.path.exists(path):  # what is there but is no file (a FIFO, a device), userfile names
         raise BundleError(f"prompt {shown} not found", "check prompt_path in bundle.yaml")
-    env = SandboxedEnvironment(
+    env = BoundedSandbox(  # bounded: a template cannot build text of any size ({{ 'x' * 10**9 }})
         loader=_prompt_loader([str(bundle_dir), str(path.parent)]),
         undefined=jinja2.StrictUndefined,
         autoescape=False,  # prompts are not HTML
@@ -215,7 +216,7 @@ def _render_prompts(path: Path, bundle_dir: Path, cases: list[Case], dataset_sho
     prompts: dict[str, str] = {}
     for case in cases:
         try:
-            prompts[case.id] = template.render(case.input)  # a mapping: a variable may be called `self`
+            prompts[case.id] = render(template, case.input)  # a mapping: a variable may be called `self`
         except jinja2.UndefinedError as exc:
             raise BundleError(
                 f"{shown}: case '{case.id}' ({dataset_shown} line {case.line}): {exc.message}",

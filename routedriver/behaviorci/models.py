@@ -31,7 +31,10 @@ MOCK_KEYS = (
 
 
 class _Closed(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # strict: a value of the wrong type is refused, not converted (`value: true` read as 1, `timeout: "30"`,
+    # `concurrency: true`); a whole number still works where a float is meant. allow_inf_nan: NaN passes
+    # every check (each comparison with it is false).
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True, allow_inf_nan=False)
 
 
 class ThresholdConfig(_Closed):

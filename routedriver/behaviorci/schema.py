@@ -9,6 +9,7 @@ read at load are the only ones a run uses (a file edited mid-run changes nothing
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -65,6 +66,12 @@ def _check(contents: Any, shown: str, root_shown: str) -> None:
     from jsonschema.exceptions import SchemaError
     from jsonschema.validators import Draft7Validator, validator_for
 
+    dialect = contents.get("$schema", "") if isinstance(contents, dict) else ""
+    if not isinstance(dialect, str):  # jsonschema picks the validator by it before anything checks its type
+        raise BundleError(
+            f'{shown}: "$schema" must be a string (a JSON Schema draft URI), not {json.dumps(dialect)[:40]}',
+            "fix the schema" if shown == root_shown else f"fix the schema {root_shown} refers to",
+        )
     try:
         validator_for(contents, default=Draft7Validator).check_schema(contents)
     except SchemaError as exc:

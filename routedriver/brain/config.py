@@ -11,6 +11,7 @@ the file are relative to the file's directory.
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
@@ -131,16 +132,16 @@ def _apply(settings: RunSettings, key: str, value: Any, path: Path, base: Path) 
         # and silently falling back to the default would hide the mistake.
         setattr(settings, key, _positive(_typed(value, int, where), where))
     elif key in _FLOAT:
-        number = float(_typed(value, (int, float), where))
+        number = _finite(float(_typed(value, (int, float), where)), where)
         setattr(settings, key, number if key == "temperature" else _positive(number, where))
     elif key in _PATH:
-        setattr(settings, key, base / Path(_typed(value, str, where)).expanduser())
+        setattr(settings, key, _path(value, where, base))
     elif key in _LIST:
         items = [value] if isinstance(value, str) else value
         if not isinstance(items, list) or not all(isinstance(i, str) for i in items):
             raise Refused(f"{where} must be a string or a list of strings", "fix the value")
         if key.startswith("input_file"):
-            items = [i if i == "-" else str(base / Path(i).expanduser()) for i in items]
+            items = [i if i == "-" else str(_path(i, where, base)) for i in items]
         getattr(settings, _LIST[key]).extend(items)
     elif key == "tools":
         items = value.split(",") if isinstance(value, str) else value
@@ -160,7 +161,7 @@ def _apply(settings: RunSettings, key: str, value: Any, path: Path, base: Path) 
                 f"{where}{'.' + unknown[0] if unknown else ''} is not valid",
                 f"retry takes {', '.join(sorted(RETRY_KEYS))}",
             )
-        settings.retry = dict(value)
+        settings.retry = {name: _retry_value(name, item, f"{where}.{name}") for name, item in value.items()}
     elif key == "security":
         _security(settings, value, path, base)
     elif key == "mcpServers":
@@ -221,14 +222,40 @@ def _security(settings: RunSettings, value: Any, path: Path, base: Path) -> None
 
 def _permissions(value: Any, where: str, base: Path) -> Path | Mapping[str, Any]:
     if isinstance(value, str):
-        return base / Path(value).expanduser()
+        return _path(value, where, base)
     if isinstance(value, Mapping):
         return value
     raise Refused(f"{where} must be a file path or a mapping with allow/deny/ask", "fix the value")
 
 
+def _path(value: Any, where: str, base: Path) -> Path:
+    """A path from the file, relative to its directory. YAML and JSON can spell a NUL ("a\\0b"), which no
+    path can hold: refused here, where every path of the file is read, not deep in whatever opens it."""
+    text = _typed(value, str, where)
+    if "\0" in text:
+        raise Refused(f"{where} holds a NUL character, which no path can hold", "remove it")
+    return base / Path(text).expanduser()
+
+
+def _retry_value(name: str, value: Any, where: str) -> int | float:
+    """``max_retries`` a whole number, the delays seconds; 0 or more, and finite (a NaN limit is no limit)."""
+    number: int | float = _finite(_typed(value, int if name == "max_retries" else (int, float), where), where)
+    if number < 0:
+        raise Refused(f"{where} must be 0 or more, not {number:g}", "fix the value")
+    return number
+
+
+def _finite(number: _Number, where: str) -> _Number:
+    # YAML reads .nan and .inf, JSON files (read by Python's parser) NaN and Infinity. Every comparison with
+    # NaN is false, so a NaN limit passes every check and then never stops anything; infinity means "no
+    # limit", which none of these settings is for.
+    if isinstance(number, float) and not math.isfinite(number):  # an int is finite (and may not fit a float)
+        raise Refused(f"{where} must be a finite number, not {number}", "fix the value")
+    return number
+
+
 def _positive(number: _Number, where: str) -> _Number:
-    if number <= 0:
+    if _finite(number, where) <= 0:
         kind = "integer" if isinstance(number, int) else "number"
         raise Refused(f"{where} must be a positive {kind}, not {number:g}", "fix the value")
     return number

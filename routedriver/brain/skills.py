@@ -135,7 +135,8 @@ def render_rubric(rubric: Path | None, artifacts: Sequence[Artifact], input_text
     """The review request: the rubric template rendered with ``artifacts`` and ``input`` (StrictUndefined)."""
     # jinja2 (~25 ms) and importlib.resources: only a review's rubric
     import jinja2
-    from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+    from routedriver.jinjasandbox import BoundedImmutableSandbox, render
 
     if rubric is None:
         from importlib.resources import files
@@ -149,8 +150,9 @@ def render_rubric(rubric: Path | None, artifacts: Sequence[Artifact], input_text
     # An empty loader: a rubric is one file, so {% include %} / {% import %} / {% extends %} fail as
     # "template not found" (a TemplateError) instead of jinja2's TypeError about a missing loader. Sandboxed:
     # a rubric is text in a repository, which a pull request can change, and an unsandboxed template reaches
-    # Python itself ({{ input.__class__.__mro__ }} …) and runs unbounded loops ({% for i in range(10**9) %}).
-    env = ImmutableSandboxedEnvironment(
+    # Python itself ({{ input.__class__.__mro__ }} …), runs unbounded loops ({% for i in range(10**9) %}) and
+    # builds text of any size ({{ 'x' * 10**9 }}).
+    env = BoundedImmutableSandbox(
         loader=jinja2.DictLoader({}),
         undefined=jinja2.StrictUndefined,
         keep_trailing_newline=True,
@@ -158,8 +160,8 @@ def render_rubric(rubric: Path | None, artifacts: Sequence[Artifact], input_text
     )
     try:
         template = env.from_string(source)
-        return template.render(
-            artifacts=[{"path": a.path, "content": a.content} for a in artifacts], input=input_text
+        return render(
+            template, artifacts=[{"path": a.path, "content": a.content} for a in artifacts], input=input_text
         )
     except jinja2.UndefinedError as exc:
         raise Refused(

@@ -26,6 +26,7 @@ It behaves the same under a console script and under ``click.testing.CliRunner``
 
 from __future__ import annotations
 
+import math
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -111,6 +112,23 @@ class _OneLineErrors:
         if standalone_mode:
             sys.exit(code)
         return code
+
+
+class FiniteFloat(click.FloatRange):
+    """A number flag that refuses ``nan`` and ``inf``, which click's ``float`` and ``FloatRange`` take: every
+    comparison with NaN is false, so a NaN limit passes any range check and then limits nothing."""
+
+    name = "float"
+
+    def _describe_range(self) -> str:
+        # FloatRange's own reads "x<=None" for no bounds; help shows nothing then (range_str is empty).
+        return super()._describe_range() if (self.min, self.max) != (None, None) else ""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        number = super().convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number", param, ctx)
+        return number
 
 
 class Command(_OneLineErrors, click.Command):

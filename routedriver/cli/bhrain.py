@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 import click
 
-from routedriver.cli._command import Command, Group
+from routedriver.cli._command import Command, FiniteFloat, Group
 from routedriver.report import Report
 
 
@@ -78,10 +78,52 @@ class _StderrHandler(logging.Handler):
 
     def emit(self, record: logging.LogRecord) -> None:
         try:
-            sys.stderr.write(self.redactor.text(f"bhrain: {record.getMessage()}") + "\n")
+            sys.stderr.write(self.redactor.text(f"bhrain: {self.line(record)}") + "\n")
             sys.stderr.flush()
         except Exception:  # noqa: BLE001, S110 - logging must never break the run, nor log its own failure
             pass
+
+    def line(self, record: logging.LogRecord) -> str:
+        return record.getMessage()
+
+
+class _McpSdkHandler(_StderrHandler):
+    """The MCP SDK's own log records (loggers ``mcp`` and ``client``) as one line naming the server: the SDK
+    logs a server's every unreadable stdout line with its traceback (a dozen lines each), and bhrain goes on
+    without that server anyway, saying so in its own line."""
+
+    def __init__(self, redactor: Any, servers: Any) -> None:
+        super().__init__(redactor)
+        # The configured servers by command line: how a record of the SDK's finds the server's name.
+        self.names = {(spec.command, tuple(spec.args)): spec.name for spec in servers or ()}
+        self.said: set[tuple[str, str]] = set()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        said = (self.server(), record.getMessage())
+        if said not in self.said:  # once per server and message: not once per line of a chatty server
+            self.said.add(said)
+            super().emit(record)
+
+    def line(self, record: logging.LogRecord) -> str:
+        text = record.getMessage()
+        if record.exc_info and record.exc_info[1] is not None:
+            exc = record.exc_info[1]
+            text += f" ({type(exc).__name__}: {' '.join(str(exc).split())[:300]})"
+        return f"mcp server {self.server()}: {' '.join(text.split())}"
+
+    def server(self) -> str:
+        # The SDK's stdio reader, which logs, has the server's parameters in scope as ``server`` (best effort:
+        # the SDK may rename it, and then the record only says "unknown").
+        frame = sys._getframe()
+        while frame is not None:
+            params = frame.f_locals.get("server")
+            if isinstance(getattr(params, "command", None), str) and isinstance(
+                getattr(params, "args", None), list
+            ):
+                key = (params.command, tuple(params.args))  # type: ignore[union-attr]
+                return self.names.get(key) or " ".join(key[:1] + key[1])
+            frame = frame.f_back  # type: ignore[assignment]
+        return "(unknown)"
 
 
 @click.command("run", cls=Command)
@@ -110,7 +152,7 @@ class _StderrHandler(logging.Handler):
 )
 @click.option(
     "--max-cost",
-    type=click.FloatRange(min=0, min_open=True),
+    type=FiniteFloat(min=0, min_open=True),
     metavar="USD",
     help="Budget: US dollars of the whole run (from the token prices in routedriver/brain/prices.yaml); a "
     "graceful stop once spent.",
@@ -146,7 +188,7 @@ class _StderrHandler(logging.Handler):
 @click.option(
     "--rubric", type=click.Path(path_type=Path), help="Review rubric (Jinja2); default: the built-in."
 )
-@click.option("--temperature", type=float, help="Sampling temperature passed to the model.")
+@click.option("--temperature", type=FiniteFloat(), help="Sampling temperature passed to the model.")
 @click.option("--max-tokens", type=click.IntRange(min=1), help="Most tokens per model answer.")
 @click.option(
     "--config",
@@ -228,18 +270,25 @@ def run_command(
     level = (
         logging.DEBUG if verbose >= 2 else logging.INFO if verbose or _stderr_is_tty() else logging.WARNING
     )
-    # "bhrain" is the loop's logger; "routedriver" covers the parts it uses (behavior engine, llm adapters).
-    loggers = [logging.getLogger("bhrain"), logging.getLogger("routedriver")]
-    saved = [(lg.level, lg.propagate) for lg in loggers]
-    for logger in loggers:
-        logger.addHandler(handler)
+    # "bhrain" is the loop's logger; "routedriver" covers the parts it uses (behavior engine, llm adapters);
+    # "mcp" and "client" are the MCP SDK's, warnings only (its debug lines are its own business).
+    sdk = _McpSdkHandler(redactor, settings.mcp_servers)
+    loggers = [
+        (logging.getLogger("bhrain"), handler, level),
+        (logging.getLogger("routedriver"), handler, level),
+        (logging.getLogger("mcp"), sdk, max(level, logging.WARNING)),
+        (logging.getLogger("client"), sdk, max(level, logging.WARNING)),
+    ]
+    saved = [(lg.level, lg.propagate) for lg, _, _ in loggers]
+    for logger, its_handler, its_level in loggers:
+        logger.addHandler(its_handler)
         logger.propagate = False
-        logger.setLevel(level)
+        logger.setLevel(its_level)
     try:
         outcome = run_session(settings)
     finally:
-        for logger, (old_level, old_propagate) in zip(loggers, saved, strict=True):
-            logger.removeHandler(handler)
+        for (logger, its_handler, _), (old_level, old_propagate) in zip(loggers, saved, strict=True):
+            logger.removeHandler(its_handler)
             logger.setLevel(old_level)
             logger.propagate = old_propagate
     return report(outcome, redactor, as_json=as_json)

@@ -27,7 +27,7 @@ from routedriver.brain.behavior.claude_code import (
     default_state_dir,
     judging_failed,
 )
-from routedriver.cli._command import HookCommand
+from routedriver.cli._command import FiniteFloat, HookCommand
 from routedriver.cli._exits import internal_error
 from routedriver.errors import Malfunction, UserError
 from routedriver.hookevent import read_stdin
@@ -52,7 +52,7 @@ HOOK_CHOICES = ("pre_tool", "post_tool", "user_prompt", "session_end")  # claude
 )
 @click.option(
     "--ttl-days",
-    type=float,
+    type=FiniteFloat(min=0),
     default=7.0,
     metavar="DAYS",
     show_default=True,

@@ -33,6 +33,16 @@ def _remove(name: str) -> Callable[[Path], Path]:
     return build
 
 
+def _files(texts: dict[str, str]) -> Callable[[Path], Path]:
+    def build(root: Path) -> Path:
+        path = write_bundle(root)
+        for name, text in texts.items():
+            (root / name).write_text(text, encoding="utf-8")
+        return path
+
+    return build
+
+
 def _write(name: str, text: str) -> Callable[[Path], Path]:
     def build(root: Path) -> Path:
         path = write_bundle(root)
@@ -163,7 +173,55 @@ CASES: list[tuple[str, Callable[[Path], Path], list[str]]] = [
         _write("schema.json", '{"$ref": "#/definitions/missing"}'),
         ["$ref '#/definitions/missing' points to nowhere"],
     ),
+    # jsonschema picked its validator by "$schema" before checking its type: AttributeError, an internal error
+    (
+        "schema $schema not a string",
+        _write("schema.json", '{"$schema": 5, "type": "object"}'),
+        ['schema.json: "$schema" must be a string (a JSON Schema draft URI), not 5'],
+    ),
+    (
+        "schema $ref to a file whose $schema is not a string",
+        _files({"schema.json": '{"$ref": "a.json"}', "a.json": '{"$schema": null}'}),
+        ["schema.json: $ref 'a.json': ", 'a.json: "$schema" must be a string', "not null"],
+    ),
+    # Values of the wrong type were converted: `value: true` read as >= 1, `timeout: "30"` as 30 s.
+    (
+        "threshold value true",
+        _set("thresholds", [{"metric": "pass_rate", "value": True}]),
+        ["thresholds[0].value"],
+    ),
+    ("timeout a string", _set("timeout", "30"), ["'timeout'", "valid number"]),
+    ("timeout NaN", _set("timeout", float("nan")), ["'timeout'", "finite"]),
+    ("concurrency true", _set("concurrency", True), ["'concurrency'", "valid integer"]),
+    ("temperature NaN", _provider(temperature=float("nan")), ["'provider.temperature'", "finite"]),
     ("template syntax", _write("prompt.md", "Q: {{ question }\n"), ["prompt.md line 1: template error"]),
+    # Size bombs: Jinja2 folded constants at compile time, so 20 bytes took 36 s and 3.9 GB ('x' * 10**9), or
+    # 11.7 GB and an internal error (3*10**9); the sandbox now refuses each before building it.
+    (
+        "template string repeated past the cap",
+        _write("prompt.md", "{{ 'x' * 10**9 }}"),
+        ["prompt.md: case 'q1'", "SecurityError: '*' would make 1,000,000,000 characters or items"],
+    ),
+    ("template 3*10**9", _write("prompt.md", "{{ 'x' * 3*10**9 }}"), ["SecurityError: '*' would make"]),
+    ("template list repeated", _write("prompt.md", "{{ [0] * 10**9 }}"), ["SecurityError: '*' would make"]),
+    ("template huge power", _write("prompt.md", "{{ 7 ** 1000000 }}"), ["SecurityError: '**' would make"]),
+    (
+        "template huge product",
+        _write("prompt.md", "{% set n = 7 ** 4000 %}{{ n * n * n }}"),
+        ["'*' would make an integer"],
+    ),
+    (
+        "template long concat",
+        _write("prompt.md", "{% set s = 'x' * 8000000 %}{{ s + s }}"),
+        ["'+' would make"],
+    ),
+    ("template wide %", _write("prompt.md", "{{ '%999999999s' % 'x' }}"), ["'%' would make a field wider"]),
+    ("template wide %*", _write("prompt.md", "{{ '%*s' % (10**9, 'x') }}"), ["'%' would make a field wider"]),
+    (
+        "template loop past the cap",
+        _write("prompt.md", "{% for i in range(100000) %}{{ 'x' * 1000 }}{% endfor %}"),
+        ["SecurityError: the rendered text is longer than a template may make"],
+    ),
     (
         "undefined variable",
         _write("prompt.md", "Q: {{ question }} {{ context }}\n"),

@@ -6,6 +6,7 @@ import json
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -13,6 +14,7 @@ from routedriver.brain.atoms import AtomOptions, UnknownAtom, atom_names, create
 from routedriver.brain.atoms.scripted import ScriptedModel, load_script
 from routedriver.errors import Malfunction, Refused
 from routedriver.llm.types import Completion, Message
+from tests.brain.helpers import bhrain, scripted_run, write_script
 
 
 def test_scripted_turns_tool_calls_and_usage(tmp_path: Path) -> None:
@@ -46,6 +48,52 @@ def test_scripted_turns_tool_calls_and_usage(tmp_path: Path) -> None:
     second = model.complete([Message("user", "go")], system="sys")
     assert second == Completion("plain text turn", (), second.usage, "end_turn", "demo")
     assert second.usage.input_tokens > 0  # estimated when the script gives none
+
+
+@pytest.mark.parametrize(
+    ("script", "said"),
+    [
+        # raw_arguments: 5 was an internal error (TypeError) at the first model call
+        (
+            {"turns": [{"tool_calls": [{"name": "read", "raw_arguments": 5}]}]},
+            "turn 1: tool call 1: raw_arguments must be a string, not int",
+        ),
+        ({"turns": [{"tool_calls": [{"name": 5}]}]}, "turn 1: tool call 1: name must be a string, not int"),
+        (
+            {"turns": [{"tool_calls": [{"name": "read", "id": ["x"]}]}]},
+            "turn 1: tool call 1: id must be a string, not list",
+        ),
+        (
+            {"turns": ["a", {"tool_calls": [{"name": "read", "error": {}}]}]},
+            "turn 2: tool call 1: error must be a string",
+        ),
+        # printed as a Python repr ("['a', {'b': 1}]") before
+        ({"turns": [{"text": ["a", {"b": 1}]}]}, "turn 1: text must be a string, not list"),
+        (
+            {"turns": [{"choose": [{"if_contains": [1], "text": "x"}]}]},
+            "turn 1: choice 1: if_contains must be a string or a list",
+        ),
+        ({"model": 5, "turns": ["a"]}, "model must be a string, not int"),
+    ],
+)
+def test_scripted_values_of_the_wrong_type_are_refused_at_load(
+    tmp_path: Path, script: dict[str, Any], said: str
+) -> None:
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps(script), encoding="utf-8")
+    with pytest.raises(Refused) as caught:
+        load_script(path)
+    assert caught.value.line().startswith(f"error: {path}: {said}")
+
+
+def test_scripted_values_of_the_wrong_type_are_one_line_from_bhrain(tmp_path: Path) -> None:
+    script = write_script(
+        tmp_path / "s.json", [{"tool_calls": [{"name": "read", "raw_arguments": 5}]}, "done"]
+    )
+    ran = bhrain([*scripted_run(script), "--input", "x", "--sandbox", "off"], tmp_path)
+    assert (ran.code, ran.out) == (2, "")
+    said = "turn 1: tool call 1: raw_arguments must be a string, not int; write the arguments as JSON text"
+    assert ran.err == f"error: {script}: {said}\n"
 
 
 def test_scripted_raw_arguments_nested_too_deeply_are_a_malformed_call(tmp_path: Path) -> None:

@@ -143,7 +143,17 @@ def test_budget_settings_in_the_config_are_checked_in_one_line(
     assert ran.err.startswith(f"error: config file c.yaml: {said}") and ran.err.count("\n") == 1
 
 
-@pytest.mark.parametrize("flag", [["--max-cost", "0"], ["--max-tokens-total", "0"], ["--max-cost", "x"]])
+@pytest.mark.parametrize(
+    "flag",
+    [
+        ["--max-cost", "0"],
+        ["--max-tokens-total", "0"],
+        ["--max-cost", "x"],
+        # click's FloatRange takes both: a NaN budget was never spent (each comparison with NaN is false)
+        ["--max-cost", "nan"],
+        ["--max-cost", "inf"],
+    ],
+)
 def test_budget_flags_refuse_what_is_no_budget(tmp_path: Path, flag: list[str]) -> None:
     script = write_script(tmp_path / "s.json", ["ok"])
     ran = bhrain([*scripted_run(script), "--input", "go", *flag], tmp_path)

@@ -99,6 +99,10 @@ def test_help_lists_subcommands_without_loading_the_sdks(tmp_path: Path) -> None
             "error: Invalid value for '--max-iterations'",
         ),
         (
+            ["run", "--skill", "act", "--atom", "scripted", "--input", "x", "--temperature", "nan"],
+            "error: Invalid value for '--temperature': 'nan' is not a finite number",
+        ),
+        (
             ["run", "--skill", "ask", "--atom", "os:path", "--input", "x"],
             "error: atom 'os:path' is a module, not a ChatModel or a factory of one; point --atom at",
         ),
@@ -451,6 +455,41 @@ def _allow_all(tmp_path: Path) -> Path:
         ("max_iterations: 0\n", "config file {path}: max_iterations must be a positive integer, not 0"),
         ("context_window: -5\n", "config file {path}: context_window must be a positive integer, not -5"),
         ("timeout_s: 0\n", "config file {path}: timeout_s must be a positive number, not 0"),
+        # NaN passes every check (each comparison with it is false) and then limits nothing: with max_cost
+        # .nan the run spent past any budget, with bash_timeout_s .nan commands never timed out.
+        ("max_cost: .nan\n", "config file {path}: max_cost must be a finite number, not nan"),
+        ("bash_timeout_s: .nan\n", "config file {path}: bash_timeout_s must be a finite number, not nan"),
+        ("timeout_s: .inf\n", "config file {path}: timeout_s must be a finite number, not inf"),
+        ("temperature: .nan\n", "config file {path}: temperature must be a finite number, not nan"),
+        ("retry: {max_delay_s: .nan}\n", "config file {path}: retry.max_delay_s must be a finite number"),
+        (
+            "retry: {max_retry_after_s: .inf}\n",
+            "config file {path}: retry.max_retry_after_s must be a finite",
+        ),
+        (
+            "retry: {max_retries: 1.5}\n",
+            "config file {path}: retry.max_retries must be an integer, not float",
+        ),
+        ("retry: {base_delay_s: -1}\n", "config file {path}: retry.base_delay_s must be 0 or more, not -1"),
+        (
+            "memory: {strategy: truncate, trigger_ratio: .nan}\n",
+            "memory option trigger_ratio must be a number",
+        ),
+        ("memory: {strategy: truncate, target_ratio: x}\n", "memory option target_ratio must be a number"),
+        ("memory: {condense_chars: true}\n", "memory option condense_chars must be a positive whole number"),
+        (
+            "security: {behavior: {classifier: {timeout: .nan}}}\n",
+            "{path}: security.behavior.classifier.timeout: input should be a finite number",
+        ),
+        (
+            "security: {behavior: {brain: {provider: qwen, model: m, config: {timeout: .inf}}}}\n",
+            "{path}: security.behavior.brain.config: timeout must be a finite number, got inf",
+        ),
+        # YAML and JSON spell a NUL ("\0", "\u0000"); no path holds one (workdir's was an internal error).
+        ('workdir: "a\\0b"\n', "config file {path}: workdir holds a NUL character, which no path can hold"),
+        ('trace: "t\\0.json"\n', "config file {path}: trace holds a NUL character"),
+        ('input_files: ["a\\0b"]\n', "config file {path}: input_files holds a NUL character"),
+        ('security: {permissions: "p\\0.json"}\n', "config file {path}: security.permissions holds a NUL"),
     ],
 )
 def test_bad_config_files_name_the_file_and_key(tmp_path: Path, content: str, expected: str) -> None:
@@ -586,3 +625,25 @@ def test_an_input_file_that_is_no_file_or_too_large_is_refused_in_one_line(tmp_p
     )
     fine = bhrain([*scripted(tmp_path, ["ok"]), "--input-file", "-"], tmp_path, input="caf\xe9 ok")
     assert fine.code == 0, fine.err
+
+
+def test_an_mcp_server_that_prints_garbage_costs_one_line_naming_it(tmp_path: Path) -> None:
+    """The MCP SDK logs every stdout line it cannot read with its traceback (12 lines each, on stderr), and
+    the run goes on without the server anyway: bhrain says it in one line per server, naming the server."""
+    chatty = {"command": "sh", "args": ["-c", "echo garbage; echo more garbage; echo still; sleep 30"]}
+    config = tmp_path / "mcp.json"
+    config.write_text(json.dumps({"mcpServers": {"chatty": chatty}}), encoding="utf-8")
+    ran = bhrain(
+        [*scripted(tmp_path, ["done"]), "--input", "x", "--sandbox", "off", "--mcp-config", str(config)],
+        tmp_path,
+        env={"MCP_TIMEOUT": "2000"},
+    )
+    assert (ran.code, ran.out) == (0, "done\n")
+    assert "Traceback" not in ran.err
+    lines = ran.err.splitlines()
+    assert all(line.startswith("bhrain: mcp server chatty") for line in lines), ran.err
+    assert lines[0].startswith(
+        "bhrain: mcp server chatty: Failed to parse JSONRPC message from server (ValidationError: "
+    )
+    assert lines[1].startswith("bhrain: mcp server chatty failed to start: no answer within 2 s")
+    assert len(lines) == 2

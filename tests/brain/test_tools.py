@@ -18,7 +18,7 @@ from routedriver.brain.tools.base import Tool, ToolContext, ToolSettings, argume
 from routedriver.brain.tools.search import open_directory, open_regular
 from routedriver.errors import Refused
 from routedriver.llm.types import ToolCall
-from tests.brain.helpers import bhrain, call, scripted_run, write_script
+from tests.brain.helpers import bhrain, call, make_loop, scripted_run, tool_results, write_script
 
 
 def tools(workdir: Path, **settings: object) -> dict[str, Tool]:
@@ -434,6 +434,20 @@ def test_bash_timeout_is_capped_by_the_configured_maximum(tmp_path: Path) -> Non
     result = run(bash, tmp_path, command="sleep 5", timeout=100)
     assert result.data["timed_out"] and "timed out after 0.3 s" in result.output
     assert "positive" in run(bash, tmp_path, command="true", timeout=0).output
+
+
+@pytest.mark.parametrize("number", ["NaN", "Infinity", "-Infinity", "1e999"])
+def test_a_model_cannot_turn_off_the_bash_timeout_with_nan_or_infinity(tmp_path: Path, number: str) -> None:
+    """Python's JSON parser reads NaN, Infinity and 1e999 (infinity) from a provider. A NaN timeout made
+    ``min(timeout, maximum)`` NaN: the command ran with no timeout at all, past the 600 s maximum."""
+    raw = '{"command": "echo ran > ran.txt", "timeout": NUMBER}'.replace("NUMBER", number)
+    loop, scripted = make_loop(tmp_path, [{"tool_calls": [{"name": "bash", "raw_arguments": raw}]}, "done"])
+    assert loop.run("go").exit_code == 0
+    (said,) = tool_results(scripted, 2)
+    assert said.startswith("malformed tool call to bash: argument 'timeout' must be a finite number, not ")
+    assert not (tmp_path / "ran.txt").exists()
+    # The tool itself, asked directly, refuses NaN too (every comparison with it is false).
+    assert "positive" in run(tools(tmp_path)["bash"], tmp_path, command="true", timeout=float("nan")).output
 
 
 def test_bash_large_output_is_truncated_with_a_notice_that_suggests_narrowing(tmp_path: Path) -> None:

@@ -162,12 +162,13 @@ def parse_script(data: Any, *, source: str = "the script") -> ScriptedModel:
     if not isinstance(data, list) or not data:
         raise Refused(f"script {source} has no turns", "write a list of turns (see docs/bhrain.md)")
     turns = [_turn(item, f"{source}: turn {n}") for n, item in enumerate(data, 1)]
+    model = options.get("model")
+    if model is not None and not isinstance(model, str):
+        raise Refused(f"{source}: model must be a string, not {type(model).__name__}", "quote the model id")
     window = options.get("context_window", 200_000)
     if not isinstance(window, int) or isinstance(window, bool) or window <= 0:
         raise Refused(f"{source}: context_window must be a positive integer", "fix the value")
-    return ScriptedModel(
-        turns, model=str(options.get("model") or "scripted"), context_window=window, source=f"script {source}"
-    )
+    return ScriptedModel(turns, model=model or "scripted", context_window=window, source=f"script {source}")
 
 
 def _check_keys(data: Mapping[str, Any], allowed: frozenset[str], where: str) -> None:
@@ -196,6 +197,14 @@ def _turn(item: Any, where: str) -> Turn:
                 f"{where}: tool call {n}: arguments must be a mapping",
                 "use raw_arguments for a deliberately malformed string",
             )
+        # A provider sends these as text: anything else is a mistake in the script, not a model's (a call
+        # without a name plays a nameless one; an empty or missing value is left to the call's defaults).
+        for key in ("name", "raw_arguments", "id", "error"):
+            if call.get(key) is not None and not isinstance(call[key], str):
+                raise Refused(
+                    f"{where}: tool call {n}: {key} must be a string, not {type(call[key]).__name__}",
+                    "quote the value" if key != "raw_arguments" else "write the arguments as JSON text",
+                )
     usage = item.get("usage")
     if usage is not None:
         if not isinstance(usage, Mapping):
@@ -215,17 +224,24 @@ def _turn(item: Any, where: str) -> Turn:
         raise Refused(
             f"{where}: delay_s must be a number of seconds, 0 or more, not {delay_s!r}", "fix the value"
         )
-    needles = item.get("if_contains") or ()
+    text = item.get("text")
+    if text is not None and not isinstance(text, str):
+        raise Refused(f"{where}: text must be a string, not {type(text).__name__}", "quote the text")
+    needles = item.get("if_contains") or []
+    if not isinstance(needles, str) and not (
+        isinstance(needles, list) and all(isinstance(needle, str) for needle in needles)
+    ):
+        raise Refused(f"{where}: if_contains must be a string or a list of strings", "quote the text")
     choose = item.get("choose") or []
     if not isinstance(choose, list):
         raise Refused(f"{where}: choose must be a list of turns", "see docs/bhrain.md")
     return Turn(
-        text=str(item.get("text") or ""),
+        text=text or "",
         tool_calls=tuple(calls),
         usage=usage,
         stop_reason=stop_reason,
         delay_s=float(delay_s),
-        if_contains=(needles,) if isinstance(needles, str) else tuple(map(str, needles)),
+        if_contains=(needles,) if isinstance(needles, str) else tuple(needles),
         choose=tuple(_turn(option, f"{where}: choice {n}") for n, option in enumerate(choose, 1)),
     )
 

@@ -6,6 +6,7 @@ produces, so ``bhrain behave`` pays for validation only when a config file chang
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any, Literal
 
@@ -17,7 +18,8 @@ SETTING_WORDS = {"autonomy": ("low", "medium", "high"), "verbosity": ("concise",
 
 
 class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # allow_inf_nan: a NaN timeout passes every check (each comparison with it is false) and limits nothing.
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
 
 def _name_list(value: Any) -> Any:
@@ -301,6 +303,9 @@ class AgentBrain(Strict):
         unknown = sorted(key for key in value if key not in BRAIN_CONFIG_KEYS)
         if unknown:
             raise ValueError(f"unknown key {', '.join(unknown)}; known keys: {', '.join(BRAIN_CONFIG_KEYS)}")
+        for key, item in value.items():  # a free-form mapping, so allow_inf_nan does not reach it
+            if isinstance(item, float) and not math.isfinite(item):
+                raise ValueError(f"{key} must be a finite number, got {item!r}")
         return value
 
 

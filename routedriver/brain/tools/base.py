@@ -8,6 +8,7 @@ before the function is called; a mismatch is fed back to the model as a malforme
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -135,6 +136,10 @@ def argument_problem(input_schema: Mapping[str, Any], arguments: Mapping[str, An
             return f"argument {name!r} must be {' or '.join(names)}, not boolean"
         if not isinstance(value, types):
             return f"argument {name!r} must be {' or '.join(names)}, not {type(value).__name__}"
+        # JSON has no NaN or infinity, but Python's parser reads NaN, Infinity and 1e999 from a provider: a
+        # NaN limit passes every check (each comparison with it is false) and then limits nothing.
+        if isinstance(value, float) and not math.isfinite(value):
+            return f"argument {name!r} must be a finite number, not {value}"
     return None
 
 

@@ -62,7 +62,7 @@ def bash_tool(settings: ToolSettings) -> Tool:
         timeout = args.get("timeout")
         if timeout is None:
             timeout_s = settings.bash_timeout_s
-        elif timeout <= 0:
+        elif not timeout > 0:  # not "<= 0": NaN (the registry refuses it first) would pass that
             return fail(f"timeout must be a positive number of seconds, not {timeout}")
         else:
             timeout_s = min(float(timeout), settings.bash_max_timeout_s)

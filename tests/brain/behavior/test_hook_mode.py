@@ -349,7 +349,16 @@ def test_a_broken_config_is_a_non_blocking_error_naming_the_key(hook: Hook) -> N
     )
 
 
-@pytest.mark.parametrize("args", [["--hook", "pre-tool"], ["--ttl-days", "soon"], ["--bogus"]])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--hook", "pre-tool"],
+        ["--ttl-days", "soon"],
+        ["--ttl-days", "nan"],
+        ["--ttl-days", "-1"],
+        ["--bogus"],
+    ],
+)
 def test_bad_flags_are_exit_1_not_2(hook: Hook, args: list[str]) -> None:
     ran = hook.run(hook.payload("PreToolUse", tool_name="Read", tool_input={}), *args)
     assert ran.code == 1 and ran.err.startswith("error: ")
