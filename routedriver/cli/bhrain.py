@@ -88,19 +88,17 @@ class _StderrHandler(logging.Handler):
 
 
 class _McpSdkHandler(_StderrHandler):
-    """The MCP SDK's own log records (loggers ``mcp`` and ``client``) as one line naming the server: the SDK
-    logs a server's every unreadable stdout line with its traceback (a dozen lines each), and bhrain goes on
-    without that server anyway, saying so in its own line."""
+    """The MCP SDK's own log records (loggers ``mcp`` and ``client``) as one line: the SDK logs a server's
+    every unreadable stdout line with its traceback (a dozen lines each), and bhrain goes on without that
+    server anyway, naming it in its own line."""
 
-    def __init__(self, redactor: Any, servers: Any) -> None:
+    def __init__(self, redactor: Any) -> None:
         super().__init__(redactor)
-        # The configured servers by command line: how a record of the SDK's finds the server's name.
-        self.names = {(spec.command, tuple(spec.args)): spec.name for spec in servers or ()}
-        self.said: set[tuple[str, str]] = set()
+        self.said: set[str] = set()
 
     def emit(self, record: logging.LogRecord) -> None:
-        said = (self.server(), record.getMessage())
-        if said not in self.said:  # once per server and message: not once per line of a chatty server
+        said = record.getMessage()
+        if said not in self.said:  # once per message: not once per line of a chatty server
             self.said.add(said)
             super().emit(record)
 
@@ -109,21 +107,7 @@ class _McpSdkHandler(_StderrHandler):
         if record.exc_info and record.exc_info[1] is not None:
             exc = record.exc_info[1]
             text += f" ({type(exc).__name__}: {' '.join(str(exc).split())[:300]})"
-        return f"mcp server {self.server()}: {' '.join(text.split())}"
-
-    def server(self) -> str:
-        # The SDK's stdio reader, which logs, has the server's parameters in scope as ``server`` (best effort:
-        # the SDK may rename it, and then the record only says "unknown").
-        frame = sys._getframe()
-        while frame is not None:
-            params = frame.f_locals.get("server")
-            if isinstance(getattr(params, "command", None), str) and isinstance(
-                getattr(params, "args", None), list
-            ):
-                key = (params.command, tuple(params.args))  # type: ignore[union-attr]
-                return self.names.get(key) or " ".join(key[:1] + key[1])
-            frame = frame.f_back  # type: ignore[assignment]
-        return "(unknown)"
+        return f"mcp: {' '.join(text.split())}"
 
 
 @click.command("run", cls=Command)
@@ -272,7 +256,7 @@ def run_command(
     )
     # "bhrain" is the loop's logger; "routedriver" covers the parts it uses (behavior engine, llm adapters);
     # "mcp" and "client" are the MCP SDK's, warnings only (its debug lines are its own business).
-    sdk = _McpSdkHandler(redactor, settings.mcp_servers)
+    sdk = _McpSdkHandler(redactor)
     loggers = [
         (logging.getLogger("bhrain"), handler, level),
         (logging.getLogger("routedriver"), handler, level),
