@@ -7,7 +7,8 @@ A glob is read component by component (split at ``/``) and compared with a POSIX
   class (``[a-z0-9_]``; ``[!…]`` or ``[^…]`` for its complement; a ``]`` right after the opening ``[`` (or
   ``[!``) is a member; a reversed range such as ``[z-a]`` matches nothing; a ``[`` without its ``]`` is
   itself). None of them ever matches a ``/``. Within one name this is ``fnmatch.fnmatchcase``, except that
-  ``[^…]`` is a complement, as in bash and git.
+  ``[^…]`` is a complement and ``[[:digit:]]`` (and the other POSIX classes, in the C locale) a class, as
+  in bash and git.
 - ``**`` as a whole component matches any number of directories, none included: ``**/x.py`` is ``x.py``
   at any depth and ``a/**/b`` is ``a/b``, ``a/x/b``, ``a/x/y/b``. Last (``src/**``), it matches every path
   below (not ``src`` itself). ``**`` inside a name (``a**b``) is ``*``.
@@ -89,6 +90,47 @@ def literal(component: str) -> str | None:
 # ---------------------------------------------------------------- one name
 
 
+# POSIX character classes inside a class (``[[:digit:]]``), as bash and git match them in the C locale.
+_NAMED_CLASSES = {
+    "alnum": "a-zA-Z0-9",
+    "alpha": "a-zA-Z",
+    "blank": " \\t",
+    "cntrl": "\\x00-\\x1f\\x7f",
+    "digit": "0-9",
+    "graph": "!-~",
+    "lower": "a-z",
+    "print": " -~",
+    "punct": re.escape("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~"),
+    "space": " \\t\\n\\r\\f\\v",
+    "upper": "A-Z",
+    "word": "a-zA-Z0-9_",
+    "xdigit": "0-9A-Fa-f",
+}
+
+
+def _named_class(body: str, position: int) -> tuple[str, int] | None:
+    """``(name, the index after it)`` of a ``[:name:]`` starting at ``body[position]``, or None."""
+    if not body.startswith("[:", position):
+        return None
+    close = body.find(":]", position + 2)
+    name = body[position + 2 : close] if close >= 0 else ""
+    return (name, close + 2) if name in _NAMED_CLASSES else None
+
+
+def _class_end(component: str, index: int) -> int:
+    """Where the class whose members start at ``component[index]`` ends (its ``]``), ``[:name:]`` skipped;
+    -1 when it does not end."""
+    while index < len(component):
+        named = _named_class(component, index)
+        if named is not None:
+            index = named[1]
+        elif component[index] == "]":
+            return index
+        else:
+            index += 1
+    return -1
+
+
 def _class(component: str, start: int) -> tuple[str, int] | None:
     """The regular expression of the class opening at ``component[start]`` (a ``[``) and the index after
     its ``]``; None when there is no ``]`` (the ``[`` is then itself)."""
@@ -99,14 +141,18 @@ def _class(component: str, start: int) -> tuple[str, int] | None:
     body_start = index
     if component[index : index + 1] == "]":
         index += 1  # a "]" first is a member
-    end = component.find("]", index)
+    end = _class_end(component, index)
     if end < 0:
         return None
     body = component[body_start:end]
     members: list[str] = []
     position = 0
     while position < len(body):
-        if position + 2 < len(body) and body[position + 1] == "-":
+        named = _named_class(body, position)
+        if named is not None:
+            members.append(_NAMED_CLASSES[named[0]])
+            position = named[1]
+        elif position + 2 < len(body) and body[position + 1] == "-":
             low, high = body[position], body[position + 2]
             if low <= high:  # a reversed range matches nothing (as fnmatch)
                 members.append(f"{re.escape(low)}-{re.escape(high)}")

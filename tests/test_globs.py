@@ -107,6 +107,14 @@ CASES = [
     ("src/*.py", "src/A.PY", False),
     ("SRC/**", "src/a.py", False),
     ("[A-Z]*", "app", False),
+    # POSIX classes, as bash and git match them (a guard's `for f in tools/check[[:digit:]].sh`)
+    ("tools/check[[:digit:]].sh", "tools/check1.sh", True),
+    ("tools/check[[:digit:]].sh", "tools/checkx.sh", False),
+    ("che[[:alpha:]]k", "check", True),
+    ("a[![:digit:]]", "a1", False),
+    ("a[![:digit:]]", "ab", True),
+    ("x[[:digit:]a]", "xa", True),
+    ("[[:upper:][:punct:]]", "-", True),
     # leading ./, empty components, absolute globs, backslashes
     ("./src/*.py", "src/a.py", True),
     ("src//*.py", "src/a.py", True),

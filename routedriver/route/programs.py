@@ -13,7 +13,9 @@ names (built-in judges run nothing), the command read as bash reads it (``shells
   ``STONE``), then given the values the run gives them; a word that still holds another expansion
   (``$hash``, ``$REVIEWER``, ``$( … )``) is known only at run time and names nothing here;
 - every word of every simple command counts, the program and its arguments alike: ``./tools/x.sh``,
-  ``python3 tools/x.py``, ``pytest tests/test_x.py``, ``--rules=tools/rules.md`` (the text after ``=``);
+  ``python3 tools/x.py``, ``pytest tests/test_x.py``, ``--rules=tools/rules.md`` (the text after ``=``),
+  ``-ftools/x.awk`` (after a short option), ``tests/test_x.py::test_y`` (before ``::``), ``node tools/check``
+  (with ``.js`` or ``/index.js`` where a JavaScript runtime runs), ``~+/tools/x`` (from where it runs);
   so do the commands inside ``$( … )``, backticks and ``<( … )``, a file given on stdin with ``<``, a
   here-document's text, and a word that is itself a script (any word holding a blank or a command
   separator is read again as one: ``bash -c '…'``, ``sh -c``, ``eval``), to a depth of ``_DEPTH``;
@@ -117,6 +119,8 @@ class _Reader:
         self.modules: list[str] = []
         self.directories: list[Word] = []  # cd/pushd targets: where later relative paths start
         self.python_paths: list[str] = []  # PYTHONPATH= entries (raw text, references unresolved)
+        self.search_paths: list[str] = []  # PATH= and CDPATH= entries: where a bare name may be found
+        self.javascript = False  # a JavaScript runtime runs: it adds .js to a path, or finds index.js
         self.python_args: list[Word] = []  # what python is given to run: a directory runs its __main__.py
         self.scripts: list[str] = []  # read next, one level deeper
 
@@ -137,6 +141,10 @@ class _Reader:
                     self.scripts.append(word.text)
                 if is_assignment(word) and word.text.startswith("PYTHONPATH="):
                     self.python_paths.extend(word.text.partition("=")[2].split(":"))
+                if is_assignment(word) and word.text.startswith(("PATH=", "CDPATH=")):
+                    self.search_paths.extend(word.text.partition("=")[2].split(":"))
+                if posixpath.basename(word.text) in _JAVASCRIPT:
+                    self.javascript = True
             programs = [index for index, word in enumerate(words) if not is_assignment(word)]
             if not programs:
                 continue
@@ -175,6 +183,8 @@ class _Reader:
                     break
             elif not text.startswith("-"):
                 self.python_args.append(words[index])
+                if "." in text and _MODULE.match(text):  # python -m unittest tests.test_x
+                    self.modules.append(text)
             index += 1
 
 
@@ -183,7 +193,17 @@ _PYTHON_VALUED = frozenset("cmWX")
 _PYTHON_LONG_VALUED = frozenset({"--check-hash-based-pycs"})
 # Words that may stand before a command without being it: reserved words, and the builtins that run one.
 _LEADS = frozenset({"{", "(", "!", "if", "then", "else", "elif", "do", "while", "until", "time", "-p"})
-_RUNNERS = frozenset({"builtin", "command"})
+_RUNNERS = frozenset({"builtin", "command", "eval"})
+_JAVASCRIPT = frozenset({"node", "nodejs", "bun", "deno", "tsx", "ts-node"})
+_JAVASCRIPT_SUFFIXES = (".js", ".mjs", ".cjs", "/index.js", "/index.mjs", "/index.cjs")
+# Programs that change directory by an option: (the short option's letter, the long option, their other short
+# options that take a value, whether their options may follow other words).
+_DIRECTORY_OPTIONS: dict[str, tuple[str, str, str, bool]] = {
+    "env": ("C", "--chdir", "uS", False),
+    "sudo": ("D", "--chdir", "ugUhpCrtT", False),
+    "make": ("C", "--directory", "fIoW", True),
+    "git": ("C", "", "c", False),
+}
 
 
 def _tail(word: Word, start: int) -> Word:
@@ -193,29 +213,40 @@ def _tail(word: Word, start: int) -> Word:
 
 def _changed_directory(words: list[Word]) -> Word | None:
     """The directory a simple command's words make the current one for what follows: ``cd DIR`` and
-    ``pushd DIR`` (their options skipped, also after a reserved word, ``builtin`` or ``command``),
-    ``env -C DIR`` / ``--chdir``, ``sudo -D DIR`` / ``--chdir``; None for any other command."""
+    ``pushd DIR`` (their options skipped, also after a reserved word, ``builtin``, ``command`` or ``eval``),
+    ``env -C DIR``, ``sudo -D DIR``, ``make -C DIR``, ``git -C DIR`` (also ``-iC DIR``, ``--chdir=DIR``);
+    None for any other command."""
     index = 0
     while index < len(words) and (words[index].text in _LEADS | _RUNNERS or is_assignment(words[index])):
         index += 1
     if index >= len(words):
         return None
-    program, rest = words[index].text, words[index + 1 :]
+    program, rest = posixpath.basename(words[index].text), words[index + 1 :]
     if program in _CHANGES_DIRECTORY:
         return next((word for word in rest if not (word.text.startswith("-") and word.text != "-")), None)
-    short = {"env": "-C", "sudo": "-D"}.get(program)
-    if short is None:
+    if program not in _DIRECTORY_OPTIONS:
         return None
-    for at, word in enumerate(rest):
-        text = word.text
-        if text in (short, "--chdir"):
-            return rest[at + 1] if at + 1 < len(rest) else None
-        if text.startswith("--chdir="):
-            return _tail(word, len("--chdir="))
-        if text.startswith(short) and len(text) > 2:
-            return _tail(word, 2)
-        if not text.startswith("-"):
-            return None  # the command env or sudo runs: its own options are not theirs
+    letter, long, valued, anywhere = _DIRECTORY_OPTIONS[program]
+    at = 0
+    while at < len(rest):
+        text = rest[at].text
+        following = rest[at + 1] if at + 1 < len(rest) else None
+        if text == "--":
+            return None
+        if long and text == long:
+            return following
+        if long and text.startswith(long + "="):
+            return _tail(rest[at], len(long) + 1)
+        if text.startswith("-") and not text.startswith("--") and len(text) > 1:
+            for place, flag in enumerate(text[1:], start=1):
+                if flag == letter:
+                    return _tail(rest[at], place + 1) if place + 1 < len(text) else following
+                if flag in valued:
+                    at += place + 1 == len(text)  # its value is the next word
+                    break
+        elif not text.startswith("-") and not anywhere:
+            return None  # the command env or sudo runs (git's subcommand): its options are not theirs
+        at += 1
     return None
 
 
@@ -259,8 +290,18 @@ def _value(word: Word, values: Mapping[str, str]) -> tuple[str, bool] | None:
     return text, glob
 
 
+def _known(text: str, values: Mapping[str, str]) -> str | None:
+    """An assignment's value (a PATH= entry) with ``$route``/``$stone`` put in; None when another expansion
+    leaves it known only at run time (``$PATH``)."""
+    for reference, name in _REFERENCES.items():
+        text = text.replace(reference, values[name])
+    return None if "$" in text or "`" in text else text
+
+
 def _paths(text: str, starts: Iterable[str], top: str) -> list[str]:
     """The repository paths (relative to the top-level) the word text may name, from each start directory."""
+    if text in ("~+", "~-") or text.startswith(("~+/", "~-/")):
+        text = text[3:] or "."  # $PWD and $OLDPWD: directories the command was in, so from the starts
     if not text or text.startswith("~"):
         return []
     if os.path.isabs(text):
@@ -321,10 +362,15 @@ def _command_names(command: str, route: str, stone: str, top: str) -> Named:
     reader = _read(command)
     values = {"route": route, "stone": stone}
     starts = [""]
-    for word in reader.directories:
+    for entry in reader.search_paths:
+        known_text = _known(entry, values)
+        if known_text is not None:
+            starts += _paths(known_text, [""], top)
+    glob_starts: list[str] = []
+    for word in reader.directories:  # in order: each from where the ones before it may have led
         known = _value(word, values)
-        if known is not None and not known[1]:
-            starts += _paths(known[0], [""], top)
+        if known is not None:
+            (glob_starts if known[1] else starts).extend(_paths(known[0], starts, top))
     paths: set[str] = set()
     patterns: set[str] = set()
     for word in reader.words:
@@ -335,8 +381,16 @@ def _command_names(command: str, route: str, stone: str, top: str) -> Named:
         texts = [text]
         if "=" in text[1:]:
             texts.append(text.partition("=")[2])  # --rules=tools/rules.md, VAR=tools/x
+        if len(text) > 2 and text[0] == "-" and text[1] != "-":
+            texts.append(text[2:])  # a value given with its short option: awk -ftools/x.awk
+        if "::" in text:
+            texts.append(text.partition("::")[0])  # pytest's node ids: tests/test_x.py::test_y
+        if reader.javascript:
+            texts += [each + suffix for each in list(texts) for suffix in _JAVASCRIPT_SUFFIXES]
         for each in texts:
             (patterns if glob else paths).update(_paths(each, starts, top))
+            if glob_starts and not os.path.isabs(each):  # cd tools/checker-* && ./check.sh
+                patterns.update(_paths(each if glob else globs.escape(each), glob_starts, top))
     for word in reader.python_args:
         known = _value(word, values)
         if known is not None and not known[1]:
@@ -346,10 +400,8 @@ def _command_names(command: str, route: str, stone: str, top: str) -> Named:
                 patterns.update(main_patterns)
     roots = list(starts)
     for entry in reader.python_paths:
-        known_text = entry
-        for reference, name in _REFERENCES.items():
-            known_text = known_text.replace(reference, values[name])
-        if "$" not in known_text:
+        known_text = _known(entry, values)
+        if known_text is not None:
             roots += _paths(known_text, starts, top)
     for module in reader.modules:
         for reference, name in _REFERENCES.items():

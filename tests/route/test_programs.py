@@ -50,6 +50,25 @@ NAMES = [
     ("env -C tools ./check.sh", {"tools/check.sh"}, set()),
     ("env --chdir=tools ./check.sh", {"tools/check.sh"}, set()),
     ("sudo -D tools ./check.sh", {"tools/check.sh"}, set()),
+    # what a third red-team round found the reader missed
+    ("cd tools && cd checks && ./run.sh", {"tools/checks/run.sh"}, set()),
+    ("cd $route && cd ../../tools && ./check.sh", {"tools/check.sh"}, set()),
+    ("PATH=tools:$PATH check.sh x", {"tools/check.sh"}, set()),
+    ("CDPATH=tools cd checks && ./run.sh", {"tools/checks/run.sh"}, set()),
+    ("awk -ftools/check.awk x", {"tools/check.awk"}, set()),
+    ("make -s -ftools/check.mk check", {"tools/check.mk"}, set()),
+    ("make -s -C tools -f check.mk check", {"tools/check.mk"}, set()),
+    ("env -u LANG -C tools ./check.sh", {"tools/check.sh"}, set()),
+    ("env -iC tools ./check.sh", {"tools/check.sh"}, set()),
+    ("sudo -u x -D tools ./check.sh", {"tools/check.sh"}, set()),
+    ("git -C tools status && ./x.sh", {"tools/x.sh"}, set()),
+    ("~+/tools/check.sh x", {"tools/check.sh"}, set()),
+    ("cd $route && ~-/tools/check.sh", {"tools/check.sh"}, set()),
+    ("node tools/check x", {"tools/check.js", "tools/check/index.js"}, set()),
+    ("node --require ./tools/gate tools/check.js", {"tools/gate.js"}, set()),
+    ("python3 -m pytest -q tests/test_plan.py::test_good", {"tests/test_plan.py"}, set()),
+    ("python3 -m unittest -q tests.test_plan", {"tests/test_plan.py"}, set()),
+    ("eval cd tools && ./check.sh", {"tools/check.sh"}, set()),
     ("git commit -m message", set(), {"message.py"}),  # -m of a program that is no python
     ("python3 /repo/tools/abs.py", {"tools/abs.py"}, set()),
     ("python3 /usr/lib/x.py ../outside.py ~/home.py", set(), {"usr/lib/x.py", "outside.py"}),
@@ -75,6 +94,11 @@ def test_globs_are_kept_as_globs_and_nothing_computed_is_named() -> None:
     assert not found.paths & {"tools/chec?.py"}
     hashed = command_names("python3 tools/run.py --in $route/$hash.md", route=ROUTE, stone="1.a", top=TOP)
     assert not any("hash" in path or "0000" in path for path in hashed.paths)
+
+
+def test_a_glob_cd_target_starts_the_paths_after_it_as_globs() -> None:
+    found = command_names("cd tools/checker-* && ./check.sh x", route=ROUTE, stone="1.a", top=TOP)
+    assert "tools/checker-*/check.sh" in found.globs
 
 
 def test_an_unreadable_command_names_what_it_can_and_never_fails() -> None:
