@@ -183,6 +183,7 @@ def run_session(settings: RunSettings, *, environ: Mapping[str, str] | None = No
                 "workdir": str(workdir),
             },
             redactor,
+            workdir=workdir,
         )
         loop.on_iteration = trace.iteration
     try:

@@ -79,8 +79,8 @@ def call_json(call: CallRecord, *, output: bool = True) -> dict[str, Any]:
 
 
 class TraceWriter:
-    def __init__(self, path: Path, meta: Mapping[str, Any], redactor: Redactor) -> None:
-        self.path, self.redactor = path, redactor
+    def __init__(self, path: Path, meta: Mapping[str, Any], redactor: Redactor, *, workdir: Path) -> None:
+        self.path, self.redactor, self.workdir = path, redactor, workdir
         self.failure = ""  # why the latest write failed ("" when it succeeded)
         # The trace's folder, opened at the first write and written through ever after: the commands a run
         # starts may replace the trace with a symlink, or its folder with a link to another, and bhrain
@@ -148,7 +148,7 @@ class TraceWriter:
         )  # a model's "\udcff" must not stop the trace at this iteration and after
         try:
             if self._folder is None:
-                self._folder = _first_folder(self.path)
+                self._folder = _first_folder(self.path, self.workdir)
             found = _lstat(self._folder, self.path.name)
             replace_in(self._folder, self.path.name, (text + "\n").encode(), existing=found, fsync=False)
         except (OSError, ValueError) as exc:  # ValueError: a name no temp file can be made for (NUL)
@@ -156,11 +156,18 @@ class TraceWriter:
         return ""
 
 
-def _first_folder(path: Path) -> int:
+def _first_folder(path: Path, workdir: Path) -> int:
     """The trace's folder (made when missing), open; refuses a trace path that is a symlink or no regular
-    file: the link may be one a command of an earlier run left for this one to write through."""
+    file, or whose folders inside the working directory hold a symlink: such a link may be one a command of
+    an earlier run left there for this one to write through (links outside it are the user's)."""
     if path.name in ("", ".", ".."):
         raise IsADirectoryError(errno.EISDIR, "is a directory", os.fspath(path))
+    work = os.path.realpath(workdir)
+    for parent in Path(os.path.abspath(path)).parents:
+        inside = os.path.realpath(parent.parent)
+        if os.path.islink(parent) and (inside == work or inside.startswith(work + os.sep)):
+            what = f"{parent} is a symbolic link in the working directory, where a command may have put it"
+            raise OSError(errno.EINVAL, what, os.fspath(path))
     os.makedirs(path.parent, exist_ok=True)
     folder = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     try:

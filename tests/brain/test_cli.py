@@ -285,6 +285,18 @@ def test_a_trace_path_that_is_a_link_is_refused_before_the_run(tmp_path: Path) -
         "file path in a writable directory\n"
     )
     assert (tmp_path / "target").read_text(encoding="utf-8") == "keep me\n"
+    # Nor is a link among its folders inside the working directory (outside it, links are the user's).
+    outside = tmp_path.parent / f"{tmp_path.name}-outside"
+    outside.mkdir()
+    (tmp_path / "traces").symlink_to(outside)
+    ran = bhrain([*scripted(tmp_path, ["done"]), "--input", "x", "--trace", "traces/t.json"], tmp_path)
+    assert (ran.code, ran.out) == (2, "")
+    assert ran.err == (
+        f"error: cannot write the trace to traces/t.json: {tmp_path / 'traces'} is a symbolic link in the "
+        "working directory, where a command may have put it; give --trace a file path in a writable "
+        "directory\n"
+    )
+    assert list(outside.iterdir()) == []
 
 
 def test_a_lone_surrogate_from_the_model_is_traced_as_sent_and_tracing_goes_on(tmp_path: Path) -> None:
