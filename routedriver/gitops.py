@@ -715,9 +715,12 @@ def resolve_commit(repo: Repo, ref: str) -> str | None:
     return sha if done.returncode == 0 and sha else None
 
 
-def tree_files(repo: Repo, commit: str, paths: Sequence[str] = ()) -> dict[str, TreeEntry]:
+def tree_files(
+    repo: Repo, commit: str, paths: Sequence[str] = (), *, kinds: frozenset[str] = frozenset({"blob"})
+) -> dict[str, TreeEntry]:
     """Every file (blob) of ``commit`` under ``paths`` (relative to the top-level; none: the whole tree),
-    ``{path: TreeEntry}``: ONE ``git ls-tree -r``. Submodules are left out (they are not files)."""
+    ``{path: TreeEntry}``: ONE ``git ls-tree -r``. Submodules are left out (they are not files), unless
+    ``kinds`` holds ``"commit"`` (a gitlink's entry: ``GITLINK_MODE`` and the commit it names)."""
     done = _git(["ls-tree", "-r", "-z", "--full-tree", commit, "--", *paths], repo.toplevel)
     if done.returncode != 0:
         raise GitError(_problem_line(done.stderr) or f"git ls-tree exited {done.returncode}")
@@ -725,7 +728,7 @@ def tree_files(repo: Repo, commit: str, paths: Sequence[str] = ()) -> dict[str, 
     for record in done.stdout.split("\0"):
         meta, tab, path = record.partition("\t")
         parts = meta.split(" ")
-        if tab and len(parts) == 3 and parts[1] == "blob":
+        if tab and len(parts) == 3 and parts[1] in kinds:
             found[path] = TreeEntry(parts[0], parts[2])
     return found
 
@@ -802,6 +805,22 @@ def index_modes(repo: Repo, paths: Sequence[str] = (), globbed: Sequence[str] = 
         meta, tab, path = record.partition("\t")
         if tab:
             found[path] = meta.split(" ", 1)[0]
+    return found
+
+
+def gitlinks(repo: Repo, paths: Sequence[str]) -> dict[str, str]:
+    """``{path: commit}`` of those of ``paths`` (taken literally) that git's index holds as gitlinks
+    (submodule entries): ONE ``git ls-files -s``; {} when git cannot answer."""
+    if not paths:
+        return {}
+    specs = [f":(literal){path}" for path in paths]
+    done = _git(["ls-files", "-s", "-z", "--", *specs], repo.toplevel, _MAGIC_ENV)
+    found: dict[str, str] = {}
+    for record in done.stdout.split("\0") if done.returncode == 0 else ():
+        meta, tab, path = record.partition("\t")
+        fields = meta.split(" ")
+        if tab and path in paths and fields[0] == GITLINK_MODE and len(fields) > 1:
+            found[path] = fields[1]
     return found
 
 

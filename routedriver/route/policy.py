@@ -257,7 +257,11 @@ def compare(
     readable = [found for found in current.values() if not isinstance(found, str)]
     base.ensure(
         (names for found in readable for names in found.named.values()),
-        (target for found in readable for target in found.tracked.links.values()),
+        (
+            target
+            for found in readable
+            for target in (*found.tracked.links.values(), *found.tracked.inside.values())
+        ),
     )
     found: list[RoutePolicy] = []
     for name in sorted(wanted):
@@ -342,7 +346,7 @@ def _compare_route(
                 changes.append(Change(path, kind, stone))
         # The files its guard runs: REF's and the current ones, by what the (current) guard names.
         for path in sorted(current.programs(stone, base.files)):
-            entry = base.files.get(path)
+            entry = base.program(path)
             kind = _difference(programs.base_identity(entry), current.ids.get(path))
             if kind is not None:
                 changes.append(Change(path, kind, stone, current.guards.get(stone, "")))

@@ -44,6 +44,7 @@ class Base:
         self.commit = commit
         self.listed = tuple(listed)  # the paths listed; () is the whole tree
         self.files: dict[str, gitops.TreeEntry] = {}
+        self.gitlinks: dict[str, gitops.TreeEntry] = {}  # its submodules (no file: the commit each names)
         self.directories: dict[str, BaseDir] = {}
         self._routes: set[str] = set()  # directories holding a *.stone file (not a hidden one)
         self._list(listed)
@@ -54,15 +55,22 @@ class Base:
 
     def _list(self, paths: Sequence[str]) -> None:
         try:
-            tree = gitops.tree_files(self.repo, self.commit, paths)
+            tree = gitops.tree_files(self.repo, self.commit, paths, kinds=frozenset({"blob", "commit"}))
         except gitops.GitError as exc:
             raise Refused(f"cannot list {self.ref} ({self.short}): {exc}", "check --base") from None
+        for path, entry in list(tree.items()):
+            if entry.mode == gitops.GITLINK_MODE:
+                self.gitlinks[path] = tree.pop(path)
         self.files.update(tree)
         for path, entry in tree.items():
             parent, _, name = path.rpartition("/")
             self.directories.setdefault(parent or ".", BaseDir({})).files[name] = entry
             if name.endswith(STONE_SUFFIX) and not name.startswith("."):
                 self._routes.add(parent or ".")
+
+    def program(self, path: str) -> gitops.TreeEntry | None:
+        """REF's entry for a guard program: a file, or a submodule that holds one."""
+        return self.files.get(path) or self.gitlinks.get(path)
 
     def directory(self, path: str) -> BaseDir:
         return self.directories.get(path, BaseDir({}))

@@ -30,7 +30,8 @@ names (built-in judges run nothing), the command read as bash reads it (``shells
   / ``sudo -D`` starts a command in, normalized (``$route/../tools/x`` is ``tools/x``); an absolute one
   counts when it is inside the work tree; an unquoted glob (``tools/*.py``) names every tracked file it
   matches (by ``routedriver.globs``' rule);
-- a program that is a symlink counts with the file it leads to (inside the work tree);
+- a program that is a symlink counts with the file it leads to (inside the work tree); one inside a
+  checked-out submodule counts as the submodule, whose identity is the commit its gitlink names;
 - never the stone's own artifacts (files its ``artifacts:`` globs cover: what the guard judges, not what
   judges) nor the driver's files (``*.stone``, ``*.guard``, anything under a ``.route/``).
 
@@ -103,9 +104,12 @@ class Tracked(NamedTuple):
 
     files: frozenset[str]
     links: dict[str, str]  # a tracked symlink → the tracked file it leads to (a program run through a link)
+    # a path inside a checked-out submodule → the submodule (its gitlink): what runs is the commit it names
+    inside: dict[str, str] = {}
 
     def resolve(self, named: Named) -> set[str]:
-        return named.resolve(self.files, self.links)
+        found = named.resolve(self.files, self.links)
+        return found | {self.inside[path] for path in named.paths if path in self.inside}
 
 
 # ---------------------------------------------------------------- reading one command
@@ -488,7 +492,28 @@ def tracked(repo: gitops.Repo, named: Iterable[Named]) -> Tracked:
     files = frozenset(
         path for path in listed if path in paths or any(globs.matches(g, path) for g in patterns)
     )
-    return Tracked(files, {link: target for link, target in links.items() if target in files})
+    return Tracked(
+        files,
+        {link: target for link, target in links.items() if target in files},
+        _in_submodules(repo, [path for path in paths if path not in modes]),
+    )
+
+
+def _in_submodules(repo: gitops.Repo, untracked: list[str]) -> dict[str, str]:
+    """Of the named files git does not track, those inside a checked-out submodule, each with the
+    submodule's path: git tracks the submodule as one gitlink, and the program that runs is whatever the
+    commit it names holds, so that gitlink is the program (a pull request that moves it changes the gate)."""
+    top = os.fspath(repo.toplevel)
+    roots: dict[str, str] = {}
+    for path in untracked:
+        parts = path.split("/")
+        for depth in range(len(parts) - 1, 0, -1):
+            folder = "/".join(parts[:depth])
+            if os.path.lexists(os.path.join(top, folder, ".git")):
+                roots[path] = folder
+                break
+    known = gitops.gitlinks(repo, sorted(set(roots.values())))
+    return {path: root for path, root in roots.items() if root in known}
 
 
 def _link_target(absolute: str, top: str) -> str | None:
@@ -522,6 +547,7 @@ def stone_programs(route: Route, stone: Stone, guard: Guard | None, repo: gitops
 # ---------------------------------------------------------------- comparing with REF
 
 LINK = "link:"  # marks the id of a symlink: a link whose text is a program's bytes is not that program
+GITLINK = "gitlink:"  # marks a submodule's commit: the program inside it is what that commit holds
 
 
 def identities(repo: gitops.Repo, paths: Collection[str | Path]) -> dict[str, str]:
@@ -530,15 +556,23 @@ def identities(repo: gitops.Repo, paths: Collection[str | Path]) -> dict[str, st
     line-ending conversion (git's ``text`` attribute would hash a script with a CR in it as the one without:
     what runs is what is on disk), a symlink's marked (``LINK``). ``base_identity`` is REF's side."""
     top = repo.toplevel
-    found = hashing.content_ids([top / path for path in paths], top, repo, from_disk=True, exact=True)
+    # A submodule (a directory with its own .git) is the commit git's index holds for it, not bytes.
+    folders = [
+        os.fspath(path) for path in paths if os.path.isdir(top / path) and not os.path.islink(top / path)
+    ]
+    submodules = {path: GITLINK + commit for path, commit in gitops.gitlinks(repo, folders).items()}
+    files = [top / path for path in paths if os.fspath(path) not in submodules]
+    found = hashing.content_ids(files, top, repo, from_disk=True, exact=True)
     # Hashing saw the work tree's links; a path outside it (read through its links) is asked apart.
     outside = {path for path in found.ids if path.startswith("../") and os.path.islink(top / path)}
     links = found.links | outside
-    return {path: LINK + blob if path in links else blob for path, blob in found.ids.items()}
+    return {path: LINK + blob if path in links else blob for path, blob in found.ids.items()} | submodules
 
 
 def base_identity(entry: gitops.TreeEntry | None) -> str | None:
-    """REF's file as ``identities`` says one on disk: its blob id, marked when it is a symlink."""
+    """REF's file as ``identities`` says one on disk: its blob id, marked when it is a symlink (a
+    submodule's commit, marked)."""
     if entry is None:
         return None
-    return LINK + entry.blob if entry.mode == gitops.SYMLINK_MODE else entry.blob
+    marks = {gitops.SYMLINK_MODE: LINK, gitops.GITLINK_MODE: GITLINK}
+    return marks.get(entry.mode, "") + entry.blob

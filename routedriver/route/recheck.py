@@ -416,19 +416,19 @@ class _Planner:
         if not named:
             return plans
         tracked = programs.tracked(self.base.repo, named.values())
-        self.base.ensure(named.values())
+        self.base.ensure(named.values(), tracked.inside.values())
         wanted = {
             index: sorted(tracked.resolve(names) | names.resolve(self.base.files))
             for index, names in named.items()
         }
+        present = tracked.files | set(tracked.inside.values())
         now = programs.identities(
-            self.base.repo,
-            sorted({path for paths in wanted.values() for path in paths if path in tracked.files}),
+            self.base.repo, sorted({path for paths in wanted.values() for path in paths if path in present})
         )
         result = list(plans)
         for index, paths in wanted.items():
             for path in paths:
-                at_base = self.base.files.get(path)
+                at_base = self.base.program(path)
                 if at_base is not None and programs.base_identity(at_base) == now.get(path):
                     continue
                 plan = plans[index]

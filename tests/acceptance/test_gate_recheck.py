@@ -25,7 +25,7 @@ from typing import NamedTuple
 
 import pytest
 
-from tests.conftest import TEST_EMAIL, Ran, git
+from tests.conftest import TEST_EMAIL, Ran, git, run_cli
 from tests.route.routes import run_route, write
 from tests.route_gate.gate import lines_of
 
@@ -752,6 +752,76 @@ def test_a_program_reached_through_a_directory_the_pull_request_made_a_symlink_i
         "route.policy.approve --route route)"
     ), line
     assert not leak.exists() and ran(up) == []
+
+
+def test_a_program_inside_a_submodule_is_the_commit_the_submodule_names(tmp_path: Path) -> None:
+    # git tracks a submodule as one gitlink, not its files: a pull request that moves the gitlink to a
+    # commit with a checker that says yes changed the gate (CI checked it out with submodules: true).
+    env = {"GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "protocol.file.allow", "GIT_CONFIG_VALUE_0": "always"}
+    checker = tmp_path / "checker"
+    checker.mkdir()
+    git(checker, "init", "-q")
+    write(checker / "check.sh", '#!/bin/sh\ngrep -q GOOD "$1" || { echo "passed: false"; exit 2; }\n')
+    (checker / "check.sh").chmod(0o755)
+    git(checker, "add", "-A")
+    git(checker, "commit", "-q", "-m", "the checker")
+    write(checker / "check.sh", "#!/bin/sh\necho 'passed: true'\n")
+    git(checker, "commit", "-q", "-a", "-m", "a kinder checker")
+    kinder = git(checker, "rev-parse", "HEAD").strip()
+    git(checker, "checkout", "-q", "HEAD~1")
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    run_cli(["git", "submodule", "-q", "add", str(checker), "vendor/checker"], repo, env=env)
+    write(repo / ".route-approvers", f"{TEST_EMAIL}\n")
+    write(repo / "demo" / "1.plan.stone", "Write the plan.\n")
+    write(repo / "demo" / "1.plan.guard", "judges:\n  - ./vendor/checker/check.sh $route/$stone.md\n")
+    write(repo / "demo" / "1.plan.md", "GOOD\n")
+    assert (
+        run_route(["route.stone.set", "--route", "demo", "--stone", "1.plan", "--as", "passed"], repo).code
+        == 0
+    )
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "the route, passed")
+    base = git(repo, "rev-parse", "HEAD").strip()
+    git(repo, "checkout", "-q", "-b", "robot")
+
+    def ci() -> Ran:
+        clone = tmp_path / "ci"
+        if clone.exists():
+            shutil.rmtree(clone)
+        run_cli(
+            ["git", "clone", "-q", "--recurse-submodules", "--branch", "robot", str(repo), str(clone)],
+            tmp_path,
+            env=env,
+        )
+        return run_route(["route.verify", "--all", "--base", base, "--recheck"], clone)
+
+    write(repo / "demo" / "1.plan.md", "GOOD, again\n")  # an honest new claim: the checker is the base's
+    assert (
+        run_route(["route.stone.set", "--route", "demo", "--stone", "1.plan", "--as", "passed"], repo).code
+        == 0
+    )
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "plan again")
+    honest = ci()
+    assert honest.code == 0, honest.out
+    write(repo / "demo" / "1.plan.md", "BAD\n")
+    git(repo / "vendor" / "checker", "checkout", "-q", kinder)
+    assert (
+        run_route(["route.stone.set", "--route", "demo", "--stone", "1.plan", "--as", "passed"], repo).code
+        == 0
+    )
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "a kinder checker")
+    done = ci()
+    assert done.code == 2, done.out
+    line = lines_of(done)["demo/1.plan"]
+    assert line.startswith(
+        f"policy-changed: policy changed: vendor/checker changed (a program demo/1.plan.guard runs) since "
+        f"{base[:12]}"
+    ), line
+    assert "on recheck: not rechecked: vendor/checker, a program the base's guard runs, is changed" in line
 
 
 def test_a_program_the_pull_request_changed_is_never_run(up: Up) -> None:
