@@ -33,8 +33,19 @@ def cache_dir(environ: Mapping[str, str] | None = None) -> Path:
 def real_path(path: str | os.PathLike[str]) -> Path:
     """``path`` made absolute with every symlink and ``..`` resolved, as ``Path.resolve()`` makes it, except
     that a loop of links is no error: on Python 3.11 ``resolve()`` raises RuntimeError for one, which a
-    command would report as an internal error. Whatever then reads the path says why it cannot."""
-    return Path(os.path.realpath(path))
+    command would report as an internal error. Whatever then reads the path says why it cannot. A chain of
+    links too long to follow raises OSError (see ``realpath``)."""
+    return Path(realpath(path))
+
+
+def realpath(path: str | os.PathLike[str]) -> str:
+    """``os.path.realpath``, except that a chain of symlinks too long to follow raises OSError (ELOOP, as the
+    kernel does past 40 links) instead of RecursionError: Python 3.11's realpath recurses once per link, and
+    anyone who can make links (a sandboxed command) can make a chain of thousands."""
+    try:
+        return os.path.realpath(path)
+    except RecursionError:
+        raise OSError(errno.ELOOP, "too many levels of symbolic links to resolve", os.fspath(path)) from None
 
 
 def existing_directory(path: Path) -> Path:

@@ -51,6 +51,7 @@ from routedriver.brain.tools.base import (
     truncate,
 )
 from routedriver.errors import Stopped
+from routedriver.fsutil import realpath
 from routedriver.llm.types import Message, ToolCall
 from routedriver.threads import Batch
 
@@ -130,7 +131,10 @@ class Dispatcher:
             # decided on the file system as it finds it (a bash call of group 1 may have made a checked name
             # a symlink to a protected file that a read of group 2 names).
             readable: ReadFilter | None = None
-            for number, group in enumerate(call_groups(valid)):
+            # Resolved now for grouping (two names of one file, a link and what it leads to, are one file),
+            # and used as they are for the first group's check: nothing has run since.
+            first = {index: resolved_paths(self.workdir, call) for index, _, call in valid}
+            for number, group in enumerate(call_groups(valid, first)):
                 runnable: list[tuple[int, Tool, ToolCall, dict[str, str]]] = []
                 for index, tool, call in group:
                     log.info(
@@ -141,7 +145,7 @@ class Dispatcher:
                     # Resolved once: the rules check this path (and the one as written) and the tool opens
                     # this path following no symlink, so a name swapped meanwhile (by a concurrent call of the
                     # group, or anything else) makes the tool refuse, never touch what was not checked.
-                    resolved = resolved_paths(self.workdir, call)
+                    resolved = first[index] if number == 0 else resolved_paths(self.workdir, call)
                     event = ToolEvent(
                         call.id, tool.name, call.arguments, iteration, index, text, toolboxes[index], resolved
                     )
@@ -298,17 +302,21 @@ def describe_failure(exc: BaseException) -> str:
 
 def call_groups(
     runnable: Sequence[tuple[int, Tool, ToolCall]],
+    resolved: Mapping[int, Mapping[str, str]] | None = None,
 ) -> list[list[tuple[int, Tool, ToolCall]]]:
     """Split calls into groups run one after another. All calls of a response run concurrently, except that
     a call naming a file (``file_path``/``path``) that an earlier call of its group names too, one of them
     changing it (not ``Tool.read_only``), starts a new group: two edits of one file, or a write and a read of
-    it, happen in call order and none is lost. Calls naming no file (bash, most toolbox tools) never wait.
+    it, happen in call order and none is lost. A file is named by its name as written and by its real path
+    (``resolved``: each call's ``resolved_paths``, by its index), so ``z.txt`` and a link ``l.txt -> z.txt``
+    are one file. Calls naming no file (bash, most toolbox tools) never wait.
     """
     groups: list[list[tuple[int, Tool, ToolCall]]] = []
     named: dict[str, bool] = {}  # path → whether a call of the current group changes it
     for item in runnable:
         changes = not item[1].read_only
-        paths = _named_paths(item[2])
+        real = (resolved or {}).get(item[0], {}).values()
+        paths = [*_named_paths(item[2]), *(path for path in real if path)]
         if not groups or any(path in named and (changes or named[path]) for path in paths):
             groups.append([])
             named = {}
@@ -335,11 +343,12 @@ def _named_paths(call: ToolCall) -> list[str]:
 
 def resolved_paths(workdir: Path, call: ToolCall) -> dict[str, str]:
     """The real path (``os.path.realpath``, as the permission rules resolve it) of each path argument; ""
-    where it cannot be resolved (a link replaced while it was read, a NUL byte), which no file tool opens."""
+    where it cannot be resolved (a link replaced while it was read, a NUL byte, a chain of links too long to
+    follow: see ``fsutil.realpath``), which no file tool opens."""
     resolved = {}
     for key, value in _path_arguments(call).items():
         try:
-            resolved[key] = os.path.realpath(tool_path(workdir, value))
+            resolved[key] = realpath(tool_path(workdir, value))
         except (OSError, ValueError):
             resolved[key] = ""
     return resolved

@@ -40,7 +40,7 @@ from typing import Literal, NamedTuple
 from routedriver import proc
 from routedriver.brain.permissions.rules import Rule, RulesPolicy, gitignore, rule_base
 from routedriver.errors import Refused
-from routedriver.fsutil import entry_is_dir
+from routedriver.fsutil import entry_is_dir, realpath
 
 log = logging.getLogger("bhrain")
 
@@ -183,7 +183,7 @@ class TooManyPaths(Unprotectable):
     """Resolving a rule would look at more than ``WALK_LIMIT`` entries."""
 
     def __init__(self, rule: PathRule, start: str, limit: int, via: str = "") -> None:
-        through = f" (through the symlink {via} -> {os.path.realpath(via)})" if via else ""
+        through = f" (through the symlink {via} -> {_shown(via)})" if via else ""
         super().__init__(
             f"the sandbox cannot resolve the deny rule {rule.text}: it would check more than {limit:,} "
             f"paths under {start}{through} before every command; narrow the rule (a directory such as "
@@ -197,16 +197,38 @@ class ReplaceableLink(Unprotectable):
 
     def __init__(self, what: str, link: str, remedy: str) -> None:
         super().__init__(
-            f"the sandbox cannot keep {what} in place: {link} is a symlink (to {os.path.realpath(link)}) in "
+            f"the sandbox cannot keep {what} in place: {link} is a symlink (to {_shown(link)}) in "
             f"a directory commands may write, and a command could replace it; {remedy}"
         )
+
+
+def _real(name: str, what: str) -> str:
+    """``name`` resolved (``fsutil.realpath``); raises ``Unprotectable`` for a chain of symlinks too long to
+    follow (a command can make one), which the sandbox cannot say where it leads."""
+    try:
+        return realpath(name)
+    except OSError as exc:
+        raise Unprotectable(
+            f"the sandbox cannot resolve {what}: {exc.strerror}; remove the chain of symlinks"
+        ) from None
+
+
+def _shown(link: str) -> str:
+    """Where ``link`` leads, for a message."""
+    try:
+        return realpath(link)
+    except OSError:
+        return "a chain of symlinks too long to follow"
 
 
 def resolve(rules: Sequence[PathRule], *, limit: int = WALK_LIMIT) -> dict[str, bool]:
     """The resolved paths that exist now and that ``rules`` cover, each mapped to whether it is a directory
     (covered whole when the rule covers everything new in it too). Raises ``TooManyPaths`` past ``limit``
     entries looked at."""
-    found = {os.path.realpath(name) for _, name in found_names(rules, limit=limit, every_name=False)}
+    found = {
+        _real(name, f"{name} (the deny rule {rule.text})")
+        for rule, name in found_names(rules, limit=limit, every_name=False)
+    }
     return {path: os.path.isdir(path) for path in found}
 
 
@@ -358,7 +380,7 @@ class Sandbox(NamedTuple):
         Raises ``Unprotectable`` when a rule cannot be resolved or a protected name cannot be held."""
         found = found_names(self.read_only)
         own = [name for name in self.own_files if os.path.lexists(name)]
-        read_only = [os.path.realpath(name) for name in (*(name for _, name in found), *own)]
+        read_only = [_real(name, name) for name in (*(name for _, name in found), *own)]
         # Read-only holds a path's content, and the pinned parents hold its name; neither holds a symlink on
         # the way to it (a bind mount lands on what the link leads to), and a command that removes the link
         # and puts its own file there has rewritten what the name says. Such a name cannot be held: refused.
@@ -369,7 +391,7 @@ class Sandbox(NamedTuple):
             remedy = "replace the link with what it leads to, or make the rule name that instead"
             _hold(name, what, remedy, self.workdir, read_only, held)
         for name in own:
-            remedy = f"give bhrain the file's own path ({os.path.realpath(name)})"
+            remedy = f"give bhrain the file's own path ({_shown(name)})"
             _hold(name, f"bhrain's settings file {name}", remedy, self.workdir, read_only, held)
         return policy_for([self.workdir], resolve(self.hidden), read_only, network=self.network)
 
@@ -385,22 +407,31 @@ def _hold(
     too) lies in a directory a command may write: inside ``workdir`` and not under a ``read_only`` path. A
     link elsewhere is on the read-only root, where no command can remove it. ``resolved`` remembers the
     names already held (many names share their parents)."""
-    if name in resolved:
-        return resolved[name]
-    parent, part = os.path.split(name)
-    current = "/" if parent == name else _hold(parent, what, remedy, workdir, read_only, resolved)
-    if part in ("", "."):
-        path = current
-    elif part == "..":
-        path = os.path.dirname(current)
-    else:
-        path = os.path.join(current, part)
-        if os.path.islink(path):
-            if _under(current, [workdir]) and not _under(current, read_only):
-                raise ReplaceableLink(what, path, remedy)
-            path = os.path.realpath(path)
-    resolved[name] = path
-    return path
+    # The names on the way up to one already held (or to /), then each held from the top down: a loop, not
+    # recursion, as a command can make a path thousands of directories deep.
+    way: list[tuple[str, str, str]] = []
+    above = name
+    while above not in resolved:
+        parent, part = os.path.split(above)
+        if parent == above:
+            resolved[above] = "/"
+            break
+        way.append((above, parent, part))
+        above = parent
+    for below, parent, part in reversed(way):
+        current = resolved[parent]
+        if part in ("", "."):
+            path = current
+        elif part == "..":
+            path = os.path.dirname(current)
+        else:
+            path = os.path.join(current, part)
+            if os.path.islink(path):
+                if _under(current, [workdir]) and not _under(current, read_only):
+                    raise ReplaceableLink(what, path, remedy)
+                path = _real(path, what)
+        resolved[below] = path
+    return resolved[name]
 
 
 def find_bwrap(path_env: str | None, workdir: Path) -> str | None:

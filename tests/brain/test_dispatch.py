@@ -129,6 +129,35 @@ def test_call_groups_split_only_where_a_file_is_shared_and_changed() -> None:
     assert [[i for i, _, _ in group] for group in call_groups(runnable)] == [[0, 1, 2, 3], [4, 5], [6, 7]]
 
 
+def test_two_edits_of_one_file_by_two_names_both_land(tmp_path: Path) -> None:
+    """``z.txt`` and the link ``l.txt -> z.txt`` are one file: the edits wait for each other (grouped by the
+    real path too, not only the name as written), so neither is lost. The file is large, so that two edits
+    run together would overlap (each reads, then writes the whole file)."""
+    (tmp_path / "z.txt").write_text("AAA\n" + "x" * 8_000_000 + "\nBBB\n", encoding="utf-8")
+    (tmp_path / "l.txt").symlink_to("z.txt")
+    loop, _ = make_loop(
+        tmp_path,
+        [
+            {
+                "tool_calls": [
+                    call("edit", file_path="z.txt", old_string="AAA", new_string="A-EDITED"),
+                    call("edit", file_path="l.txt", old_string="BBB", new_string="B-EDITED"),
+                ]
+            },
+            {"text": "done"},
+        ],
+    )
+    assert [c.status for c in loop.run("go").tool_calls] == ["ok", "ok"]
+    text = (tmp_path / "z.txt").read_text(encoding="utf-8")
+    assert text.startswith("A-EDITED\n") and text.endswith("\nB-EDITED\n")
+    runnable = [
+        (i, Tool("edit", "edit", schema({}), lambda args, ctx: "", False), ToolCall(f"c{i}", "edit", args))
+        for i, args in enumerate([{"file_path": "z.txt"}, {"file_path": "l.txt"}])
+    ]
+    real = {i: {"file_path": str(tmp_path / "z.txt")} for i in range(2)}
+    assert [[i for i, _, _ in group] for group in call_groups(runnable, real)] == [[0], [1]]
+
+
 # -- secrets round-trip --------------------------------------------------------------------------------------
 def test_only_placeholders_shown_to_the_model_are_mapped_back_exactly() -> None:
     redactor = Redactor({"ANTHROPIC_API_KEY": SECRET, "OTHER_TOKEN": "tok-not-shown-99"})

@@ -297,6 +297,19 @@ BYPASSES = [
     "time -p -- rm -rf build",
     "time function f { rm -rf build; }; f",
     "exec 3>&1; time { rm -rf build; } 2>&3",
+    # -- the fourth audit --
+    # env -S splits its string by env's rules (\\_ separates words; options and NAME=value may lead it)
+    "env -S '\\_rm -rf build'",
+    "env -S'-i rm -rf build'",
+    "env -S '-C . rm -rf build'",
+    "env -S'X=1\\_rm -rf build'",
+    "env -S '-u HOME rm -rf build'",
+    "env -S \"'rm' -rf build\"",
+    "env -S '-S rm\\_-rf build'",
+    "su --session-command='rm -rf build'",
+    "tmux -c 'rm -rf build'",
+    "shopt -s expand_aliases\nalias e=eval\ne 'rm -rf build'",  # an alias whose value runs its words
+    "GIT_PROXY_COMMAND=rm git ls-remote git://build/x",  # git runs `rm build 9418`
 ]
 
 
@@ -465,6 +478,21 @@ RUN_FOR_REAL = [
     "time -p -- rm -rf build",
     "time function f { rm -rf build; }; f",
     "exec 3>&1; time { rm -rf build; } 2>&3",
+    "env -S '\\_rm -rf build'",
+    "env -S'-i rm -rf build'",
+    "env -S '-C . rm -rf build'",
+    "env -S'X=1\\_rm -rf build'",
+    "env -S '-u HOME rm -rf build'",
+    "env -S \"'rm' -rf build\"",
+    "env -S '-S rm\\_-rf build'",
+    "su --session-command='rm -rf build'",
+    "tmux -c 'rm -rf build'",
+    "shopt -s expand_aliases\nalias e=eval\ne 'rm -rf build'",
+    "shopt -s expand_aliases\nalias b=bash\necho 'rm -rf build' | b",
+    "touch f; tar cf t.tar f; TAR_OPTIONS=\"--to-command='rm -rf build'\" tar xf t.tar",
+    "echo 'rm -rf build' | xargs -I{} sh -c '{}'",
+    "xargs -I% bash -c % <<< 'rm -rf build'",
+    "touch 'rm -rf build'; find rm* -type f -exec sh -c {} \\;",
     # asked about: what runs is only known at run time
     "printf 'a[$%s]' '(rm -rf build)' > p; x=$(<p); : $((x))",
     "read -r x < p; echo $((x + 1))",
@@ -603,6 +631,13 @@ UNSURE = [
     "set -o histexpand; !rm",
     "bash -ic 'set -o history; history -s \"rm -rf build\"\n!!'",
     "time coproc rm -rf build; wait",  # coproc blocks are not read
+    # -- the fourth audit --
+    "shopt -s expand_aliases\nalias b=bash\necho 'rm -rf build' | b",
+    "touch f; tar cf t.tar f; TAR_OPTIONS=\"--to-command='rm -rf build'\" tar xf t.tar",
+    "echo 'rm -rf build' | xargs -I{} sh -c '{}'",  # a script xargs fills in
+    "xargs -I% bash -c % <<< 'rm -rf build'",
+    "touch 'rm -rf build'; find rm* -type f -exec sh -c {} \\;",
+    "env -S '$X rm -rf build'",  # env refuses it, but the reader does not say what runs
 ]
 
 

@@ -22,6 +22,7 @@ from routedriver.brain.sandbox import (
     ReplaceableLink,
     Sandbox,
     TooManyPaths,
+    Unprotectable,
     bwrap_argv,
     find_bwrap,
     path_rules,
@@ -378,3 +379,37 @@ def test_a_bad_sandbox_setting_is_refused_naming_the_key(tmp_path: Path, text: s
     with pytest.raises(Refused) as caught:
         load_config(tmp_path / "b.yaml")
     assert caught.value.line().endswith(line + ("" if "known key" in line else "; fix the value"))
+
+
+def test_a_protected_file_a_thousand_directories_deep_is_held(tmp_path: Path) -> None:
+    """A command can make a/a/…/a/x.lock 1,000 directories deep: the sandbox holds it (its parents pinned)
+    without recursing once per directory (which raised RecursionError for every later command)."""
+    deep = tmp_path
+    for _ in range(1000):  # one at a time: mkdir(parents=True) recurses once per directory too
+        deep = deep / "a"
+        deep.mkdir()
+    (deep / "x.lock").write_text("x", encoding="utf-8")
+    policy = policy_from_block({"deny": ["Write(*.lock)"]}, base_dir=tmp_path, workdir=tmp_path, where="test")
+    hidden, read_only = path_rules([policy], tmp_path)
+    try:
+        held = Sandbox("bwrap", str(tmp_path), False, hidden, read_only).policy()
+        assert str(deep / "x.lock") in held.read_only
+    finally:  # one at a time too: pytest's cleanup (shutil.rmtree) recurses once per directory
+        (deep / "x.lock").unlink()
+        while deep != tmp_path:
+            deep.rmdir()
+            deep = deep.parent
+
+
+def test_a_protected_name_at_the_end_of_a_long_chain_of_links_is_refused_in_one_line(tmp_path: Path) -> None:
+    """1,500 links, l1500 -> … -> l0: Python 3.11's realpath recursed once per link (RecursionError)."""
+    (tmp_path / "l0").write_text("x", encoding="utf-8")
+    for number in range(1, 1501):
+        (tmp_path / f"l{number}").symlink_to(f"l{number - 1}")
+    os.rename(tmp_path / "l1500", tmp_path / "x.lock")
+    for deny in ("Write(*.lock)", "Read(*.lock)"):
+        policy = policy_from_block({"deny": [deny]}, base_dir=tmp_path, workdir=tmp_path, where="test")
+        sandbox = Sandbox("bwrap", str(tmp_path), False, *path_rules([policy], tmp_path))
+        with pytest.raises(Unprotectable, match="symbolic links") as caught:
+            sandbox.policy()
+        assert "\n" not in str(caught.value)

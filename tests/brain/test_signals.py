@@ -204,3 +204,32 @@ def test_a_stopped_review_prints_no_counts(tmp_path: Path) -> None:
     victim = start(args, tmp_path)
     out, err = stop(victim, tmp_path, ["r"], signal.SIGINT)
     assert (victim.returncode, out, err) == (130, "", "error: interrupted\n")
+
+
+@pytest.mark.parametrize(("signum", "code", "word"), SIGNALS)
+def test_a_signal_during_a_grep_that_backtracks_without_end_stops_the_run(
+    tmp_path: Path, signum: int, code: int, word: str
+) -> None:
+    """``(a|aa)+$`` on a long line of ``a`` backtracks for ages: with ``re`` the search held the GIL in C, the
+    loop's thread never ran its signal handler, and only SIGKILL ended bhrain."""
+    (tmp_path / "f.txt").write_text("a" * 80 + "b\n", encoding="utf-8")
+    script = write_script(
+        tmp_path / "s.json",
+        [
+            {"tool_calls": [call("bash", command="touch started")]},
+            {"tool_calls": [call("grep", pattern="(a|aa)+$", path="f.txt")]},
+            {"tool_calls": [call("write", file_path="after.txt", content="x")]},
+            {"text": "all done"},
+        ],
+    )
+    victim = start([*scripted_run(script), "--input", "go", "--sandbox", "off"], tmp_path)
+    try:
+        wait_for(lambda: (tmp_path / "started").exists(), "the first call")
+        time.sleep(1)  # the grep is searching
+        victim.send_signal(signum)
+        out, err = victim.communicate(timeout=10)
+    finally:
+        victim.kill()
+        victim.wait()
+    assert (victim.returncode, out, err) == (code, "", f"error: {word}\n")
+    assert not (tmp_path / "after.txt").exists()

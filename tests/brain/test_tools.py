@@ -13,7 +13,7 @@ import pytest
 
 from routedriver.brain.dispatch import resolved_paths
 from routedriver.brain.hooks import ToolOutcome
-from routedriver.brain.tools import builtin_tools, parse_tool_sets
+from routedriver.brain.tools import builtin_tools, parse_tool_sets, search
 from routedriver.brain.tools.base import Tool, ToolContext, ToolSettings, argument_problem
 from routedriver.brain.tools.search import open_directory, open_regular
 from routedriver.errors import Refused
@@ -117,6 +117,19 @@ def test_grep_returns_paths_line_numbers_and_lines(tmp_path: Path) -> None:
     assert run(t["grep"], tmp_path, pattern="nothing-matches").output.startswith("no matches")
     bad = run(t["grep"], tmp_path, pattern="(unclosed")
     assert not bad.ok and "invalid regular expression" in bad.output
+
+
+def test_grep_gives_up_on_a_pattern_that_backtracks_without_end(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A search past the call's time budget ends the call with an error the model reads, not a run that
+    hangs (the budget is shortened here; the signal test in test_signals.py stops such a search too)."""
+    monkeypatch.setattr(search, "GREP_SECONDS", 1.0)
+    (tmp_path / "f.txt").write_text("a" * 80 + "b\n", encoding="utf-8")
+    started = time.monotonic()
+    slow = run(tools(tmp_path)["grep"], tmp_path, pattern="(a|aa)+$", path="f.txt")
+    assert time.monotonic() - started < 10
+    assert not slow.ok and slow.output.startswith("grep gave up after 1 s in f.txt"), slow.output
 
 
 def test_edit_keeps_bytes_that_are_not_utf8_and_refuses_to_mix_encodings(tmp_path: Path) -> None:
@@ -485,3 +498,36 @@ def test_argument_checks_catch_what_models_get_wrong() -> None:
     assert argument_problem(spec, {"s": "x", "extra": 1}) == "unknown argument: extra"
     assert argument_problem(spec, {"s": 5}) == "argument 's' must be string, not int"
     assert argument_problem(spec, {"s": "x", "n": True}) == "argument 'n' must be integer, not boolean"
+
+
+def test_a_chain_of_symlinks_too_long_to_resolve_is_an_error_result_not_the_end_of_the_run(
+    tmp_path: Path,
+) -> None:
+    """1,500 links, l1500 -> … -> l0: Python 3.11's realpath recursed once per link, and the RecursionError
+    ended the run as an internal error. Each tool that names the path gets an error result and the run goes
+    on (with a Read deny rule, so that the permission rules look at the path too)."""
+    (tmp_path / "l0").write_text("hi\n", encoding="utf-8")
+    for number in range(1, 1501):
+        (tmp_path / f"l{number}").symlink_to(f"l{number - 1}")
+    (tmp_path / "perms.json").write_text(json.dumps({"permissions": {"deny": ["Read(./.env)"]}}))
+    script = write_script(
+        tmp_path / "s.json",
+        [
+            {
+                "tool_calls": [
+                    call("read", file_path="l1500"),
+                    call("grep", pattern="hi", path="l1500"),
+                    call("write", file_path="l1500", content="x"),
+                ]
+            },
+            {"text": "done"},
+        ],
+    )
+    ran = bhrain(
+        [*scripted_run(script), "--input", "go", "--permissions", "perms.json", "--sandbox", "off", "--json"],
+        tmp_path,
+    )
+    assert ran.code == 0, ran.err
+    calls = json.loads(ran.out)["tool_calls"]
+    assert [c["status"] for c in calls] == ["error"] * 3
+    assert (tmp_path / "l0").read_text(encoding="utf-8") == "hi\n"

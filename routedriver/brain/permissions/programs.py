@@ -520,10 +520,23 @@ _TMUX_RUNNERS = _set(
 )
 
 
+_TMUX_VALUES = frozenset("cfLST")  # tmux's own options (before its command) that take a value
+
+
 def tmux(reading: Reading, words: list[Word]) -> None:
     """tmux starts a server that runs the shell commands it is given, now or later (hooks, key bindings):
     what they are cannot always be told; each word after such a command is read as one, to err on the side
-    of refusing."""
+    of refusing. Its own ``-c CMD`` runs CMD with the shell; ``-f FILE`` reads commands from a file."""
+    index = 1
+    while index < len(words) and words[index].text.startswith("-") and words[index].text != "--":
+        text = words[index].text
+        letter = next((c for c in text[1:] if c in _TMUX_VALUES), "")
+        glued = text[text.index(letter) + 1 :] or None if letter else None
+        value, index = _value(words, index, glued) if letter else (None, index + 1)
+        if letter == "c" and value is not None:
+            reading.script(value.text, value.expanded, "tmux -c")
+        elif letter == "f":
+            reading.unsure("tmux -f reads commands from a configuration file")
     texts = [w.text for w in words]
     runner = next((i for i, t in enumerate(texts) if t in _TMUX_RUNNERS), None)
     if runner is None:

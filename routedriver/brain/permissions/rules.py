@@ -51,6 +51,7 @@ from routedriver import userfile
 from routedriver.brain.hooks import ToolEvent
 from routedriver.brain.permissions.shell import split_command
 from routedriver.errors import Refused
+from routedriver.fsutil import realpath
 
 log = logging.getLogger("bhrain")
 
@@ -365,7 +366,16 @@ def _path_forms(raw: str, workdir: Path, real: str | None = None) -> list[str]:
     entry when they agree."""
     target = Path(os.path.expanduser(raw))
     target = target if target.is_absolute() else workdir / target
-    return list(dict.fromkeys((os.path.normpath(target), real or os.path.realpath(target))))
+    return list(dict.fromkeys((os.path.normpath(target), real or _real_or_written(target))))
+
+
+def _real_or_written(path: str | Path) -> str:
+    """``path`` resolved, or as written where a chain of links is too long to follow (``fsutil.realpath``):
+    no tool opens such a path (``dispatch.resolved_paths``)."""
+    try:
+        return realpath(path)
+    except OSError:
+        return os.path.normpath(path)
 
 
 def _path_matches(
@@ -410,7 +420,7 @@ def _form_matches(rule: Rule, path: str, workdir: Path, *, directory: bool, cont
     """Does ``rule``'s path pattern name the absolute ``path`` (see ``_path_matches``)?"""
     base, pattern = rule_base(rule, workdir)
     matcher = gitignore(pattern)
-    for root in {os.path.normpath(base), os.path.realpath(base)}:
+    for root in {os.path.normpath(base), _real_or_written(base)}:
         rel = os.path.relpath(path, root)
         if rel == ".." or rel.startswith("../"):
             continue

@@ -79,6 +79,7 @@ class ParsedCommand:
     blind_shells: int = 0  # shells reading a script from a stdin the reader has not seen
     orphan_feeds: list[str] = field(default_factory=list)  # text fed to a group, loop or exec, not a command
     orphan_inputs: bool = False  # a group's or exec's stdin redirected from a stream or descriptor
+    aliases: dict[str, str] = field(default_factory=dict)  # aliases the command line defines: name → value
 
     def unsure(self, why: str) -> None:
         self.confident = False
@@ -245,6 +246,13 @@ def _resolve(reader: _Reader, simple: SimpleCommand, words: list[Word], *, from_
         if keyword in UNSURE:
             out.unsure(f"{keyword} blocks are not analysed")
             return
+        if head.text in out.aliases:
+            # An alias defined earlier (`alias e=eval; e 'rm x'`) runs its value with these words after it;
+            # read so, but unsure: bash expands it only on later lines, with what its stdin is (`… | e`).
+            out.unsure(f"{head.text!r} is an alias defined in the command line")
+            value = out.aliases[head.text]
+            reader.nested(" ".join([value, *(shlex.quote(w.text) for w in words[1:])]))
+            return
         name = os.path.basename(head.text) or head.text
         spec = WRAPPERS.get(name)
         if name in SU_LIKE or name == "sg" or (spec is not None and spec.privileged):
@@ -285,7 +293,9 @@ def _resolve(reader: _Reader, simple: SimpleCommand, words: list[Word], *, from_
     elif argv[0] == "alias":
         for word in words[1:]:
             if "=" in word.text:
-                _script(reader, word.text.split("=", 1)[1], word.expanded, "an alias")
+                name, value = word.text.split("=", 1)
+                out.aliases[name] = value
+                _script(reader, value, word.expanded, "an alias")
     elif argv[0] == "trap":
         _trap(reader, words)
     elif argv[0] in DECLARING:
@@ -430,11 +440,10 @@ def _assignment(reader: _Reader, word: Word) -> None:
 
 
 def _computed_if(words: list[Word], placeholders: list[str]) -> list[Word]:
-    """``words`` with the command name marked computed when it holds a placeholder that is replaced at run
-    time (find's ``{}``, xargs ``-I NAME``)."""
-    if words and any(p and p in words[0].text for p in placeholders):
-        return [Word(words[0].text, True, True), *words[1:]]
-    return words
+    """``words`` with each word that holds a placeholder replaced at run time (find's ``{}``, xargs ``-I
+    NAME``) marked computed: as a command name (``xargs -I{} {} x``) or a script (``xargs -I{} sh -c '{}'``)
+    what runs is only known then."""
+    return [Word(w.text, True, True) if any(p and p in w.text for p in placeholders) else w for w in words]
 
 
 def _unwrap(reader: _Reader, simple: SimpleCommand, name: str, words: list[Word]) -> list[Word] | None:
@@ -493,6 +502,9 @@ def _skip_options(
             _assignment(reader, rest[0])  # env takes any word with a "=": env 'BASH_FUNC_x%%=…' cmd
             rest = rest[1:]
             continue
+        if name == "env" and (split := _env_split(reader, rest)) is not None:
+            rest = split
+            continue
         if _script_option(reader, spec.script_flags, rest, name):
             return None
         flags, takes_next = _options(rest[0].text, spec.value_flags)
@@ -545,28 +557,110 @@ def _options(word: str, value_flags: frozenset[str]) -> tuple[list[str], bool]:
     return flags, False
 
 
-def _script_option(reader: _Reader, flags: frozenset[str], rest: list[Word], name: str) -> bool:
-    """If ``rest`` starts with an option carrying a shell script (``-c S``, ``-qcS``, ``--command=S``), read
-    the script (with ``env -S``, the words after it are its arguments) and say so."""
+def _valued_option(flags: frozenset[str], rest: list[Word]) -> tuple[str, Word | None, list[Word]] | None:
+    """If ``rest`` starts with one of ``flags`` (``-c S``, ``-qcS``, ``--command=S``): the option, its value
+    (None when missing) and the words after them."""
     if not rest or not flags or not rest[0].text.startswith("-"):
-        return False
+        return None
     word, tail = rest[0], rest[1:]
     found, takes_next = _options(word.text, flags)
     if found[-1:] == [] or found[-1] not in flags:
-        return False
+        return None
     if takes_next:
-        if not tail:
-            reader.out.unsure(f"{name} {found[-1]} without its command")
-            return True
-        script, expanded, tail = tail[0].text, tail[0].expanded, tail[1:]
-    elif word.text.startswith("--"):
-        script, expanded = word.text.partition("=")[2], word.expanded
+        return found[-1], (tail[0] if tail else None), tail[1:]
+    if word.text.startswith("--"):
+        return found[-1], Word(word.text.partition("=")[2], word.expanded, True), tail
+    return found[-1], Word(word.text[len(found) + 1 :], word.expanded, True), tail  # glued: -cSCRIPT
+
+
+def _script_option(reader: _Reader, flags: frozenset[str], rest: list[Word], name: str) -> bool:
+    """If ``rest`` starts with an option carrying a shell script (``-c S``, ``-qcS``, ``--command=S``), read
+    the script and say so."""
+    found = _valued_option(flags, rest)
+    if found is None:
+        return False
+    flag, script, _ = found
+    if script is None:
+        reader.out.unsure(f"{name} {flag} without its command")
     else:
-        script, expanded = word.text[len(found) + 1 :], word.expanded  # glued: -cSCRIPT
-    if name == "env" and tail:
-        script += " " + " ".join(shlex.quote(w.text) for w in tail)
-    _script(reader, script, expanded or any(w.expanded for w in tail), f"the script given to {name}")
+        _script(reader, script.text, script.expanded, f"the script given to {name}")
     return True
+
+
+_ENV_SPLIT_FLAGS = frozenset({"-S", "--split-string"})
+_ENV_ESCAPES = {"f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v"}
+
+
+def _env_split(reader: _Reader, rest: list[Word]) -> list[Word] | None:
+    """``env -S STRING ARGS``: env splits STRING into words by its own rules, not bash's, and reads them as
+    its arguments in place of the option (options, NAME=value and the command may all come from it): the
+    words, followed by ``ARGS``; None when ``rest`` does not start with -S."""
+    found = _valued_option(_ENV_SPLIT_FLAGS, rest)
+    if found is None:
+        return None
+    _, value, tail = found
+    if value is None:
+        reader.out.unsure("env -S without its string")
+        return []
+    split = _env_words(value.text)
+    if split is None:
+        reader.out.unsure("env -S with a string env splits otherwise or refuses")
+        return []
+    if value.expanded:
+        reader.out.unsure("env -S with a string computed at run time")
+        split = [Word(w.text, True, True) for w in split]
+    return [*split, *tail]
+
+
+def _env_words(text: str) -> list[Word] | None:
+    """Split env -S's string as coreutils' env does: blanks and ``\\_`` separate words outside quotes (``\\_``
+    is a space inside double quotes), quotes group, ``\\c`` ends the string, ``#`` starting a word starts a
+    comment, ``${NAME}`` is a variable's value (the word is marked computed). None where env refuses the
+    string (``$NAME``, an unknown escape, an open quote)."""
+    words: list[Word] = []
+    chars: list[str] | None = None  # the word being made; None between words
+    expanded, quote, index = False, "", 0
+
+    def end_word() -> None:
+        nonlocal chars, expanded
+        if chars is not None:
+            words.append(Word("".join(chars), expanded, True))
+        chars, expanded = None, False
+
+    while index < len(text):
+        char = text[index]
+        index += 1
+        if char in "'\"" and quote in ("", char):
+            quote = "" if quote else char
+            chars = chars if chars is not None else []
+            continue
+        if char in " \t\n\v\f\r" and not quote:
+            end_word()
+            continue
+        if char == "#" and chars is None and not quote:
+            break
+        if char == "\\" and not (quote == "'" and text[index : index + 1] not in ("\\", "'")):
+            escape = text[index : index + 1]
+            index += 1
+            if escape == "_" and not quote:
+                end_word()
+                continue
+            if escape == "c" and not quote:
+                break
+            if not escape or escape not in "\"#$'\\_fnrtv":
+                return None  # env: "invalid sequence", or \c inside double quotes
+            char = " " if escape == "_" else _ENV_ESCAPES.get(escape, escape)
+        elif char == "$" and quote != "'":
+            close = text.find("}", index)
+            if text[index : index + 1] != "{" or close < 0:
+                return None
+            char, index, expanded = text[index - 1 : close + 1], close + 1, True
+        chars = chars if chars is not None else []
+        chars.append(char)
+    if quote:
+        return None
+    end_word()
+    return words
 
 
 def _su(reader: _Reader, simple: SimpleCommand, name: str, words: list[Word]) -> list[Word] | None:

@@ -35,7 +35,8 @@ def _flags(text: str) -> frozenset[str]:
 
 
 WRAPPERS: dict[str, Wrapper] = {
-    "env": Wrapper(_flags("-u --unset -C --chdir -P"), _flags("-S --split-string"), assignments=True),
+    # env -S STRING: read in ``shell._env_split`` (env splits STRING into more of its own arguments)
+    "env": Wrapper(_flags("-u --unset -C --chdir -P -a --argv0"), assignments=True),
     "sudo": Wrapper(
         _flags(
             "-u -g -C -D -h -p -r -t -U -T -R --user --group --close-from --chdir --host --prompt --role "
@@ -200,7 +201,7 @@ FOREIGN_SHELLS = frozenset({"csh", "tcsh", "fish"})
 # `su`/`runuser` take their -c script anywhere on the line (`su root -c 'rm x'`); runuser -u runs argv.
 SU_LIKE = frozenset({"su", "runuser"})
 SU_VALUE_FLAGS = _flags("-g -G -s -w -u --group --supp-group --shell --whitelist-environment --user")
-SU_SCRIPT_FLAGS = _flags("-c --command")
+SU_SCRIPT_FLAGS = _flags("-c --command --session-command")
 
 # Variables whose value is a command some program runs (git's pager and editor, ssh, askpass helpers).
 COMMAND_VARIABLES = frozenset(
@@ -225,6 +226,22 @@ COMMAND_VARIABLES = frozenset(
         "PROMPT_COMMAND",
         "LESSOPEN",
         "LESSCLOSE",
+        "GIT_PROXY_COMMAND",  # git runs it as `CMD HOST PORT` for git:// URLs
+        "RSYNC_CONNECT_PROG",
+        "SVN_EDITOR",
+        "SVN_SSH",
+        "HGEDITOR",
+        "FCEDIT",
+        "SYSTEMD_PAGER",
+        "SYSTEMD_EDITOR",
+        "GH_PAGER",
+        "GH_EDITOR",
+        "GH_BROWSER",
+        "PSQL_PAGER",
+        "PSQL_EDITOR",
+        "KUBE_EDITOR",
+        "BAT_PAGER",
+        "DELTA_PAGER",
     }
 )
 # Variables that make a program load code from somewhere the command line does not show.
@@ -247,6 +264,12 @@ LOADING_VARIABLES = frozenset(
         "MANOPT",  # options for man (-P PAGER among them)
         "PERL5OPT",
         "NODE_OPTIONS",
+        # options a program reads from its environment, some of which run commands: TAR_OPTIONS
+        # (--to-command, -I, --checkpoint-action), ZIPOPT (-TT), LESS (+!CMD), PARALLEL (its command)
+        "TAR_OPTIONS",
+        "ZIPOPT",
+        "LESS",
+        "PARALLEL",
     }
 )
 # Prompt strings are expanded (with command substitution) when bash shows them, e.g. PS4 under `set -x`.

@@ -50,7 +50,7 @@ def read(args: Mapping[str, Any], ctx: ToolContext) -> ToolOutcome:
     # name a concurrent call turned into a link to a protected file is refused, never followed.
     real = checked_path(ctx, "file_path", name)
     if moved(ctx, name, real):
-        return fail(moved_message(name, "read"))
+        return fail(moved_message(name, "read", real))
     try:
         info = os.stat(real, follow_symlinks=False)  # a device or FIFO is refused before it is opened
     except FileNotFoundError:
@@ -140,7 +140,7 @@ def _target(ctx: ToolContext, name: str, *, create: bool) -> Iterator[tuple[int,
     the write fail, never land there. ``create`` makes missing directories, as the write tool does."""
     real = checked_path(ctx, "file_path", name)
     if moved(ctx, name, real):
-        raise _Unwritable(moved_message(name, "written"))
+        raise _Unwritable(moved_message(name, "written", real))
     directory, base = os.path.split(real)
     if not base:
         raise _Unwritable(f"{name} is a directory; give a file path")

@@ -4,16 +4,23 @@ Both walk the tree with ``walk.walk``: symlinked directories are listed but neve
 would loop), and paths the permission rules protect (``ToolContext.readable``) are skipped and counted.
 grep reads a block at a time, so a file of any size takes bounded memory, and its result says what it
 skipped (binary files, FIFOs and devices, unreadable and protected paths) instead of a bare "no matches".
+
+grep matches with the ``regex`` engine (``re``'s syntax), not ``re``: a pattern that backtracks without end
+(``(a|aa)+$`` on a long line of ``a``) would hold ``re``'s C loop, and with it the GIL, for ever, so the
+loop's thread could never run its SIGINT/SIGTERM handler and bhrain could not be stopped. ``regex`` searches
+with the GIL released (``concurrent``), so a stop ends the run at once, and gives up when the call's time
+budget (``GREP_SECONDS``) is spent, ending the call with an error result.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import itertools
 import os
-import re
 import stat
-from collections.abc import Iterator, Mapping
+import time
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -21,12 +28,13 @@ from routedriver import globs
 from routedriver.brain.hooks import ToolOutcome
 from routedriver.brain.tools.base import ToolContext, fail, ok, tool_path, truncate
 from routedriver.brain.tools.walk import Skipped, walk
-from routedriver.fsutil import DIRECTORY_FLAGS
+from routedriver.fsutil import DIRECTORY_FLAGS, realpath
 
 MAX_GLOB_RESULTS = 500
 MAX_GREP_MATCHES = 200
 MAX_LINE_CHARS = 300
 BLOCK_BYTES = 1 << 20  # grep reads, and read skips lines, this much at a time
+GREP_SECONDS = 60.0  # one grep call's time budget: searching more ends it with an error result
 SPECIAL_FILE = "is not a regular file (a FIFO, socket or device)"
 # Directories a code search almost never wants, skipped unless the search starts inside one.
 SKIP_DIRS = frozenset(
@@ -58,18 +66,24 @@ def is_binary(head: bytes) -> bool:
 def checked_path(ctx: ToolContext, key: str, name: str) -> str:
     """The real path the argument ``key`` (``name``) had when the permission rules checked the call
     (``ToolContext.resolved``); for a tool run without the loop's check (from Python), its real path now."""
-    return ctx.resolved[key] if key in ctx.resolved else os.path.realpath(resolve(ctx, name))
+    return ctx.resolved[key] if key in ctx.resolved else realpath(resolve(ctx, name))
 
 
 def moved(ctx: ToolContext, name: str, real: str) -> bool:
-    """Does ``name`` lead elsewhere now than to ``real``, where it led when the call was checked?"""
+    """Does ``name`` lead elsewhere now than to ``real``, where it led when the call was checked? ("": it
+    could not be resolved then, see ``moved_message``)"""
     try:
-        return os.path.realpath(resolve(ctx, name)) != real
+        return not real or realpath(resolve(ctx, name)) != real
     except OSError:  # a link replaced while it was being read: it is changing
         return True
 
 
-def moved_message(name: str, verb: str) -> str:
+def moved_message(name: str, verb: str, real: str | None = None) -> str:
+    if real == "":  # the check could not resolve it (``dispatch.resolved_paths``)
+        return (
+            f"{name} cannot be resolved (a loop of symlinks, a chain of them too long to follow, or a link "
+            f"replaced while it was read), so it was not {verb}; give the path of the file itself"
+        )
     return (
         f"{name} changed after the permission check (a symlink now leads elsewhere), so it was not {verb}; "
         "call the tool again to have it checked as it is now"
@@ -124,8 +138,9 @@ def glob(args: Mapping[str, Any], ctx: ToolContext) -> ToolOutcome:
     pattern: str = args["pattern"]
     where = args.get("path") or "."
     base = resolve(ctx, where)
-    if moved(ctx, where, checked_path(ctx, "path", where)):
-        return fail(moved_message(where, "searched"))
+    real_root = checked_path(ctx, "path", where)
+    if moved(ctx, where, real_root):
+        return fail(moved_message(where, "searched", real_root))
     if not os.path.isdir(base):
         return fail(f"{where} is not a directory; pass a directory as path")
     if not pattern.strip():
@@ -174,17 +189,21 @@ def glob(args: Mapping[str, Any], ctx: ToolContext) -> ToolOutcome:
 
 
 def grep(args: Mapping[str, Any], ctx: ToolContext) -> ToolOutcome:
+    # regex (~8 ms): loaded by the first grep, not by every run
+    import regex
+
     try:
-        regex = re.compile(args["pattern"])
-    except re.error as exc:
+        pattern = regex.compile(args["pattern"])
+    except regex.error as exc:
         return fail(
             f"invalid regular expression {args['pattern']!r}: {exc}; fix the pattern (Python re syntax)"
         )
+    deadline = time.monotonic() + GREP_SECONDS
     where = args.get("path") or "."
     root = resolve(ctx, where)
     real_root = checked_path(ctx, "path", where)
     if moved(ctx, where, real_root):
-        return fail(moved_message(where, "searched"))
+        return fail(moved_message(where, "searched", real_root))
     if not os.path.exists(root):
         return fail(f"path not found: {where}; check it with glob")
     skipped = Skipped()
@@ -204,7 +223,7 @@ def grep(args: Mapping[str, Any], ctx: ToolContext) -> ToolOutcome:
             # A file of the walk is read at its real path, which the filter checks itself: the filter's
             # answer on the name alone would not cover a symlink a concurrent call puts there after it.
             try:
-                real = os.path.realpath(file)
+                real = realpath(file)
             except OSError:  # a link replaced while it was read
                 skipped.unreadable += 1
                 continue
@@ -212,10 +231,17 @@ def grep(args: Mapping[str, Any], ctx: ToolContext) -> ToolOutcome:
                 skipped.denied += 1
                 continue
         shown_path = _display(file, ctx.workdir)
-        for number, line in _matching_lines(real, regex, skipped):
-            total += 1
-            if len(found) < MAX_GREP_MATCHES:
-                found.append(f"{shown_path}:{number}:{line[:MAX_LINE_CHARS]}")
+        try:
+            for number, line in _matching_lines(real, pattern.search, deadline, skipped):
+                total += 1
+                if len(found) < MAX_GREP_MATCHES:
+                    found.append(f"{shown_path}:{number}:{line[:MAX_LINE_CHARS]}")
+        except TimeoutError:
+            return fail(
+                f"grep gave up after {GREP_SECONDS:.0f} s in {shown_path}: the pattern {args['pattern']!r} "
+                "takes too long (nested repetition such as (a|aa)+ backtracks without end); simplify it "
+                "or narrow the path"
+            )
     note = skipped.note()
     if not found:
         return ok(f"no matches for {args['pattern']!r} in {where}" + (f" {note}" if note else ""), count=0)
@@ -225,9 +251,12 @@ def grep(args: Mapping[str, Any], ctx: ToolContext) -> ToolOutcome:
     return ok(_with_note(text, note, ctx, "narrow the pattern or the path"), count=total)
 
 
-def _matching_lines(real: str, regex: re.Pattern[str], skipped: Skipped) -> Iterator[tuple[int, str]]:
+def _matching_lines(
+    real: str, search: Callable[..., object], deadline: float, skipped: Skipped
+) -> Iterator[tuple[int, str]]:
     """(line number, line) for each line of the file at the real path ``real`` (no symlink followed, see
-    ``open_regular``) the regex finds something in, read a block at a time."""
+    ``open_regular``) ``search`` (a ``regex`` pattern's) finds something in, read a block at a time; raises
+    TimeoutError once ``deadline`` (``time.monotonic``) passes."""
     try:
         if not stat.S_ISREG(os.stat(real, follow_symlinks=False).st_mode):
             skipped.special += 1
@@ -264,8 +293,11 @@ def _matching_lines(real: str, regex: re.Pattern[str], skipped: Skipped) -> Iter
                 ends_line = body.endswith(b"\n")
                 if ends_line:
                     lines.pop()  # the empty text after the last newline
-                # map/compress run the per-line search in C: most lines of most files do not match.
-                for index in itertools.compress(range(len(lines)), map(regex.search, lines)):
+                # map/compress run the per-line search in C: most lines of most files do not match. Each
+                # search releases the GIL (see the module's docstring) and stops at the deadline.
+                timeout = max(deadline - time.monotonic(), 0.0)
+                bounded = functools.partial(search, concurrent=True, timeout=timeout)
+                for index in itertools.compress(range(len(lines)), map(bounded, lines)):
                     if number + index != last_hit:
                         last_hit = number + index
                         yield last_hit, lines[index]
