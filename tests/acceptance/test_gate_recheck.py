@@ -27,7 +27,7 @@ import pytest
 
 from tests.conftest import TEST_EMAIL, Ran, git, run_cli
 from tests.route.routes import run_route, write
-from tests.route_gate.gate import lines_of
+from tests.route_gate.gate import commit_all, lines_of
 
 ROBOT_EMAIL = "robot@example.com"
 ROBOT = {
@@ -633,27 +633,52 @@ def test_a_new_stone_whose_guard_runs_what_the_base_does_not_is_not_run_without_
     assert isinstance(recheck, dict) and (recheck["guard"], recheck["outcome"]) == ("approved", "passed")
 
 
-def test_a_new_stone_that_claims_the_base_program_as_its_artifact_is_not_run(tmp_path: Path) -> None:
-    # The base's judge runs a program next to its route's stones ($route/check.py). A new route's stone
-    # runs that command word for word but declares check.py one of its own artifacts (what a guard judges
-    # is never compared with the base): the same text then runs the robot's extra/check.py in CI.
+def own_repo(tmp_path: Path) -> Path:
+    """A repository of the test's own (not the template's route), with the human as its approver."""
     repo = tmp_path / "repo"
     repo.mkdir()
     git(repo, "init", "-q")
-    judge = "python3 $route/check.py $route $stone"
     write(repo / ".route-approvers", f"{TEST_EMAIL}\n")
-    write(repo / "demo" / "check.py", JUDGE)
-    write(repo / "demo" / "1.plan.stone", "Write the plan.\n")
-    write(repo / "demo" / "1.plan.guard", f"judges:\n  - {judge}\n")
-    write(repo / "demo" / "1.plan.md", "# 1.plan\n")
-    assert (
-        run_route(["route.stone.set", "--route", "demo", "--stone", "1.plan", "--as", "passed"], repo).code
-        == 0
-    )
+    return repo
+
+
+def set_passed(repo: Path, route: str, *stones: str) -> None:
+    for stone in stones:
+        done = run_route(["route.stone.set", "--route", route, "--stone", stone, "--as", "passed"], repo)
+        assert done.code == 0, (stone, done.out, done.err)
+
+
+def ci_of(tmp_path: Path, repo: Path, base: str, env: dict[str, str] | None = None) -> Ran:
+    """CI: a fresh clone of the robot's branch (submodules too), route.verify --all --base --recheck."""
+    clone = tmp_path / "ci"
+    if clone.exists():
+        shutil.rmtree(clone)
+    clone_cmd = ["git", "clone", "-q", "--recurse-submodules", "--branch", "robot", str(repo), str(clone)]
+    assert run_cli(clone_cmd, tmp_path, env=env).code == 0
+    return run_route(["route.verify", "--all", "--base", base, "--recheck"], clone)
+
+
+def commit_as_base(repo: Path) -> str:
+    """Commit all as main's tip (the base), then branch the robot's work off it; the base's commit."""
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "the route, passed")
     base = git(repo, "rev-parse", "HEAD").strip()
     git(repo, "checkout", "-q", "-b", "robot")
+    return base
+
+
+def test_a_new_stone_that_claims_the_base_program_as_its_artifact_is_not_run(tmp_path: Path) -> None:
+    # The base's judge runs a program next to its route's stones ($route/check.py). A new route's stone
+    # runs that command word for word but declares check.py one of its own artifacts (what a guard judges
+    # is never compared with the base): the same text then runs the robot's extra/check.py in CI.
+    repo = own_repo(tmp_path)
+    judge = "python3 $route/check.py $route $stone"
+    write(repo / "demo" / "check.py", JUDGE)
+    write(repo / "demo" / "1.plan.stone", "Write the plan.\n")
+    write(repo / "demo" / "1.plan.guard", f"judges:\n  - {judge}\n")
+    write(repo / "demo" / "1.plan.md", "# 1.plan\n")
+    set_passed(repo, "demo", "1.plan")
+    base = commit_as_base(repo)
     leak = tmp_path / "leaked"
     write(repo / "extra" / "check.py", f"open({str(leak)!r}, 'w').write('the key')\n" + YES_JUDGE)
     write(repo / "extra" / "1.x.stone", "Write x.\n")
@@ -662,15 +687,10 @@ def test_a_new_stone_that_claims_the_base_program_as_its_artifact_is_not_run(tmp
         f"artifacts: [$route/$stone.md, $route/check.py]\njudges:\n  - {judge}\n",
     )
     write(repo / "extra" / "1.x.md", "# 1.x\n")
-    assert (
-        run_route(["route.stone.set", "--route", "extra", "--stone", "1.x", "--as", "passed"], repo).code == 0
-    )
+    set_passed(repo, "extra", "1.x")
     leak.unlink()
-    git(repo, "add", "-A")
-    git(repo, "commit", "-q", "-m", "an extra route")
-    clone = tmp_path / "ci"
-    git(tmp_path, "clone", "-q", "--branch", "robot", str(repo), str(clone))
-    done = run_route(["route.verify", "--all", "--base", base, "--recheck"], clone)
+    commit_all(repo, "an extra route")
+    done = ci_of(tmp_path, repo, base)
     assert done.code == 2, done.out
     assert lines_of(done)["extra/1.x"].startswith(
         "policy-changed: not rechecked: its guard is new in the pull request and runs 'python3 "
@@ -684,10 +704,7 @@ def test_a_claim_whose_files_a_command_changed_while_ci_rechecked_is_not_passed(
     # 1.a's judge imports tools/helper.py, which its command does not name (the documented limit: such code
     # runs as the pull request has it). The robot's helper rewrites 2.b's BAD artifact to what 2.b's judge
     # wants while both stones are rechecked at once: CI's run would judge other bytes than the pass binds.
-    repo = tmp_path / "repo"
-    repo.mkdir()
-    git(repo, "init", "-q")
-    write(repo / ".route-approvers", f"{TEST_EMAIL}\n")
+    repo = own_repo(tmp_path)
     write(repo / "tools" / "helper.py", "")
     write(repo / "tools" / "a.py", "import helper\nprint('passed: true')\n")
     good = "import sys, time\ntime.sleep(0.5)\nok = 'GOOD' in open(sys.argv[1]).read()\n"
@@ -698,30 +715,18 @@ def test_a_claim_whose_files_a_command_changed_while_ci_rechecked_is_not_passed(
     write(repo / "demo" / "2.b.stone", "Write b.\n")
     write(repo / "demo" / "2.b.guard", "judges:\n  - python3 tools/b.py $route/$stone.md\n")
     write(repo / "demo" / "2.b.md", "GOOD\n")
-    for stone in ("1.a", "2.b"):
-        done = run_route(["route.stone.set", "--route", "demo", "--stone", stone, "--as", "passed"], repo)
-        assert done.code == 0, done.err
-    git(repo, "add", "-A")
-    git(repo, "commit", "-q", "-m", "the route, passed")
-    base = git(repo, "rev-parse", "HEAD").strip()
-    git(repo, "checkout", "-q", "-b", "robot")
+    set_passed(repo, "demo", "1.a", "2.b")
+    base = commit_as_base(repo)
     write(repo / "demo" / "2.b.md", "BAD\n")
     real = swap(repo / "tools" / "b.py", YES_JUDGE)  # the forged pass
-    assert (
-        run_route(["route.stone.set", "--route", "demo", "--stone", "2.b", "--as", "passed"], repo).code == 0
-    )
+    set_passed(repo, "demo", "2.b")
     swap(repo / "tools" / "b.py", real)
     write(repo / "tools" / "helper.py", "open('demo/2.b.md', 'w').write('GOOD\\n')\n")
     write(repo / "demo" / "1.a.md", "# a, again\n")  # a new claim: CI runs 1.a's judge
-    assert (
-        run_route(["route.stone.set", "--route", "demo", "--stone", "1.a", "--as", "passed"], repo).code == 0
-    )
+    set_passed(repo, "demo", "1.a")
     write(repo / "demo" / "2.b.md", "BAD\n")  # what the robot's local run of 1.a rewrote
-    git(repo, "add", "-A")
-    git(repo, "commit", "-q", "-m", "work")
-    clone = tmp_path / "ci"
-    git(tmp_path, "clone", "-q", "--branch", "robot", str(repo), str(clone))
-    done = run_route(["route.verify", "--all", "--base", base, "--recheck"], clone)
+    commit_all(repo, "work")
+    done = ci_of(tmp_path, repo, base)
     assert done.code == 2, done.out
     line = lines_of(done)["demo/2.b"]
     assert re.fullmatch(
@@ -769,52 +774,23 @@ def test_a_program_inside_a_submodule_is_the_commit_the_submodule_names(tmp_path
     git(checker, "commit", "-q", "-a", "-m", "a kinder checker")
     kinder = git(checker, "rev-parse", "HEAD").strip()
     git(checker, "checkout", "-q", "HEAD~1")
-    repo = tmp_path / "repo"
-    repo.mkdir()
-    git(repo, "init", "-q")
-    run_cli(["git", "submodule", "-q", "add", str(checker), "vendor/checker"], repo, env=env)
-    write(repo / ".route-approvers", f"{TEST_EMAIL}\n")
+    repo = own_repo(tmp_path)
+    assert run_cli(["git", "submodule", "-q", "add", str(checker), "vendor/checker"], repo, env=env).code == 0
     write(repo / "demo" / "1.plan.stone", "Write the plan.\n")
     write(repo / "demo" / "1.plan.guard", "judges:\n  - ./vendor/checker/check.sh $route/$stone.md\n")
     write(repo / "demo" / "1.plan.md", "GOOD\n")
-    assert (
-        run_route(["route.stone.set", "--route", "demo", "--stone", "1.plan", "--as", "passed"], repo).code
-        == 0
-    )
-    git(repo, "add", "-A")
-    git(repo, "commit", "-q", "-m", "the route, passed")
-    base = git(repo, "rev-parse", "HEAD").strip()
-    git(repo, "checkout", "-q", "-b", "robot")
-
-    def ci() -> Ran:
-        clone = tmp_path / "ci"
-        if clone.exists():
-            shutil.rmtree(clone)
-        run_cli(
-            ["git", "clone", "-q", "--recurse-submodules", "--branch", "robot", str(repo), str(clone)],
-            tmp_path,
-            env=env,
-        )
-        return run_route(["route.verify", "--all", "--base", base, "--recheck"], clone)
-
+    set_passed(repo, "demo", "1.plan")
+    base = commit_as_base(repo)
     write(repo / "demo" / "1.plan.md", "GOOD, again\n")  # an honest new claim: the checker is the base's
-    assert (
-        run_route(["route.stone.set", "--route", "demo", "--stone", "1.plan", "--as", "passed"], repo).code
-        == 0
-    )
-    git(repo, "add", "-A")
-    git(repo, "commit", "-q", "-m", "plan again")
-    honest = ci()
+    set_passed(repo, "demo", "1.plan")
+    commit_all(repo, "plan again")
+    honest = ci_of(tmp_path, repo, base, env)
     assert honest.code == 0, honest.out
     write(repo / "demo" / "1.plan.md", "BAD\n")
     git(repo / "vendor" / "checker", "checkout", "-q", kinder)
-    assert (
-        run_route(["route.stone.set", "--route", "demo", "--stone", "1.plan", "--as", "passed"], repo).code
-        == 0
-    )
-    git(repo, "add", "-A")
-    git(repo, "commit", "-q", "-m", "a kinder checker")
-    done = ci()
+    set_passed(repo, "demo", "1.plan")
+    commit_all(repo, "a kinder checker")
+    done = ci_of(tmp_path, repo, base, env)
     assert done.code == 2, done.out
     line = lines_of(done)["demo/1.plan"]
     assert line.startswith(
