@@ -127,10 +127,9 @@ def _read_answers(process: subprocess.Popen[str], count: int) -> list[dict[str, 
     return [json.loads(process.stdout.readline()) for _ in range(count)]
 
 
-def test_every_request_gets_one_answer_and_a_tool_call_goes_to_the_sdk(git_repo: Path) -> None:
-    vision_route(git_repo)
-    started = time.monotonic()
-    process = subprocess.Popen(
+def _route_mcp(git_repo: Path) -> subprocess.Popen[str]:
+    """route.mcp on the route, its stdio in pipes: the test speaks the wire itself."""
+    return subprocess.Popen(
         [str(BIN / "route.mcp"), "--route", "route"],
         cwd=git_repo,
         stdin=subprocess.PIPE,
@@ -138,6 +137,12 @@ def test_every_request_gets_one_answer_and_a_tool_call_goes_to_the_sdk(git_repo:
         stderr=subprocess.PIPE,
         text=True,
     )
+
+
+def test_every_request_gets_one_answer_and_a_tool_call_goes_to_the_sdk(git_repo: Path) -> None:
+    vision_route(git_repo)
+    started = time.monotonic()
+    process = _route_mcp(git_repo)
     assert process.stdin is not None
     call = {"jsonrpc": "2.0", "id": "c", "method": "tools/call", "params": {"name": "route_next"}}
     for message in (_initialize("2025-06-18"), INITIALIZED, TOOLS_LIST, call, {**TOOLS_LIST, "id": 2}):
@@ -159,14 +164,7 @@ def test_hostile_messages_neither_kill_the_server_nor_go_unanswered(git_repo: Pa
     # over), a lone surrogate escape in a call's arguments (valid JSON the SDK's parser drops whole, so its
     # caller waited for ever) and a NUL in a route: each gets its answer, and the next call is served.
     vision_route(git_repo)
-    process = subprocess.Popen(
-        [str(BIN / "route.mcp"), "--route", "route"],
-        cwd=git_repo,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    process = _route_mcp(git_repo)
     assert process.stdin is not None
     lines = [json.dumps(_initialize("2025-06-18")), json.dumps(INITIALIZED), "[" * 100_000 + "]" * 100_000]
     for ident, route in ((1, "route\ud800"), (2, "route\0")):
