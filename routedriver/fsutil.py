@@ -99,11 +99,17 @@ def atomic_write(
         what = f"it is {file_kind(existing.st_mode)}, not a regular file"
         raise OSError(errno.EINVAL, what, os.fspath(path))
 
-    parent = os.open(target.parent, DIRECTORY_FLAGS)
+    parent = open_directory(target.parent)
     try:
         replace_in(parent, target.name, payload, existing=existing, mode=mode, fsync=fsync)
     finally:
         os.close(parent)
+
+
+def open_directory(path: str | os.PathLike[str]) -> int:
+    """``path``, a directory, opened only to work inside it (``dir_fd``; ``replace_in``): later writes there
+    look no path up again."""
+    return os.open(path, DIRECTORY_FLAGS)
 
 
 def replace_in(

@@ -562,13 +562,6 @@ EXCEPTIONS: tuple[Allowed, ...] = (
     ),
     Allowed("mcp/handshake.py", "userfile", "os.open", "/dev/null, put on fd 0 once the server owns stdin"),
     Allowed(
-        "brain/trace.py",
-        "userfile",
-        "os.open",
-        "the trace's folder, held open so that no link a command puts in the way leads a write elsewhere; "
-        "nothing is read from it",
-    ),
-    Allowed(
         "brain/permissions/guard.py",
         "userfile",
         "os.open",

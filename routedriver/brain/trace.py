@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from routedriver.brain.redact import Redactor
 from routedriver.errors import Refused
-from routedriver.fsutil import replace_in
+from routedriver.fsutil import open_directory, replace_in
 from routedriver.llm.types import Message, Usage
 from routedriver.userfile import escape_surrogates, file_kind
 
@@ -143,14 +143,15 @@ class TraceWriter:
         if loop.cost is not None:
             self.doc["totals"]["cost_usd"] = round(loop.cost, 6)
         text = json.dumps(self.redactor.value(self.doc), ensure_ascii=False, indent=1, default=str)
-        text = escape_surrogates(
-            text
-        )  # a model's "\udcff" must not stop the trace at this iteration and after
+        # A model's "\udcff" has no UTF-8 bytes: unescaped, it would stop the trace here and after.
+        text = escape_surrogates(text)
         try:
             if self._folder is None:
                 self._folder = _first_folder(self.path, self.workdir)
-            found = _lstat(self._folder, self.path.name)
-            replace_in(self._folder, self.path.name, (text + "\n").encode(), existing=found, fsync=False)
+            # Whatever else a command put at the name (a link, a pipe) is replaced, never written through.
+            found = _at(self._folder, self.path.name)
+            existing = found if found is not None and stat.S_ISREG(found.st_mode) else None
+            replace_in(self._folder, self.path.name, (text + "\n").encode(), existing=existing, fsync=False)
         except (OSError, ValueError) as exc:  # ValueError: a name no temp file can be made for (NUL)
             return path_problem(self.path) or _reason(exc)
         return ""
@@ -169,25 +170,20 @@ def _first_folder(path: Path, workdir: Path) -> int:
             what = f"{parent} is a symbolic link in the working directory, where a command may have put it"
             raise OSError(errno.EINVAL, what, os.fspath(path))
     os.makedirs(path.parent, exist_ok=True)
-    folder = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    try:
-        found = os.stat(path.name, dir_fd=folder, follow_symlinks=False)
-    except FileNotFoundError:
-        return folder
-    if not stat.S_ISREG(found.st_mode):
+    folder = open_directory(path.parent)
+    found = _at(folder, path.name)
+    if found is not None and not stat.S_ISREG(found.st_mode):
         os.close(folder)
         raise OSError(errno.EINVAL, f"it is {file_kind(found.st_mode)}, not a regular file", os.fspath(path))
     return folder
 
 
-def _lstat(folder: int, name: str) -> os.stat_result | None:
-    """What is at ``name`` now if it is a regular file (its owner and mode are kept), else None: whatever
-    else a command put there is replaced, never written through."""
+def _at(folder: int, name: str) -> os.stat_result | None:
+    """What is at ``name`` in ``folder`` (a link is not followed), or None."""
     try:
-        found = os.stat(name, dir_fd=folder, follow_symlinks=False)
+        return os.stat(name, dir_fd=folder, follow_symlinks=False)
     except FileNotFoundError:
         return None
-    return found if stat.S_ISREG(found.st_mode) else None
 
 
 def path_problem(path: Path) -> str:

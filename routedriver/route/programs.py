@@ -198,15 +198,25 @@ _PYTHON_LONG_VALUED = frozenset({"--check-hash-based-pycs"})
 # Words that may stand before a command without being it: reserved words, and the builtins that run one.
 _LEADS = frozenset({"{", "(", "!", "if", "then", "else", "elif", "do", "while", "until", "time", "-p"})
 _RUNNERS = frozenset({"builtin", "command", "eval"})
+_BEFORE_A_COMMAND = _LEADS | _RUNNERS
 _JAVASCRIPT = frozenset({"node", "nodejs", "bun", "deno", "tsx", "ts-node"})
 _JAVASCRIPT_SUFFIXES = (".js", ".mjs", ".cjs", "/index.js", "/index.mjs", "/index.cjs")
-# Programs that change directory by an option: (the short option's letter, the long option, their other short
-# options that take a value, whether their options may follow other words).
-_DIRECTORY_OPTIONS: dict[str, tuple[str, str, str, bool]] = {
-    "env": ("C", "--chdir", "uS", False),
-    "sudo": ("D", "--chdir", "ugUhpCrtT", False),
-    "make": ("C", "--directory", "fIoW", True),
-    "git": ("C", "", "c", False),
+
+
+class _Chdir(NamedTuple):
+    """How a program is told, by an option, to run in another directory."""
+
+    letter: str  # its short option (-C DIR, -CDIR, in a cluster: -iC DIR)
+    long: str  # its long option (--chdir DIR, --chdir=DIR); "" for none
+    valued: str  # its other short options that take a value (env -u NAME): skipped with it
+    anywhere: bool  # its options may follow other words (make's targets); else the first ends them
+
+
+_DIRECTORY_OPTIONS = {
+    "env": _Chdir("C", "--chdir", "uS", anywhere=False),
+    "sudo": _Chdir("D", "--chdir", "ugUhpCrtT", anywhere=False),
+    "make": _Chdir("C", "--directory", "fIoW", anywhere=True),
+    "git": _Chdir("C", "", "c", anywhere=False),
 }
 
 
@@ -221,7 +231,7 @@ def _changed_directory(words: list[Word]) -> Word | None:
     ``env -C DIR``, ``sudo -D DIR``, ``make -C DIR``, ``git -C DIR`` (also ``-iC DIR``, ``--chdir=DIR``);
     None for any other command."""
     index = 0
-    while index < len(words) and (words[index].text in _LEADS | _RUNNERS or is_assignment(words[index])):
+    while index < len(words) and (words[index].text in _BEFORE_A_COMMAND or is_assignment(words[index])):
         index += 1
     if index >= len(words):
         return None
