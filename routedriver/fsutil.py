@@ -30,22 +30,28 @@ def cache_dir(environ: Mapping[str, str] | None = None) -> Path:
     return Path(env.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")) / "routedriver"
 
 
-def real_path(path: str | os.PathLike[str]) -> Path:
-    """``path`` made absolute with every symlink and ``..`` resolved, as ``Path.resolve()`` makes it, except
-    that a loop of links is no error: on Python 3.11 ``resolve()`` raises RuntimeError for one, which a
-    command would report as an internal error. Whatever then reads the path says why it cannot. A chain of
-    links too long to follow raises OSError (see ``realpath``)."""
-    return Path(realpath(path))
-
-
-def realpath(path: str | os.PathLike[str]) -> str:
-    """``os.path.realpath``, except that a chain of symlinks too long to follow raises OSError (ELOOP, as the
-    kernel does past 40 links) instead of RecursionError: Python 3.11's realpath recurses once per link, and
-    anyone who can make links (a sandboxed command) can make a chain of thousands."""
+def realpath(path: str | os.PathLike[str], *, strict: bool = False) -> str:
+    """``path`` made absolute with every symlink and ``..`` resolved (``os.path.realpath``), except that it
+    never raises for what a link can do: ``os.path.realpath`` raises RecursionError for a chain of links too
+    long to follow (Python 3.11 recurses once per link, and anyone who can make links, a robot or a
+    sandboxed command, can make thousands). Such a path comes back absolute but unresolved, and whatever
+    then reads it says why it cannot (the kernel's ELOOP); a loop of links comes back so too. ``strict``: it
+    raises OSError (ELOOP) instead, for a check that must not go on with a path it could not resolve
+    (bhrain's permission rules and file tools, the sandbox)."""
     try:
         return os.path.realpath(path)
     except RecursionError:
-        raise OSError(errno.ELOOP, "too many levels of symbolic links to resolve", os.fspath(path)) from None
+        if strict:
+            what = "too many levels of symbolic links to resolve"
+            raise OSError(errno.ELOOP, what, os.fspath(path)) from None
+        return os.path.abspath(path)
+
+
+def real_path(path: str | os.PathLike[str]) -> Path:
+    """``realpath`` as a Path: what ``Path.resolve()`` gives, except that it never raises (on Python 3.11
+    ``resolve()`` raises RuntimeError for a loop of links, which a command would report as an internal
+    error)."""
+    return Path(realpath(path))
 
 
 def existing_directory(path: Path) -> Path:

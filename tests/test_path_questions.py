@@ -2,11 +2,12 @@
 
 On Python 3.11, ``Path.exists()``, ``is_dir()``, ``is_file()`` and ``is_symlink()`` raise ``OSError`` for a
 name too long for the system or a directory the user may not search (they swallow only "no such file"),
-and ``Path.resolve()`` raises ``RuntimeError`` for a loop of links: each came out of a command as an
-internal error. ``os.path.exists``/``isdir``/``isfile``/``islink`` answer False instead, and
-``fsutil.real_path`` resolves without the loop check (and ``fsutil.entry_is_file``/``entry_is_dir`` ask a
-listing's entries); what then reads the path says, in one line, why it cannot. The package is read with
-``ast``; ``EXCEPTIONS`` names the calls that may stay, with why.
+``Path.resolve()`` raises ``RuntimeError`` for a loop of links, and ``os.path.realpath`` ``RecursionError``
+for a chain of links too long to follow: each came out of a command as an internal error.
+``os.path.exists``/``isdir``/``isfile``/``islink`` answer False instead, ``fsutil.realpath``/``real_path``
+resolve without either error (and ``fsutil.entry_is_file``/``entry_is_dir`` ask a listing's entries); what
+then reads the path says, in one line, why it cannot. The package is read with ``ast``; ``EXCEPTIONS`` names
+the calls that may stay, with why.
 """
 
 from __future__ import annotations
@@ -23,7 +24,9 @@ PREDICATES = frozenset({"exists", "is_dir", "is_file", "is_symlink"})
 # pathlib's: fsutil.entry_is_file / entry_is_dir answer False instead.
 DIR_ENTRIES = frozenset({"entry"})
 EXCEPTIONS: dict[tuple[str, str], str] = {
+    ("fsutil.py", "os.path.realpath"): "realpath itself, which turns its RecursionError into an answer",
     ("fsutil.py", "entry.is_file"): "entry_is_file itself, which turns its OSError into False",
+    ("userfile.py", "os.path.realpath"): "a link os.stat just followed (the kernel stops at 40 links)",
     ("fsutil.py", "entry.is_dir"): "entry_is_dir itself, which turns its OSError into False",
     ("route/init.py", "entry.is_dir"): "a template folder shipped in the package (importlib.resources)",
     ("route/init.py", "summary_file.is_file"): "a template shipped in the package (importlib.resources)",
@@ -34,6 +37,9 @@ def _calls(tree: ast.Module) -> list[tuple[int, str]]:
     found = []
     for node in ast.walk(tree):
         if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+            continue
+        if ast.unparse(node.func) == "os.path.realpath":
+            found.append((node.lineno, "os.path.realpath"))
             continue
         if node.args or node.keywords:
             continue
@@ -58,7 +64,7 @@ def package_calls() -> list[tuple[str, int, str]]:
 
 
 def findings() -> list[str]:
-    fix = "use os.path's, fsutil.real_path or fsutil.entry_is_*"
+    fix = "use os.path's, fsutil.realpath / real_path or fsutil.entry_is_*"
     return [
         f"routedriver/{module}:{line}: {call}() ({fix})"
         for module, line, call in package_calls()
@@ -78,7 +84,7 @@ def test_every_exception_is_needed() -> None:
 def test_the_scanner_finds_each_form() -> None:
     source = (
         "p.exists()\nPath(x).resolve()\n(a / b).is_dir()\nq.parent.is_symlink()\nentry.is_file()\n"
-        "entry.is_symlink()\nentry.is_dir(follow_symlinks=False)\n"
+        "entry.is_symlink()\nentry.is_dir(follow_symlinks=False)\nos.path.realpath(x)\n"
     )
     assert [call for _line, call in _calls(ast.parse(source))] == [
         "p.exists",
@@ -86,4 +92,5 @@ def test_the_scanner_finds_each_form() -> None:
         "(a / b).is_dir",
         "q.parent.is_symlink",
         "entry.is_file",
+        "os.path.realpath",
     ]

@@ -15,7 +15,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from routedriver.fsutil import atomic_write
+from routedriver.fsutil import atomic_write, realpath
 
 
 @dataclass(frozen=True)
@@ -44,7 +44,7 @@ def check_writable(dest: Destination) -> str | None:
     missing directories)."""
     if dest.in_place:
         return None if os.access(dest.path, os.W_OK) else f"{dest.path} is not writable"
-    parent = Path(os.path.realpath(dest.path)).parent
+    parent = Path(realpath(dest.path)).parent
     while not os.path.exists(parent) and parent != parent.parent:
         parent = parent.parent
     if not os.path.isdir(parent):

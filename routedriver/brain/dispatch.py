@@ -348,7 +348,7 @@ def resolved_paths(workdir: Path, call: ToolCall) -> dict[str, str]:
     resolved = {}
     for key, value in _path_arguments(call).items():
         try:
-            resolved[key] = realpath(tool_path(workdir, value))
+            resolved[key] = realpath(tool_path(workdir, value), strict=True)
         except (OSError, ValueError):
             resolved[key] = ""
     return resolved

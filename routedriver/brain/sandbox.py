@@ -206,7 +206,7 @@ def _real(name: str, what: str) -> str:
     """``name`` resolved (``fsutil.realpath``); raises ``Unprotectable`` for a chain of symlinks too long to
     follow (a command can make one), which the sandbox cannot say where it leads."""
     try:
-        return realpath(name)
+        return realpath(name, strict=True)
     except OSError as exc:
         raise Unprotectable(
             f"the sandbox cannot resolve {what}: {exc.strerror}; remove the chain of symlinks"
@@ -216,7 +216,7 @@ def _real(name: str, what: str) -> str:
 def _shown(link: str) -> str:
     """Where ``link`` leads, for a message."""
     try:
-        return realpath(link)
+        return realpath(link, strict=True)
     except OSError:
         return "a chain of symlinks too long to follow"
 
@@ -241,7 +241,7 @@ def found_names(
     found: list[tuple[PathRule, str]] = []
     budget = [limit, limit]  # what is left, and the limit (for the message)
     for rule in rules:
-        base = os.path.realpath(rule.base)
+        base = realpath(rule.base)
         start = _start(rule.pattern)
         if start is None:
             continue
@@ -329,7 +329,7 @@ def _walk(
         yield root
         return
     # (the directory as named, the real directories on the way down to it, the first symlink on the way)
-    way: tuple[str, ...] = (os.path.realpath(root),)
+    way: tuple[str, ...] = (realpath(root),)
     walked = set(way)
     stack = [(root, "" if rel_root == "." else rel_root + "/", way, "")]
     while stack:
@@ -356,7 +356,7 @@ def _walk(
             if not directory:
                 continue
             link = entry.is_symlink()
-            real = os.path.realpath(entry.path) if link else os.path.join(way[-1], entry.name)
+            real = realpath(entry.path) if link else os.path.join(way[-1], entry.name)
             if real in NOT_WALKED or real in way or (once and real in walked):
                 continue
             walked.add(real)
@@ -397,7 +397,7 @@ class Sandbox(NamedTuple):
 
     def argv(self, command: str, *, cwd: Path | str) -> list[str]:
         """The argv that runs ``command`` in this sandbox; raises ``Unprotectable``."""
-        return bwrap_argv(self.bwrap, self.policy(), command, cwd=os.path.realpath(cwd))
+        return bwrap_argv(self.bwrap, self.policy(), command, cwd=realpath(cwd))
 
 
 def _hold(
@@ -439,9 +439,9 @@ def find_bwrap(path_env: str | None, workdir: Path) -> str | None:
     write, and could leave a fake one for the next command); None elsewhere than Linux."""
     if not sys.platform.startswith("linux"):
         return None
-    inside = os.path.realpath(workdir)
+    inside = realpath(workdir)
     for entry in (path_env or "").split(os.pathsep):
-        directory = os.path.realpath(entry or ".")
+        directory = realpath(entry or ".")
         if _under(directory, [inside]):
             continue
         candidate = os.path.join(directory, "bwrap")
@@ -483,7 +483,7 @@ def prepare(
         else:
             _unavailable(mode, source, "bwrap is not on PATH", INSTALL)
         return None
-    problem = probe(bwrap, os.path.realpath(workdir), network=network)
+    problem = probe(bwrap, realpath(workdir), network=network)
     if problem:
         what = f"{bwrap} cannot create a sandbox here ({problem})"
         remedy = (
@@ -494,7 +494,7 @@ def prepare(
         return None
     hidden, read_only = path_rules(policies, workdir)
     own = tuple(sorted({os.path.abspath(path) for path in own_files}))  # as named: see Sandbox.policy
-    sandbox = Sandbox(bwrap, os.path.realpath(workdir), network, hidden, read_only, own)
+    sandbox = Sandbox(bwrap, realpath(workdir), network, hidden, read_only, own)
     try:
         sandbox.policy()
     except Unprotectable as exc:

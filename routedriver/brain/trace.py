@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from routedriver.brain.redact import Redactor
 from routedriver.errors import Refused
-from routedriver.fsutil import open_directory, replace_in
+from routedriver.fsutil import open_directory, realpath, replace_in
 from routedriver.llm.types import Message, Usage
 from routedriver.userfile import escape_surrogates, file_kind
 
@@ -163,9 +163,9 @@ def _first_folder(path: Path, workdir: Path) -> int:
     an earlier run left there for this one to write through (links outside it are the user's)."""
     if path.name in ("", ".", ".."):
         raise IsADirectoryError(errno.EISDIR, "is a directory", os.fspath(path))
-    work = os.path.realpath(workdir)
+    work = realpath(workdir)
     for parent in Path(os.path.abspath(path)).parents:
-        inside = os.path.realpath(parent.parent)
+        inside = realpath(parent.parent)
         if os.path.islink(parent) and (inside == work or inside.startswith(work + os.sep)):
             what = f"{parent} is a symbolic link in the working directory, where a command may have put it"
             raise OSError(errno.EINVAL, what, os.fspath(path))

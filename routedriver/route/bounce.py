@@ -28,6 +28,7 @@ from typing import Any
 
 from routedriver import hookevent
 from routedriver.errors import ExitCode
+from routedriver.fsutil import realpath
 from routedriver.hookevent import MISSING, path_problem, text_problem, wrong
 from routedriver.report import Report
 from routedriver.route.protection import Bounce, Protection, driver_file
@@ -112,7 +113,7 @@ def targets_of(payload: dict[str, Any]) -> tuple[Path, ...]:
     cwd = payload.get("cwd", MISSING)
     base = os.getcwd() if cwd is MISSING else _path("cwd", cwd)
     # realpath: a symlink must not be a way around the rules.
-    return tuple(Path(os.path.realpath(os.path.join(base, os.path.expanduser(path)))) for path in raw)
+    return tuple(Path(realpath(os.path.join(base, os.path.expanduser(path)))) for path in raw)
 
 
 def _path(name: str, value: object) -> str:
@@ -124,7 +125,7 @@ def _path(name: str, value: object) -> str:
 def _shown(target: Path, payload: dict[str, Any]) -> str:
     cwd = payload.get("cwd")
     base = cwd if isinstance(cwd, str) and cwd else os.getcwd()
-    relative = os.path.relpath(target, os.path.realpath(base))
+    relative = os.path.relpath(target, realpath(base))
     return str(target) if relative.startswith("..") else relative
 
 
@@ -174,4 +175,4 @@ def bash_command(payload: dict[str, Any]) -> tuple[str, Path]:
         raise Unclear(wrong("tool_input.command", command, "a command line"))
     cwd = payload.get("cwd", MISSING)
     base = os.getcwd() if cwd is MISSING else _path("cwd", cwd)
-    return command, Path(os.path.realpath(base))
+    return command, Path(realpath(base))

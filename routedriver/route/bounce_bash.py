@@ -27,6 +27,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from routedriver import globs
+from routedriver.fsutil import realpath
 from routedriver.route.bash_writes import Reading, Target, read_writes
 from routedriver.route.protection import Bounce, Protection, driver_file
 
@@ -95,7 +96,7 @@ def _places(cwd: Path, chdirs: list[str]) -> list[Path]:
     for directory in chdirs:
         directory = os.path.expanduser(directory) if directory else os.path.expanduser("~")
         for place in list(places):
-            moved = Path(os.path.realpath(os.path.join(place, directory)))
+            moved = Path(realpath(os.path.join(place, directory)))
             if moved not in places and len(places) < MAX_PLACES:
                 places.append(moved)
     return places
@@ -127,7 +128,7 @@ class _Judge:
             if target.glob:
                 yield from _expand_glob(written, target.recursive)
             else:
-                yield Path(os.path.realpath(written)), target.recursive
+                yield Path(realpath(written)), target.recursive
 
     # -- what a directory holds ------------------------------------------------------------------------------
     def holds(self, directory: Path) -> tuple[Path, str] | None:
@@ -188,7 +189,7 @@ class _Judge:
             if "\n" in word or len(word) > 4096:
                 continue
             for place in self.places:
-                path = Path(os.path.realpath(os.path.join(place, os.path.expanduser(word))))
+                path = Path(realpath(os.path.join(place, os.path.expanduser(word))))
                 why = driver_file(path)
                 if why is not None:
                     return word, why
@@ -226,7 +227,7 @@ def _expand_glob(pattern: str, recursive: bool) -> Iterator[tuple[Path, bool]]:
     parts = pattern.split("/")
     first = next((index for index, part in enumerate(parts) if globs.has_magic(part)), None)
     if first is None:
-        yield Path(os.path.realpath(pattern)), recursive
+        yield Path(realpath(pattern)), recursive
         return
     start = "/".join(parts[:first]) or "/"
     current = [start]
@@ -245,12 +246,12 @@ def _expand_glob(pattern: str, recursive: bool) -> Iterator[tuple[Path, bool]]:
             except OSError:
                 continue
         if len(following) > MAX_MATCHES:
-            yield Path(os.path.realpath(start)), True
+            yield Path(realpath(start)), True
             return
         current = following
     for path in current:
         if os.path.lexists(path):
-            yield Path(os.path.realpath(path)), recursive
+            yield Path(realpath(path)), recursive
 
 
 __all__ = ["Reading", "judge_command"]

@@ -24,6 +24,7 @@ from typing import NamedTuple
 
 from routedriver import userfile
 from routedriver.errors import Refused
+from routedriver.fsutil import realpath
 
 CHUNK = 1 << 20  # large reads: hashlib releases the GIL on big buffers, so threads hash files in parallel
 # A file of at least this size is hashed on a thread when there are two or more: its chunks keep a thread
@@ -337,17 +338,17 @@ def refuse_escaping_links(toplevel: Path, relative: Iterable[str], *, links: Col
     repository CI checks out. ``links``: which of them are symlinks (``gitops.file_kinds`` looked)."""
     top = os.fspath(toplevel)
     head = top if top.endswith(os.sep) else top + os.sep  # os.path.join's result, for relative paths
-    real_top = os.path.realpath(top)
+    real_top = realpath(top)
     real_dirs: dict[str, str] = {}  # directory → its real path: resolved once, not once per file in it
     for path in relative:
         absolute = head + path
         if path in links:
-            real = os.path.realpath(absolute)
+            real = realpath(absolute)
         else:  # only the directories on the way can lead elsewhere
             directory, _, name = absolute.rpartition(os.sep)
             real_dir = real_dirs.get(directory)
             if real_dir is None:
-                real_dir = real_dirs[directory] = os.path.realpath(directory)
+                real_dir = real_dirs[directory] = realpath(directory)
             real = real_dir + os.sep + name if real_dir != os.sep else os.sep + name
         if real == absolute or real.startswith(top + os.sep):
             continue

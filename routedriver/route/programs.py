@@ -59,6 +59,7 @@ from typing import NamedTuple
 
 from routedriver import gitops, globs
 from routedriver.errors import Refused
+from routedriver.fsutil import realpath
 from routedriver.route import builtin_judges, hashing
 from routedriver.route.artifacts import artifact_patterns
 from routedriver.route.hashing import relative_posix
@@ -528,8 +529,8 @@ def _in_submodules(repo: gitops.Repo, untracked: list[str]) -> dict[str, str]:
 
 def _link_target(absolute: str, top: str) -> str | None:
     """Where the symlink ``absolute`` finally leads, relative to ``top``; None outside the work tree."""
-    real = os.path.realpath(absolute)
-    for root in (top, os.path.realpath(top)):
+    real = realpath(absolute)
+    for root in (top, realpath(top)):
         if real.startswith(root + os.sep):
             return real[len(root) + 1 :].replace(os.sep, "/")
     return None

@@ -45,6 +45,7 @@ from typing import TYPE_CHECKING, Literal, NamedTuple
 
 from routedriver import gitops
 from routedriver.errors import Refused
+from routedriver.fsutil import realpath
 from routedriver.route import builtin_judges, guardfile, hashing, inputs, programs, state
 from routedriver.route import guard as guards
 from routedriver.route.checks import StoneCheck
@@ -251,8 +252,8 @@ def _aside(rechecked: StoneRecheck) -> str:
 def _prepare(directory: Path, repo: gitops.Repo) -> Path:
     """``--recheck-dir``: outside the checkout (recheck writes nothing into it), new or empty."""
     absolute = Path(os.path.abspath(directory))
-    real = Path(os.path.realpath(absolute))
-    top = Path(os.path.realpath(repo.toplevel))
+    real = Path(realpath(absolute))
+    top = Path(realpath(repo.toplevel))
     if real == top or top in real.parents:
         raise Refused(
             f"--recheck-dir {directory} is inside the checkout ({repo.toplevel}); recheck writes nothing "

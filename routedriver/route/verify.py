@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from routedriver import gitops
 from routedriver.errors import Refused
-from routedriver.fsutil import real_path
+from routedriver.fsutil import real_path, realpath
 from routedriver.later import Later
 from routedriver.route import builtin_judges, committed, hashing, inputs, judges, records, store
 from routedriver.route.checks import StoneCheck
@@ -295,7 +295,7 @@ def _below_top(path: Path, top: Path) -> list[str] | None:
     below: list[str] = []
     candidate = absolute
     while True:
-        if candidate == top or os.path.realpath(candidate) == os.fspath(top):
+        if candidate == top or realpath(candidate) == os.fspath(top):
             return below[::-1]
         if candidate.parent == candidate:
             return None
@@ -384,7 +384,7 @@ def _load_routes(
         try:
             route = load_route(path, irregular)
         except Refused as exc:
-            shown = name if name is not None else relative_posix(os.path.realpath(path), base)
+            shown = name if name is not None else relative_posix(realpath(path), base)
             checks.append(StoneCheck(shown, "*", "broken", exc.line().removeprefix("error: "), shown))
             continue
         shown = relative_posix(route.path, base)
@@ -561,7 +561,7 @@ def route_paths(
         # The same route named twice (``routes/x`` and ``$PWD/routes/x``) is checked and counted once.
         unique: dict[str, Path] = {}
         for option in route_options:
-            unique.setdefault(os.path.realpath(option), Path(option))
+            unique.setdefault(realpath(option), Path(option))
         return list(unique.values())
 
     try:

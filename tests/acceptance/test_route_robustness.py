@@ -273,6 +273,8 @@ def test_a_review_longer_than_the_output_limit_keeps_its_counts_at_the_end(git_r
 # --route pointed at something no directory can be read from, and each command's one line for it.
 UNREADABLE_ROUTES = [
     ("a loop of links", "loop", "error: cannot read route loop: Too many levels of symbolic links; "),
+    # os.path.realpath recurses once per link: a robot's chain of 1,500 was a RecursionError (internal error)
+    ("a chain of links", "l1500", "error: cannot read route l1500: Too many levels of symbolic links; "),
     (
         "a name too long for the system",
         "r" * 300,
@@ -290,6 +292,10 @@ def test_a_route_that_cannot_be_read_is_refused_in_one_line_by_every_command(
     git_repo: Path, what: str, route: str, said: str
 ) -> None:
     (git_repo / "loop").symlink_to("loop")
+    (git_repo / "route").mkdir()
+    (git_repo / "l0").symlink_to("route")
+    for number in range(1, 1501):
+        (git_repo / f"l{number}").symlink_to(f"l{number - 1}")
     write(git_repo / "afile", "not a route\n")
     for argv in (
         ["route.stone.get", "--route", route, "--stone", "@next-one", "--say"],

@@ -373,7 +373,7 @@ def _real_or_written(path: str | Path) -> str:
     """``path`` resolved, or as written where a chain of links is too long to follow (``fsutil.realpath``):
     no tool opens such a path (``dispatch.resolved_paths``)."""
     try:
-        return realpath(path)
+        return realpath(path, strict=True)
     except OSError:
         return os.path.normpath(path)
 

@@ -66,14 +66,14 @@ def is_binary(head: bytes) -> bool:
 def checked_path(ctx: ToolContext, key: str, name: str) -> str:
     """The real path the argument ``key`` (``name``) had when the permission rules checked the call
     (``ToolContext.resolved``); for a tool run without the loop's check (from Python), its real path now."""
-    return ctx.resolved[key] if key in ctx.resolved else realpath(resolve(ctx, name))
+    return ctx.resolved[key] if key in ctx.resolved else realpath(resolve(ctx, name), strict=True)
 
 
 def moved(ctx: ToolContext, name: str, real: str) -> bool:
     """Does ``name`` lead elsewhere now than to ``real``, where it led when the call was checked? ("": it
     could not be resolved then, see ``moved_message``)"""
     try:
-        return not real or realpath(resolve(ctx, name)) != real
+        return not real or realpath(resolve(ctx, name), strict=True) != real
     except OSError:  # a link replaced while it was being read: it is changing
         return True
 
@@ -223,7 +223,7 @@ def grep(args: Mapping[str, Any], ctx: ToolContext) -> ToolOutcome:
             # A file of the walk is read at its real path, which the filter checks itself: the filter's
             # answer on the name alone would not cover a symlink a concurrent call puts there after it.
             try:
-                real = realpath(file)
+                real = realpath(file, strict=True)
             except OSError:  # a link replaced while it was read
                 skipped.unreadable += 1
                 continue
