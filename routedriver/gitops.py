@@ -749,6 +749,23 @@ def blob_bytes(repo: Repo, blob: str) -> bytes | None:
     return done.stdout.encode("latin-1") if done.returncode == 0 else None
 
 
+def changes_since_fork(repo: Repo, commit: str) -> dict[str, str]:
+    """What the commits on HEAD's side changed since HEAD forked from ``commit`` (a pull request's base):
+    ``{path: "A" | "M" | "D" | "T"}`` (added, modified, deleted, type changed), relative to the top-level,
+    submodules as one path each. ONE ``git diff-tree --merge-base commit HEAD``: on a merge commit that holds
+    ``commit`` (GitHub's ``refs/pull/N/merge``) the fork point is ``commit`` itself, on the pull request's own
+    head the commit it branched from, so what the base gained meanwhile is never counted as the pull
+    request's. Raises GitError when git cannot say (a history cut too short to find the fork point)."""
+    done = _git(
+        ["diff-tree", "-r", "-z", "--no-renames", "--name-status", "--merge-base", commit, "HEAD", "--"],
+        repo.toplevel,
+    )
+    if done.returncode != 0:
+        raise GitError(_problem_line(done.stderr) or f"git diff-tree exited {done.returncode}")
+    fields = done.stdout.split("\0")
+    return {path: status[:1] for status, path in zip(fields[0::2], fields[1::2], strict=False) if path}
+
+
 def is_ancestor(repo: Repo, commit: str, of: str) -> bool | None:
     """Is ``commit`` in the history of ``of`` (itself included)? ``git merge-base --is-ancestor``; None
     when git cannot say (a commit it does not have)."""

@@ -83,6 +83,12 @@ OPTIONS = (
         "N",
         minimum=0,
     ),
+    Option(
+        "--require-bound",
+        "require_bound",
+        "With --base: every file the pull request changes must be an artifact of a stone that passes or a "
+        "route's own file (what guard programs load from the checkout is then the base's).",
+    ),
     Option("--junit", "junit_path", "Also write JUnit XML (one testcase per stone).", "FILE", path=True),
     Option("--json", "as_json", "Print one JSON object instead of text."),
 )
@@ -104,6 +110,7 @@ def run_verify(
     recheck: bool,
     recheck_dir: str | None,
     recheck_max: int | None,
+    require_bound: bool,
     junit_path: Path | None,
     as_json: bool,
 ) -> Report:
@@ -130,6 +137,7 @@ def run_verify(
         allowed_signers=real_path(allowed_signers) if allowed_signers else None,
         base_ref=base,
         recheck=options,
+        require_bound=require_bound,
     )
     if junit_path is not None:  # first: a path it cannot write is refused before any report is shown
         _write_junit(junit_path, verify_report.junit(report))

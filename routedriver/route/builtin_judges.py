@@ -201,6 +201,13 @@ def gated(guard: Guard | None) -> bool:
     return gate_of(guard) is not None
 
 
+def shell_commands(guard: Guard | None) -> list[str]:
+    """The commands a guard runs: its reviews and shell judges (the built-in judges run nothing)."""
+    if guard is None:
+        return []
+    return [*guard.reviews, *(judge for judge in guard.judges if parse_builtin(judge) is None)]
+
+
 @lru_cache(maxsize=256)
 def parse_builtin(command: str) -> BuiltinJudge | None:
     """The built-in judge ``command`` names, with its flags' values; None for a shell command;

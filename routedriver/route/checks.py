@@ -19,6 +19,7 @@ STATUSES = (
     "forged",
     "broken",
     "malfunction",  # --recheck: a review or judge broke in CI (verify exits 1 when nothing else failed)
+    "unbound",  # --require-bound: a file the pull request changes that no pass binds ("stone": the path)
 )
 
 

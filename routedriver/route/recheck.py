@@ -51,7 +51,7 @@ from routedriver.route import guard as guards
 from routedriver.route.checks import StoneCheck
 from routedriver.route.context import StoneContext
 from routedriver.route.load import GUARD_SUFFIX
-from routedriver.route.model import Guard, JudgeRecord, PassRecord, ReviewRecord
+from routedriver.route.model import JudgeRecord, PassRecord, ReviewRecord
 from routedriver.route.policy import PolicyReport, RoutePolicy, approval_now
 from routedriver.route.policy_base import Base
 from routedriver.route.recheck_claims import Holder, pass_record
@@ -354,7 +354,9 @@ class _Planner:
         # CI run its own version of that program.
         artifacts = context.guard.artifacts if context.guard is not None else ()
         unknown = [
-            command for command in _commands(context.guard) if (command, artifacts) not in self.known()
+            command
+            for command in builtin_judges.shell_commands(context.guard)
+            if (command, artifacts) not in self.known()
         ]
         if not unknown:
             return _Plan(check, context, "own")
@@ -387,7 +389,10 @@ class _Planner:
                 if any(change.stone == check.stone for change in route.changes):
                     continue
                 if context.guard is not None:
-                    found.update((command, context.guard.artifacts) for command in _commands(context.guard))
+                    found.update(
+                        (command, context.guard.artifacts)
+                        for command in builtin_judges.shell_commands(context.guard)
+                    )
             self._known = frozenset(found)
         return self._known
 
@@ -442,13 +447,6 @@ class _Planner:
                 result[index] = plan._replace(refusal=why, refused_status="policy-changed")
                 break
         return result
-
-
-def _commands(guard: Guard | None) -> list[str]:
-    """The commands a guard runs: its reviews and shell judges (the built-in judges run nothing)."""
-    if guard is None:
-        return []
-    return [*guard.reviews, *(judge for judge in guard.judges if builtin_judges.parse_builtin(judge) is None)]
 
 
 # ---------------------------------------------------------------- one stone

@@ -58,6 +58,7 @@ class VerifyReport(NamedTuple):
     require_signed: bool
     policy: PolicyReport | None = None  # with --base: the routes' definitions compared with it
     recheck: RecheckReport | None = None  # with --recheck: what CI's own runs of the new claims came to
+    require_bound: bool = False  # with --base: every file the pull request changes is bound (``route.bound``)
 
     @property
     def ok(self) -> bool:
@@ -124,10 +125,17 @@ def verify(
     cwd: Path | None = None,
     base_ref: str | None = None,
     recheck: Options | None = None,
+    require_bound: bool = False,
 ) -> VerifyReport:
     if recheck is not None and base_ref is None:
         raise Refused(
             "--recheck needs --base REF (the pull request's base): a pass REF holds is not run again",
+            "add --base",
+        )
+    if require_bound and base_ref is None:
+        raise Refused(
+            "--require-bound needs --base REF (the pull request's base): what the pull request changes is "
+            "counted from it",
             "add --base",
         )
     where = _locate(route_options, all_routes=all_routes, cwd=cwd, base_ref=base_ref)
@@ -182,9 +190,31 @@ def verify(
             all_routes=all_routes,
             recheck=recheck,
         )
+        if require_bound:
+            checks += _unbound(base_tree.get(), policy_report, names, claims, vouched)
     if unsaved:
         checks = _uncommitted(checks, unsaved)
-    return VerifyReport(tuple(checks), allow_incomplete, require_signed, policy_report, rechecked)
+    return VerifyReport(
+        tuple(checks), allow_incomplete, require_signed, policy_report, rechecked, require_bound=require_bound
+    )
+
+
+def _unbound(
+    at_base: Base,
+    policy_report: PolicyReport,
+    names: Mapping[Path, str | None],
+    claims: Sequence[_Claim],
+    vouched: Sequence[StoneCheck],
+) -> list[StoneCheck]:
+    """--require-bound: a check for each file the pull request changes that no pass binds (route.bound)."""
+    from routedriver.route import bound
+
+    stones = [
+        (check, claim.context, claim.done.inputs.artifacts if claim.done and claim.done.inputs else None)
+        for check, claim in zip(vouched, claims, strict=True)
+    ]
+    routes = [name for name in names.values() if name is not None]
+    return bound.unbound(at_base, policy_report, routes, stones)
 
 
 def _locate(

@@ -14,12 +14,14 @@ from routedriver.report import Report
 from routedriver.route import shown
 from routedriver.route.checks import STATUSES, StoneCheck
 from routedriver.route.verify import VerifyReport
+from routedriver.route.words import count
 
 if TYPE_CHECKING:
     from routedriver.route.policy import PolicyReport
     from routedriver.route.recheck import RecheckReport, StoneRecheck
 
 _WIDTH = max(len("unapproved"), len("incomplete"))
+UNBOUND = "unbound"  # route.bound.STATUS (that module is imported only with --require-bound)
 
 
 def name_of(check: StoneCheck) -> str:
@@ -38,10 +40,13 @@ def text(report: VerifyReport) -> str:
 
 def summary(report: VerifyReport) -> str:
     counts = report.counts()
+    files = counts.pop(UNBOUND, 0)  # files, not stones: said apart
     parts = ", ".join(f"{counts[status]} {status}" for status in sorted(counts, key=_order))
     verdict = "ok" if report.ok else "FAILED"
-    stones = f"{len(report.checks)} stone" + ("s" if len(report.checks) != 1 else "")
-    line = f"route.verify {verdict}: {stones} ({parts})"
+    stones = len(report.checks) - files
+    line = f"route.verify {verdict}: {count(stones, 'stone')} ({parts})"
+    if files:
+        line += f"; {count(files, 'file')} changed that no pass binds (--require-bound)"
     if report.recheck is not None:  # what CI's own runs cost: a team sees the price of --recheck
         line += f"; {report.recheck.summary()}"
     return line
@@ -57,6 +62,7 @@ def as_json(report: VerifyReport) -> dict[str, Any]:
         "ok": report.ok,
         "allow_incomplete": report.allow_incomplete,
         "require_signed": report.require_signed,
+        "require_bound": report.require_bound,
         "policy": _policy_json(report.policy),
         "recheck": _recheck_json(report.recheck),
         "counts": report.counts(),
@@ -279,10 +285,16 @@ def outcome(report: VerifyReport, *, json: bool, github: bool) -> Report:
     if report.ok:
         return Report(stdout, tuple(stderr))
     failing = report.failing
+    files = sum(1 for check in failing if check.status == UNBOUND)
+    stones = len(report.checks) - sum(1 for check in report.checks if check.status == UNBOUND)
+    what = []
+    if len(failing) > files:
+        what.append(f"{len(failing) - files} of {count(stones, 'stone')} failed route.verify")
+    if files:
+        what.append(f"{count(files, 'file')} the pull request changes no pass binds")
     stderr.append(
-        f"error: {len(failing)} of {len(report.checks)} stones failed route.verify "
-        f"({', '.join(sorted({check.status for check in failing}))}); "
-        "see each stone's line on stdout for what to fix"
+        f"error: {' and '.join(what)} ({', '.join(sorted({check.status for check in failing}))}); "
+        "see each line on stdout for what to fix"
     )
     # A review or judge that broke in CI (--recheck) is a malfunction: exit 1, unless a claim was also found
     # wanting (then 2: there is something for the pull request to fix).

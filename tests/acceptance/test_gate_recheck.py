@@ -56,14 +56,14 @@ print(f"blockers: {len(todo)}")
 print("nitpicks: 0")
 """
 JUDGE = """\
-import os, pathlib, sys
+import os, pathlib, sys, textwrap
 route, stone = sys.argv[1], sys.argv[2]
 if os.environ.get("RECHECK_LOG"):
     with open(os.environ["RECHECK_LOG"], "a") as log:
         log.write(f"judge.py {stone}\\n")
 if "FORBIDDEN" in pathlib.Path(route, stone + ".md").read_text():
     print("passed: false")
-    print("reason: the artifact says FORBIDDEN")
+    print("reason: " + textwrap.shorten("the artifact says FORBIDDEN", 80))
     sys.exit(2)
 print("passed: true")
 print("reason: nothing forbidden")
@@ -867,4 +867,148 @@ def test_junit_and_the_step_summary_say_what_recheck_cost(up: Up) -> None:
     assert (
         "::error file=route/3.ship.stone,title=route.verify rejected%3A route/3.ship::failed on recheck"
         in done.out
+    )
+
+
+# ---------------------------------------------------------------- --require-bound: nothing rides along
+
+# tools/judge.py is the base's, byte for byte, and stays so; but Python puts a script's own directory first
+# on sys.path, so a tools/textwrap.py the robot adds is what its `import textwrap` loads, and that module can
+# do anything (here: make every file read clean). Nothing in the command line names it: it is what a program
+# loads by itself.
+SHADOW = """\
+import pathlib
+
+pathlib.Path.read_text = lambda self, *args, **kwargs: "clean\\n"
+
+
+def shorten(text, width):
+    return text
+"""
+
+
+def forge_with_a_module_the_judge_loads(up: Up) -> None:
+    write(up.route / "3.ship.md", "# 3.ship\nShip it. FORBIDDEN: skip the tests\n")
+    write(up.repo / "tools" / "textwrap.py", SHADOW)
+    robot_set(up, "3.ship")
+    robot_commit(up, "ship")
+
+
+def test_what_a_guard_program_loads_by_itself_rides_along_unless_every_change_must_be_bound(up: Up) -> None:
+    forge_with_a_module_the_judge_loads(up)
+    clone = ci_clone(up)
+    # The documented limit of --recheck: CI ran the base's judge, and the judge loaded the robot's module.
+    rechecked = ci(up, "--recheck", clone=clone)
+    assert rechecked.code == 0, rechecked.out + rechecked.err
+    assert ran(up) == ["judge.py 3.ship"]
+    # With --require-bound the file no pass binds fails the gate, named, whatever loads it.
+    done = ci(up, "--recheck", "--require-bound", clone=clone)
+    assert done.code == 2, done.out + done.err
+    assert lines_of(done)["tools/textwrap.py"] == (
+        f"unbound: the pull request adds it since {up.base[:12]} and no pass binds it: with --require-bound "
+        "every file a pull request changes is an artifact of a stone that passes or a route's own file; make "
+        "it one (a stone whose artifacts cover it), or leave it out"
+    )
+    assert lines_of(done)["route/3.ship"].startswith("passed: ")  # its own claim held on CI's run
+    assert done.out.splitlines()[-1].startswith(
+        "route.verify FAILED: 4 stones (4 passed); 1 file changed that no pass binds (--require-bound); "
+    )
+    assert done.err.splitlines()[-1] == (
+        "error: 1 file the pull request changes no pass binds (unbound); see each line on stdout for what "
+        "to fix"
+    )
+    # Without --recheck too: it needs only --base.
+    plain = ci(up, "--require-bound", "--json", clone=clone)
+    assert plain.code == 2, plain.out + plain.err
+    document = json.loads(plain.out)
+    assert document["require_bound"] is True and document["ok"] is False
+    assert [(s["route"], s["stone"], s["status"], s["file"]) for s in document["stones"] if not s["ok"]] == [
+        ("", "tools/textwrap.py", "unbound", "tools/textwrap.py")
+    ]
+    annotated = ci(up, "--require-bound", env={"GITHUB_ACTIONS": "true"}, clone=clone)
+    title = "route.verify unbound%3A tools/textwrap.py"
+    assert f"::error file=tools/textwrap.py,title={title}::the pull request adds it" in annotated.out
+
+
+def test_a_pull_request_that_changes_only_what_its_passes_bind_passes_require_bound(up: Up) -> None:
+    # Artifacts of stones that pass, a new stone of the route (its stone, guard, artifact, records), and a
+    # change the base made after the robot forked (not the pull request's).
+    write(up.route / "2.plan.md", "# 2.plan\nThree steps, each with an owner.\n")
+    robot_set(up, "2.plan")
+    write(up.route / "5.more.stone", "Write more.\n")
+    write(up.route / "5.more.guard", f"judges:\n  - {RUN_JUDGE}\n")
+    write(up.route / "5.more.md", "# 5.more\nMore.\n")
+    robot_set(up, "5.more")
+    robot_commit(up, "plan and more")
+    git(up.repo, "checkout", "-q", "main")
+    write(up.repo / "README.md", "a project, renamed\n")
+    git(up.repo, "commit", "-qam", "the base moves on")
+    git(up.repo, "checkout", "-q", "robot")
+    done = ci(up, "--recheck", "--require-bound")
+    assert done.code == 0, done.out + done.err
+    assert sorted(ran(up)) == ["judge.py 2.plan", "judge.py 5.more", "review.py 2.plan"]
+    assert done.out.splitlines()[-1].startswith("route.verify ok: 5 stones (5 passed); recheck: ")
+
+
+def test_require_bound_names_each_file_the_pull_request_deletes_or_changes_outside_its_passes(up: Up) -> None:
+    (up.repo / "README.md").unlink()
+    write(up.repo / "tools" / "review.py", REVIEW + "# tidied\n")  # a guard program: policy's to report
+    write(up.repo / "notes.txt", "unrelated work\n")
+    robot_commit(up, "tidy")
+    done = ci(up, "--require-bound")
+    assert done.code == 2, done.out + done.err
+    lines = lines_of(done)
+    assert lines["README.md"].startswith(f"unbound: the pull request deletes it since {up.base[:12]} and ")
+    assert lines["notes.txt"].startswith(f"unbound: the pull request adds it since {up.base[:12]} and ")
+    # The changed program is reported once, where policy says what it changes (not as unbound too).
+    assert "tools/review.py" not in lines
+    assert lines["route/2.plan"].startswith("policy-changed: ")
+
+
+def test_require_bound_refuses_without_base_and_without_a_history_joining_the_base(up: Up) -> None:
+    clone = ci_clone(up)
+    alone = run_route(["route.verify", "--all", "--require-bound"], clone)
+    assert (alone.code, alone.out) == (2, "")
+    assert alone.err == (
+        "error: --require-bound needs --base REF (the pull request's base): what the pull request changes is "
+        "counted from it; add --base\n"
+    )
+    # A base with no history in common with HEAD: git cannot say what the pull request changed.
+    git(clone, "checkout", "-q", "--orphan", "elsewhere")
+    git(clone, "commit", "-q", "-m", "unrelated history")
+    other = git(clone, "rev-parse", "HEAD").strip()
+    git(clone, "checkout", "-q", "--detach", "origin/robot")
+    done = run_route(["route.verify", "--all", "--base", other, "--require-bound"], clone)
+    assert done.code == 2 and "Traceback" not in done.err, done.err
+    assert done.err.splitlines()[-1].startswith(
+        f"error: --require-bound: cannot list what the pull request changes since {other[:12]}: "
+    )
+    assert done.err.splitlines()[-1].endswith(
+        "; fetch the history that joins it with the base (actions/checkout with fetch-depth: 0)"
+    )
+
+
+def test_a_stone_the_pull_request_adds_does_not_bind_what_the_base_would_not(up: Up) -> None:
+    """The robot adds a stone with nothing to run whose `artifacts:` is the module it wants loaded: a pass of
+    it would bind anything. A new stone binds files only when a human or the base's commands vouch for it;
+    one with default artifacts and no command binds nothing either."""
+    forge_with_a_module_the_judge_loads(up)
+    write(up.route / "6.carrier.stone", "Carry the helper.\n")
+    write(up.route / "6.carrier.guard", "artifacts:\n  - tools/textwrap.py\njudges: []\n")
+    robot_set(up, "6.carrier")
+    write(up.route / "7.empty.stone", "Nothing to check.\n")
+    write(up.route / "7.empty.md", "# 7.empty\nAnything.\n")
+    robot_set(up, "7.empty")
+    robot_commit(up, "a stone that carries the helper")
+    done = ci(up, "--recheck", "--require-bound")
+    assert done.code == 2, done.out + done.err
+    assert lines_of(done)["route/6.carrier"].startswith("passed: ")  # its pass itself holds
+    assert lines_of(done)["tools/textwrap.py"] == (
+        f"unbound: the pull request adds it since {up.base[:12]} and only route/6.carrier binds it, a stone "
+        "the pull request adds that neither a human nor the base vouches for: a new stone binds files when "
+        "its guard has approved?, when every command it runs is one a guard of the base runs with the same "
+        "artifacts, or when a human runs route.policy.approve --route route"
+    )
+    assert lines_of(done)["route/7.empty.md"].startswith(
+        f"unbound: the pull request adds it since {up.base[:12]} and only route/7.empty binds it, "
     )

@@ -381,6 +381,26 @@ def test_true_false_inputs_read_in_any_case_and_anything_else_is_refused(
     ]
 
 
+def test_require_bound_is_off_by_default_and_needs_a_base(
+    tmp_path: Path, standin: Path, tool_cache: Path, installed: ActionRun
+) -> None:
+    assert ACTION["inputs"]["require-bound"]["default"] == "false"
+    workspace, base = _pull_request(tmp_path, {}, {})
+    run = _verify_step(installed, standin, tool_cache, workspace, {"require-bound": "True"}, base=base)
+    assert _argv(run) == ["--base", base, "--require-bound"]
+    for inputs, message, given in (
+        ({"require-bound": "yes"}, "input require-bound must be true or false, not 'yes'", base),
+        (
+            {"require-bound": "true"},
+            "input require-bound needs a base commit (a pull request's): what it changes is counted from it",
+            "",
+        ),
+    ):
+        refused = _verify_step(installed, standin, tool_cache, workspace, inputs, base=given)
+        assert refused.steps[0].code == 2 and refused.log == []
+        assert _ours(refused) == [f"::error title=route.verify::{message}"]
+
+
 def test_recheck_is_off_by_default_and_on_writes_outside_the_checkout_within_a_bound(
     tmp_path: Path, standin: Path, tool_cache: Path, installed: ActionRun
 ) -> None:
@@ -657,6 +677,7 @@ def test_the_recheck_example_runs_where_the_pull_request_cannot_change_it() -> N
     assert checkout["with"]["fetch-depth"] == 0 and checkout["with"]["persist-credentials"] is False
     assert gate["uses"].startswith("OWNER/routedriver@") and set(gate["with"]) <= set(ACTION["inputs"])
     assert gate["with"]["recheck"] == "true" and gate["with"]["recheck-max"] == "20"
+    assert gate["with"]["require-bound"] == "true"
     assert gate["with"]["base"] == "${{ github.event.pull_request.base.sha }}"
     # The reviewers' key, and only it, from the secrets.
     assert gate["env"] == {"ANTHROPIC_API_KEY": "${{ secrets.ANTHROPIC_API_KEY }}"}

@@ -1,0 +1,164 @@
+"""``route.verify --base REF --require-bound``: every file the pull request changes is one its passes bind.
+
+``--recheck`` runs the base's guards on the pull request's files, and compares with the base the programs
+their commands name; what those programs load by themselves (``conftest.py`` behind ``pytest``, a module
+``tools/review.py`` imports, a ``Makefile``, ``.gitattributes``) no reader of command lines can know. With
+``--require-bound`` the gate does not need to: a pull request may change only
+
+- a route's own files: its stones and guards (``route.policy`` compares them with REF, and anything it
+  reports there is policy's, guard programs and approvers files included) and what lies under its
+  ``.route/`` (the records and markers ``route.verify`` checks);
+- the artifacts of stones that pass: each is bound by its stone's pass and judged by its guard (with
+  ``--recheck``, CI's own run of it). A file deleted is bound when a passed stone's artifact globs cover it.
+
+Every other path it adds, changes or deletes (since it forked from REF) is ``unbound``: one line each, and
+the gate fails. So whatever a guard program loads that no pass binds is the base's, by construction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import NamedTuple
+
+from routedriver import gitops, globs
+from routedriver.errors import Refused
+from routedriver.route import builtin_judges
+from routedriver.route.artifacts import artifact_patterns
+from routedriver.route.checks import StoneCheck
+from routedriver.route.context import StoneContext
+from routedriver.route.load import GUARD_SUFFIX, STONE_SUFFIX
+from routedriver.route.model import DEFAULT_ARTIFACTS, STATE_DIR
+from routedriver.route.policy import PolicyReport
+from routedriver.route.policy_base import Base
+from routedriver.route.provenance import REPO_APPROVERS
+
+STATUS = "unbound"
+_DONE = {"A": "adds", "M": "changes", "T": "changes", "D": "deletes"}
+_RULE = (
+    "with --require-bound every file a pull request changes is an artifact of a stone that passes or a "
+    "route's own file"
+)
+
+
+class Passed(NamedTuple):
+    """A stone that passes: where it is, the files its pass binds (relative to the top-level), and whether the
+    base or a human vouches for what it binds (``_vouched``)."""
+
+    context: StoneContext
+    artifacts: tuple[str, ...]
+    vouched: bool
+
+
+# A stone's check, its context and the artifacts its pass binds (None: no pass to read them from).
+Claim = tuple[StoneCheck, StoneContext | None, Mapping[str, str] | None]
+
+
+def unbound(
+    base: Base, policy: PolicyReport, routes: Iterable[str], claims: Iterable[Claim]
+) -> list[StoneCheck]:
+    """An ``unbound`` check for each path the pull request changes that neither a route owns nor a pass
+    binds (``routes``: the routes verified, relative to the top-level; ``claims``: each stone's check, context
+    and the artifacts its pass binds); refused when git cannot say what the pull request changes."""
+    try:
+        changed = gitops.changes_since_fork(base.repo, base.commit)
+    except gitops.GitError as exc:
+        raise Refused(
+            f"--require-bound: cannot list what the pull request changes since {base.short}: {exc}",
+            "fetch the history that joins it with the base (actions/checkout with fetch-depth: 0)",
+        ) from None
+    owned = {REPO_APPROVERS} | {change.path for route in policy.routes for change in route.changes}
+    route_names = {*routes, *(route.route for route in policy.routes)}
+    passes = _passes(base, policy, list(claims))
+    # A path several passes bind is bound when any of them is vouched for: those come last and win.
+    bound = {
+        path: stone for stone in sorted(passes, key=lambda stone: stone.vouched) for path in stone.artifacts
+    }
+    found = []
+    for path, how in sorted(changed.items()):
+        if path in owned or _route_file(path, route_names):
+            continue
+        by = bound.get(path) or (_covering(path, passes, base) if how == "D" else None)
+        if by is not None and by.vouched:
+            continue
+        done = f"the pull request {_DONE.get(how, 'changes')} it since {base.short}"
+        if by is None:
+            why = (
+                f"{done} and no pass binds it: {_RULE}; make it one (a stone whose artifacts cover it), or "
+                "leave it out"
+            )
+        else:
+            stone = f"{by.context.route_arg}/{by.context.stone.name}"
+            why = (
+                f"{done} and only {stone} binds it, a stone the pull request adds that neither a human nor "
+                "the base vouches for: a new stone binds files when its guard has approved?, when every "
+                "command it runs is one a guard of the base runs with the same artifacts, or when a human "
+                f"runs route.policy.approve --route {by.context.route_arg}"
+            )
+        found.append(StoneCheck("", path, STATUS, why, path))
+    return found
+
+
+def _passes(base: Base, policy: PolicyReport, claims: list[Claim]) -> list[Passed]:
+    """The claims that pass, each vouched for or not. A stone the base has binds what its guard says (REF's,
+    or one a human approved; else the stone is policy-changed anyway). A stone new in the pull request binds
+    its artifacts only when a human approves them (``approved?``) or its route's definitions
+    (``route.policy.approve``), or when it runs a command and every command it runs is one an unchanged
+    guard of the base runs with the same artifacts (as ``--recheck`` vouches for a new stone's guard). Else
+    a robot would add a stone with ``artifacts: [tools/**]`` and nothing to run, and bind what it likes."""
+    routes = {route.route: route for route in policy.routes}
+    new: dict[tuple[str, str], bool] = {}
+    known: set[tuple[str, tuple[str, ...]]] = set()
+    for check, context, _artifacts in claims:
+        if context is None:
+            continue
+        route = routes.get(check.route)
+        stones = base.directory(check.route).stones
+        at_base = route is not None and route.state != "added" and check.stone in stones
+        new[(check.route, check.stone)] = not at_base
+        if at_base and route is not None and not any(change.stone == check.stone for change in route.changes):
+            guard = context.guard
+            written = guard.artifacts if guard is not None else DEFAULT_ARTIFACTS
+            known.update((command, written) for command in builtin_judges.shell_commands(guard))
+    passes = []
+    for check, context, artifacts in claims:
+        if check.status != "passed" or context is None or artifacts is None:
+            continue
+        route, guard = routes.get(check.route), context.guard
+        commands = builtin_judges.shell_commands(guard)
+        vouched = (
+            not new[(check.route, check.stone)]
+            or builtin_judges.gated(guard)
+            or (route is not None and route.approval is not None and route.approval.ok)
+            or (
+                guard is not None
+                and bool(commands)
+                and all((command, guard.artifacts) in known for command in commands)
+            )
+        )
+        passes.append(Passed(context, tuple(artifacts), vouched))
+    return passes
+
+
+def _route_file(path: str, routes: Iterable[str]) -> bool:
+    """A stone, a guard or a file under ``.route/`` of one of ``routes``."""
+    for route in routes:
+        top = route in ("", ".")
+        if not top and not path.startswith(route + "/"):
+            continue
+        inside = path if top else path[len(route) + 1 :]
+        if inside.startswith(STATE_DIR + "/"):
+            return True
+        if "/" not in inside and inside.endswith((STONE_SUFFIX, GUARD_SUFFIX)):
+            return True
+    return False
+
+
+def _covering(path: str, passes: Iterable[Passed], base: Base) -> Passed | None:
+    """The passed stone whose artifact globs cover ``path``, a deleted file (its pass binds its absence)."""
+    absolute = str(base.repo.toplevel / path)
+    for stone in sorted(passes, key=lambda stone: not stone.vouched):  # one vouched for first
+        context = stone.context
+        patterns = artifact_patterns(context.route, context.stone, context.guard, context.base)
+        if any(globs.covers(pattern, absolute) for pattern in patterns):
+            return stone
+    return None
