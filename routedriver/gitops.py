@@ -29,6 +29,10 @@ from routedriver import proc, userfile
 from routedriver.errors import Refused
 from routedriver.later import Later
 
+# Every git command here sees the objects as they are: a ``refs/replace/*`` ref (which anyone who can push a
+# ref can publish, and a CI that fetches every ref takes) would otherwise show another commit, tree or blob
+# in place of REF's, so policy, recheck and --require-bound would compare with a base the robot wrote.
+_NO_REPLACE = {"GIT_NO_REPLACE_OBJECTS": "1"}
 _READ_ONLY_ENV = {"GIT_OPTIONAL_LOCKS": "0", "GIT_LITERAL_PATHSPECS": "1"}
 _GLOB_ENV = {"GIT_OPTIONAL_LOCKS": "0", "GIT_LITERAL_PATHSPECS": "0"}  # for ':(glob)' pathspecs
 _MAGIC_ENV = _GLOB_ENV  # pathspecs that say what they are (':(literal)…', ':(exclude,literal)…')
@@ -144,7 +148,12 @@ def _git(
     # milliseconds per call; they cannot prompt or block on the network. Signing checks get one.
     # kill_leftovers=False: what git starts and means to keep (fsmonitor--daemon, gc --auto) is git's.
     return proc.run(
-        ["git", *args], cwd=cwd, extra_env=env, timeout=timeout, input=stdin, kill_leftovers=False
+        ["git", *args],
+        cwd=cwd,
+        extra_env={**env, **_NO_REPLACE},
+        timeout=timeout,
+        input=stdin,
+        kill_leftovers=False,
     )
 
 
@@ -742,23 +751,19 @@ def blob_bytes(repo: Repo, blob: str) -> bytes | None:
     done = proc.run(
         ["git", "cat-file", "blob", blob],
         cwd=repo.toplevel,
-        extra_env=_READ_ONLY_ENV,
+        extra_env={**_READ_ONLY_ENV, **_NO_REPLACE},
         encoding="latin-1",
         kill_leftovers=False,
     )
     return done.stdout.encode("latin-1") if done.returncode == 0 else None
 
 
-def changes_since_fork(repo: Repo, commit: str) -> dict[str, str]:
-    """What the commits on HEAD's side changed since HEAD forked from ``commit`` (a pull request's base):
-    ``{path: "A" | "M" | "D" | "T"}`` (added, modified, deleted, type changed), relative to the top-level,
-    submodules as one path each. ONE ``git diff-tree --merge-base commit HEAD``: on a merge commit that holds
-    ``commit`` (GitHub's ``refs/pull/N/merge``) the fork point is ``commit`` itself, on the pull request's own
-    head the commit it branched from, so what the base gained meanwhile is never counted as the pull
-    request's. Raises GitError when git cannot say (a history cut too short to find the fork point)."""
+def tree_changes(repo: Repo, commit: str) -> dict[str, str]:
+    """Where HEAD's tree differs from ``commit``'s: ``{path: "A" | "M" | "D" | "T"}`` (HEAD adds, modifies,
+    deletes it, or changes its type), relative to the top-level, a submodule as one path. ONE ``git
+    diff-tree`` of the two trees, no history needed. Raises GitError when git cannot say."""
     done = _git(
-        ["diff-tree", "-r", "-z", "--no-renames", "--name-status", "--merge-base", commit, "HEAD", "--"],
-        repo.toplevel,
+        ["diff-tree", "-r", "-z", "--no-renames", "--name-status", commit, "HEAD", "--"], repo.toplevel
     )
     if done.returncode != 0:
         raise GitError(_problem_line(done.stderr) or f"git diff-tree exited {done.returncode}")

@@ -82,7 +82,7 @@ def set_passed(route_option: str | None, stone: str, *, rerun: bool = False) -> 
     context = inputs.stone_context(route, stone)
     refuse_out_of_order(context)
     artifacts = inputs.artifacts_or_refuse(context)  # refuse before creating anything under .route/
-    inputs.refuse_symlinked_gate(context, artifacts)
+    inputs.refuse_symlinked(context, artifacts)
     with store.writing(route):
         store.ensure_state_dir(route)
         lock, waited = store.acquire_stone_lock(route, context.stone.name)

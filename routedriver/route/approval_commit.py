@@ -13,7 +13,6 @@ target could change under an unchanged link, is refused (``refuse_unfaithful``).
 
 from __future__ import annotations
 
-import os
 import shlex
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -21,7 +20,6 @@ from pathlib import Path
 from routedriver import gitops
 from routedriver.errors import Refused
 from routedriver.route import hashing, store
-from routedriver.route.human_gate import SYMLINK_FIX
 from routedriver.route.model import Route
 
 HUMANS_ONLY = "only humans can approve"
@@ -226,15 +224,8 @@ def _removal(entry: gitops.ConfigEntry) -> str:
 def refuse_unfaithful(files: Mapping[str, Path], stored: Mapping[str, str], object_format: str) -> None:
     """Refuse approving files whose bytes on disk are not what git stores: ``stored`` holds their ids as git
     would store them (through every filter and line-ending conversion), ``files`` the files by the same
-    relative names. A symlink is refused too: git stores only the link, so an approval of it would not
-    cover its target, which can change while the link stays as it is."""
-    for relative, path in sorted(files.items()):
-        if os.path.islink(path):
-            raise Refused(
-                f"{relative} is a symlink (to {os.readlink(path)}): an approval would cover the link, "
-                "not what it points at",
-                f"{SYMLINK_FIX}, then approve",
-            )
+    relative names. (A symlink never gets here: hashing the stone's files refused it, see
+    ``hashing.symlink_problem``.)"""
     for relative, path in sorted(files.items()):
         on_disk = hashing.blob_id(path, object_format)  # the bytes as they are: no filter, no conversion
         if on_disk != stored[relative]:

@@ -178,6 +178,7 @@ def content_ids(
     *,
     from_disk: bool = False,
     exact: bool = False,
+    keep_links: bool = False,
 ) -> ContentIds:
     """Content ids of ``paths`` (absolute), keyed by path relative to ``base``.
 
@@ -189,9 +190,13 @@ def content_ids(
     can make disagree with the files). ``snapshot`` (a ``gitops.IndexSnapshot`` of the whole repo) saves
     asking git again: route.verify reads the index once for every stone. ``exact`` (with ``from_disk``): the
     bytes on disk exactly as they are, through no filter or line-ending conversion (what a program that runs
-    them reads, see ``route.programs.identities``).
+    them reads, see ``route.programs.identities``). A symlink in the work tree is refused
+    (``symlink_problem``: the files a pass binds are files), unless ``keep_links``: then its id is its
+    text's, and it is named in ``links`` (how a guard program compares with REF's).
     """
-    return content_ids_of(_by_relative(paths, base), repo, snapshot, from_disk=from_disk, exact=exact)
+    return content_ids_of(
+        _by_relative(paths, base), repo, snapshot, from_disk=from_disk, exact=exact, keep_links=keep_links
+    )
 
 
 def content_ids_of(
@@ -202,6 +207,7 @@ def content_ids_of(
     from_disk: bool = False,
     skip_unhashable: bool = False,
     exact: bool = False,
+    keep_links: bool = False,
 ) -> ContentIds:
     """``content_ids`` of files already keyed by their relative path: ``{relative POSIX path: path}``.
 
@@ -223,7 +229,9 @@ def content_ids_of(
     to_read = sorted(by_relative.keys() - known.keys() if known else by_relative)
     if not to_read:
         return ContentIds(ids=known, read_from_disk=frozenset())
-    hashed, links = _hash_from_disk(to_read, by_relative, repo, skip_unhashable=skip_unhashable, exact=exact)
+    hashed, links = _hash_from_disk(
+        to_read, by_relative, repo, skip_unhashable=skip_unhashable, exact=exact, keep_links=keep_links
+    )
     return ContentIds(ids={**known, **hashed}, read_from_disk=frozenset(to_read), links=links)
 
 
@@ -270,6 +278,7 @@ def _hash_from_disk(
     *,
     skip_unhashable: bool,
     exact: bool = False,
+    keep_links: bool = False,
 ) -> tuple[dict[str, str], frozenset[str]]:
     """Ids of files read from disk: through git inside a repository's work tree, by our own hashing of the
     bytes outside it (or outside git); and which of those in the work tree are symlinks."""
@@ -288,6 +297,9 @@ def _hash_from_disk(
             kinds = gitops.file_kinds(repo, inside)  # one lstat a file, for both questions below
         except OSError as exc:
             raise _unreadable(exc) from None
+        if kinds.links and not keep_links:
+            path = min(kinds.links)
+            raise Refused(symlink_problem(path, link_text(repo.toplevel / path)), SYMLINK_FIX)
         refuse_escaping_links(repo.toplevel, inside, links=kinds.links)
         links.update(kinds.links)
         if kinds.irregular and not skip_unhashable:
@@ -330,6 +342,25 @@ def _unhashable(path: str, what: str) -> Refused:
         f"cannot hash {path}: it is {what}, not a regular file or a symlink",
         "replace it with a regular file (or remove it)",
     )
+
+
+SYMLINK_FIX = "make it the file itself, not a link to it"
+
+
+def symlink_problem(path: str, target: str) -> str:
+    """Why a pass (or an approval) takes no file ``path`` that is a symlink to ``target``."""
+    return (
+        f"artifact {path} is a symlink (to {target}): a pass or an approval binds what a file holds, and git "
+        "stores only a link's text, so what it points at could change under them"
+    )
+
+
+def link_text(path: Path) -> str:
+    """What the symlink ``path`` says, for a message (it may be gone by now)."""
+    try:
+        return os.readlink(path)
+    except OSError as exc:
+        return f"a target that cannot be read: {exc.strerror}"
 
 
 def refuse_escaping_links(toplevel: Path, relative: Iterable[str], *, links: Collection[str]) -> None:

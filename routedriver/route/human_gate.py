@@ -1,13 +1,11 @@
 """``approved?``, the human gate: does a stone's approval hold for its artifacts as they are now, given by
 someone the approvers file lists? (The marker's text is read by ``judges.approved``; who committed it is
-``route.verify``'s question, through ``provenance``.) A stone a human approves takes no symlinked artifact: an
-approval binds content ids, and a link's target could change under an unchanged link.
+``route.verify``'s question, through ``provenance``.)
 """
 
 from __future__ import annotations
 
-import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from routedriver.route import hashing, judges
@@ -26,12 +24,8 @@ def verdict(
     approvers: Approvers | None = None,
 ) -> Verdict:
     """``approved?`` for this stone: does ``approval`` hold for the artifacts as they are now, given by
-    someone the approvers file lists (``approvers``; looked up when not given)? Never for a symlinked
-    artifact (``symlinked_artifact``)."""
-    linked = symlinked_artifact(context, artifacts)
-    if linked:
-        reason = f"{linked}; {SYMLINK_FIX}"
-        return Verdict("failed", reason, f"passed: false\nreason: {reason}\n")
+    someone the approvers file lists (``approvers``; looked up when not given)? (A symlinked artifact never
+    reaches it: hashing refuses one, see ``hashing.symlink_problem``.)"""
     said = judges.approved(
         approval.marker,
         approval.exists,
@@ -52,36 +46,6 @@ def verdict(
         return said
     reason = f"wait for human approval: {unlisted}"
     return Verdict("failed", reason, f"passed: false\nreason: {reason}\n")
-
-
-SYMLINK_FIX = "make it the file itself, not a link to it"
-
-
-def symlinked_artifact(context: StoneContext, artifacts: Iterable[str]) -> str:
-    """Why a stone a human approves cannot take its artifacts as they are: one of them (relative to
-    ``context.base``) is a symlink. git stores only the link, and an approval binds content ids, so an
-    approved link would stay approved while what it points at changes. "" when none is."""
-    # One directory listing per directory (its entries say whether they are links without a system call
-    # each): route.verify asks this of every gated stone, whose artifacts may be thousands of files.
-    by_directory: dict[str, set[str]] = {}
-    for relative in artifacts:
-        directory, _, name = relative.rpartition("/")
-        by_directory.setdefault(directory, set()).add(name)
-    base = os.fspath(context.base)
-    for directory, names in sorted(by_directory.items()):
-        try:
-            with os.scandir(os.path.join(base, directory)) as entries:
-                links = sorted(entry.name for entry in entries if entry.name in names and entry.is_symlink())
-        except OSError:
-            continue  # hashing the artifacts already said what is wrong with such a directory
-        if links:
-            relative = f"{directory}/{links[0]}" if directory else links[0]
-            target = os.readlink(os.path.join(base, relative))
-            return (
-                f"artifact {relative} is a symlink (to {target}): a stone a human approves takes no "
-                "symlinked artifacts (an approval would cover the link, not what it points at)"
-            )
-    return ""
 
 
 def _who_may_approve(verdict: Verdict, approvers: Approvers, context: StoneContext) -> Verdict:

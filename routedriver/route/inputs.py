@@ -14,11 +14,10 @@ from pathlib import Path
 from routedriver import userfile
 from routedriver.errors import Refused
 from routedriver.gitops import IndexSnapshot, find_repo
-from routedriver.route import builtin_judges, guardfile, hashing, records, store
+from routedriver.route import guardfile, hashing, records, store
 from routedriver.route.artifacts import find_artifacts
 from routedriver.route.artifacts import input_files as files_of
 from routedriver.route.context import ApprovalState, StoneContext
-from routedriver.route.human_gate import SYMLINK_FIX, symlinked_artifact
 from routedriver.route.load import load_route
 from routedriver.route.model import Guard, ReviewRecord, Route, Stone
 
@@ -182,15 +181,14 @@ def approval_state(
     return ApprovalState(marker, True, content_id or hashing.blob_id_of(raw))
 
 
-def refuse_symlinked_gate(context: StoneContext, artifacts: Iterable[Path]) -> None:
-    """``route.stone.set`` on a human gate (a judge that needs a human, such as ``approved?``): a symlinked
-    artifact is the robot's to fix (make it the file itself), refused before anything runs, rather than a
-    gate no human could ever open."""
-    if not builtin_judges.gated(context.guard):
-        return
-    linked = symlinked_artifact(context, [context.show(path) for path in artifacts])
-    if linked:
-        raise Refused(linked, SYMLINK_FIX)
+def refuse_symlinked(context: StoneContext, artifacts: Iterable[Path]) -> None:
+    """``route.stone.set``: a symlinked artifact is the robot's to fix (make it the file itself), refused
+    before anything runs or is written (hashing refuses one anyway: ``hashing.symlink_problem``)."""
+    for path in artifacts:
+        if os.path.islink(path):
+            raise Refused(
+                hashing.symlink_problem(context.show(path), hashing.link_text(path)), hashing.SYMLINK_FIX
+            )
 
 
 def judge_input_hash(review_input_hash: str, reviews: Sequence[ReviewRecord], approval: ApprovalState) -> str:

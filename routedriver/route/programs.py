@@ -573,7 +573,7 @@ def identities(repo: gitops.Repo, paths: Collection[str | Path]) -> dict[str, st
     ]
     submodules = {path: GITLINK + commit for path, commit in gitops.gitlinks(repo, folders).items()}
     files = [top / path for path in paths if os.fspath(path) not in submodules]
-    found = hashing.content_ids(files, top, repo, from_disk=True, exact=True)
+    found = hashing.content_ids(files, top, repo, from_disk=True, exact=True, keep_links=True)
     # Hashing saw the work tree's links; a path outside it (read through its links) is asked apart.
     outside = {path for path in found.ids if path.startswith("../") and os.path.islink(top / path)}
     links = found.links | outside

@@ -189,6 +189,17 @@ def files_by_stone(names: Iterable[str]) -> dict[str, StoneFiles]:
     return found
 
 
+def is_driver_file(name: str) -> bool:
+    """Is ``name``, a file directly under ``.route/``, one the driver writes to be committed: a review,
+    judge or pass record, an approval marker (a stone's, ``policy.approved``), the route's ``approvers``, its
+    ``.gitignore``, a branch's binding (``route.bind``) or an older version's ``<stone>.passed``?"""
+    if name in (".gitignore", "approvers") or name.endswith((".approved", ".passed")):
+        return True
+    if name.startswith(".bind.") and name.endswith(".flag"):
+        return True
+    return bool(files_by_stone([name]))
+
+
 def _is_temp(name: str) -> bool:
     return name.startswith(".") and TEMP_MARK in name  # fsutil.is_temp, on a name (no Path per entry)
 

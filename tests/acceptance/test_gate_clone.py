@@ -500,6 +500,12 @@ def test_an_approval_hashes_the_bytes_on_disk_and_a_faithful_file_approves(clone
 
 # ---------------------------------------------------------------- symlinked artifacts
 
+LINKED = (
+    "artifact route/2.plan.md is a symlink (to ../docs/plan.md): a pass or an approval binds what a file "
+    "holds, and git stores only a link's text, so what it points at could change under them; make it the "
+    "file itself, not a link to it"
+)
+
 
 def test_a_symlinked_artifact_of_a_gated_stone_is_refused_and_never_verifies(clone: Clone) -> None:
     write(clone.repo / "docs" / "plan.md", "# The plan the human read\n")
@@ -509,10 +515,7 @@ def test_a_symlinked_artifact_of_a_gated_stone_is_refused_and_never_verifies(clo
 
     refused = human_approves(clone, "2.plan")
     assert (refused.code, refused.out) == (2, "")
-    assert refused.err == (
-        "error: route/2.plan.md is a symlink (to ../docs/plan.md): an approval would cover the link, not "
-        "what it points at; make it the file itself, not a link to it, then approve\n"
-    )
+    assert refused.err == f"error: {LINKED}\n"
     assert not (clone.route / ".route" / "2.plan.approved").exists()
     # The robot is told to fix it when it runs the guard: a gate no human could open is not a wait.
     assert route_set(clone.repo, clone.route, "1.vision").code == 2  # waits for the human, as before
@@ -520,11 +523,7 @@ def test_a_symlinked_artifact_of_a_gated_stone_is_refused_and_never_verifies(clo
     assert route_set(clone.repo, clone.route, "1.vision").code == 0
     robot = route_set(clone.repo, clone.route, "2.plan")
     assert robot.code == 2
-    assert robot.err == (
-        "error: artifact route/2.plan.md is a symlink (to ../docs/plan.md): a stone a human approves takes "
-        "no symlinked artifacts (an approval would cover the link, not what it points at); make it the file "
-        "itself, not a link to it\n"
-    )
+    assert robot.err == f"error: {LINKED}\n"
 
 
 def test_an_approved_file_swapped_for_a_link_with_the_same_id_is_not_approved_in_ci(clone: Clone) -> None:
@@ -543,7 +542,4 @@ def test_an_approved_file_swapped_for_a_link_with_the_same_id_is_not_approved_in
     robot_commit(clone.repo, "link")
     done = ci(clone)
     assert done.code == 2
-    assert lines_of(done)["route/2.plan"].startswith(
-        "unapproved: j1 approved? does not hold now: artifact route/2.plan.md is a symlink (to "
-        "../docs/plan.md)"
-    )
+    assert lines_of(done)["route/2.plan"] == f"broken: {LINKED}"

@@ -8,7 +8,6 @@ key, in real git repositories; CI is a fresh clone running the installed route.v
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 from pathlib import Path
@@ -291,8 +290,9 @@ def test_a_symlink_artifact_leaving_the_repository_is_refused_and_reported(
     refused = route_set(git_repo, route, "1.doc")
     assert (refused.code, refused.out) == (2, "")
     assert refused.err == (
-        f"error: artifact route/1.doc.md is a symlink to {outside}, outside the repository (git would store "
-        "only the link); put the file itself in the repository instead of a link to it\n"
+        f"error: artifact route/1.doc.md is a symlink (to {outside}): a pass or an approval binds what a "
+        "file holds, and git stores only a link's text, so what it points at could change under them; make "
+        "it the file itself, not a link to it\n"
     )
     assert not pass_records(route, "1.doc")
     # A robot that writes the pass record itself and commits the link: verify says what is wrong.
@@ -303,7 +303,7 @@ def test_a_symlink_artifact_leaving_the_repository_is_refused_and_reported(
     os.symlink(outside, route / "1.doc.md")
     commit_all(git_repo, "link")
     line = lines_of(verify(git_repo, "--route", "route"))["route/1.doc"]
-    assert line.startswith("broken: artifact route/1.doc.md is a symlink to "), line
+    assert line.startswith(f"broken: artifact route/1.doc.md is a symlink (to {outside}): "), line
 
 
 def test_an_unhashable_artifact_among_uncommitted_passes_breaks_only_its_own_stone(
@@ -323,21 +323,30 @@ def test_an_unhashable_artifact_among_uncommitted_passes_breaks_only_its_own_sto
     # The others still pass here (their files are not committed, which the local gate says as it would).
     assert lines["route/1.a"].startswith("uncommitted: passed here"), lines
     assert lines["route/3.c"].startswith("uncommitted: passed here"), lines
-    assert lines["route/2.b"].startswith("broken: artifact route/2.b.md is a symlink to "), lines
+    broken = f"broken: artifact route/2.b.md is a symlink (to {outside}): "
+    assert lines["route/2.b"].startswith(broken), lines
     assert stone_get(git_repo, route, "--stone", "@next-one").out == "2.b\n"
 
 
-def test_a_symlink_inside_the_repository_is_hashed_as_git_stores_it(git_repo: Path, tmp_path: Path) -> None:
+def test_a_symlink_inside_the_repository_is_no_artifact_a_pass_takes(git_repo: Path, tmp_path: Path) -> None:
+    """git stores a link as its target's text, so a pass of a link would hold while the file it points at
+    changes; and a file holding exactly that text has the link's id, so a pass of the text held for the link
+    swapped in after it. Neither passes, here or in CI."""
     route = make_route(git_repo, {"1.doc": "Write the doc.\n"})
     write(git_repo / "docs" / "real.md", "the doc\n")
     os.symlink("../docs/real.md", route / "1.doc.md")
+    refused = route_set(git_repo, route, "1.doc")
+    assert (refused.code, refused.out) == (2, "")
+    assert refused.err.startswith("error: artifact route/1.doc.md is a symlink (to ../docs/real.md): ")
+    assert not pass_records(route, "1.doc")
+    (route / "1.doc.md").unlink()
+    (route / "1.doc.md").write_bytes(b"../docs/real.md")  # the link's text: the link's id
     assert route_set(git_repo, route, "1.doc").code == 0
-    (record,) = pass_records(route, "1.doc")
-    target = b"../docs/real.md"  # git stores a link as its target's text
-    link_id = hashlib.sha1(b"blob %d\0" % len(target) + target).hexdigest()
-    assert f"artifact: {link_id} route/1.doc.md\n" in record.read_text()
+    (route / "1.doc.md").unlink()
+    os.symlink("../docs/real.md", route / "1.doc.md")
     commit_all(git_repo, "doc")
-    assert verify(clone(git_repo, tmp_path / "ci"), "--route", "route").code == 0
+    line = lines_of(verify(clone(git_repo, tmp_path / "ci"), "--route", "route"))["route/1.doc"]
+    assert line.startswith("broken: artifact route/1.doc.md is a symlink (to ../docs/real.md): "), line
 
 
 def test_a_crlf_artifact_in_a_text_auto_repository_verifies_in_a_fresh_clone(

@@ -905,9 +905,9 @@ def test_what_a_guard_program_loads_by_itself_rides_along_unless_every_change_mu
     done = ci(up, "--recheck", "--require-bound", clone=clone)
     assert done.code == 2, done.out + done.err
     assert lines_of(done)["tools/textwrap.py"] == (
-        f"unbound: the pull request adds it since {up.base[:12]} and no pass binds it: with --require-bound "
-        "every file a pull request changes is an artifact of a stone that passes or a route's own file; make "
-        "it one (a stone whose artifacts cover it), or leave it out"
+        f"unbound: added since {up.base[:12]} and no pass binds it: with --require-bound every file that "
+        "differs from the base is an artifact of a stone that passes or a route's own file; make it one (a "
+        "stone whose artifacts cover it), or leave it out (a branch behind the base: merge the base in)"
     )
     assert lines_of(done)["route/3.ship"].startswith("passed: ")  # its own claim held on CI's run
     assert done.out.splitlines()[-1].startswith(
@@ -927,12 +927,12 @@ def test_what_a_guard_program_loads_by_itself_rides_along_unless_every_change_mu
     ]
     annotated = ci(up, "--require-bound", env={"GITHUB_ACTIONS": "true"}, clone=clone)
     title = "route.verify unbound%3A tools/textwrap.py"
-    assert f"::error file=tools/textwrap.py,title={title}::the pull request adds it" in annotated.out
+    assert f"::error file=tools/textwrap.py,title={title}::added since {up.base[:12]}" in annotated.out
 
 
 def test_a_pull_request_that_changes_only_what_its_passes_bind_passes_require_bound(up: Up) -> None:
-    # Artifacts of stones that pass, a new stone of the route (its stone, guard, artifact, records), and a
-    # change the base made after the robot forked (not the pull request's).
+    # Artifacts of stones that pass and a new stone of the route (its stone, guard, artifact, records); the
+    # base moves on meanwhile.
     write(up.route / "2.plan.md", "# 2.plan\nThree steps, each with an owner.\n")
     robot_set(up, "2.plan")
     write(up.route / "5.more.stone", "Write more.\n")
@@ -943,11 +943,31 @@ def test_a_pull_request_that_changes_only_what_its_passes_bind_passes_require_bo
     git(up.repo, "checkout", "-q", "main")
     write(up.repo / "README.md", "a project, renamed\n")
     git(up.repo, "commit", "-qam", "the base moves on")
+    moved = git(up.repo, "rev-parse", "HEAD").strip()
     git(up.repo, "checkout", "-q", "robot")
-    done = ci(up, "--recheck", "--require-bound")
+    # CI on the merge of the pull request into the base (GitHub's refs/pull/N/merge): only its own changes.
+    clone = ci_clone(up)
+    git(
+        clone,
+        "-c",
+        "user.name=CI",
+        "-c",
+        "user.email=ci@example.com",
+        "merge",
+        "-q",
+        "--no-edit",
+        "origin/main",
+    )
+    done = ci(up, "--recheck", "--require-bound", clone=clone)
     assert done.code == 0, done.out + done.err
     assert sorted(ran(up)) == ["judge.py 2.plan", "judge.py 5.more", "review.py 2.plan"]
     assert done.out.splitlines()[-1].startswith("route.verify ok: 5 stones (5 passed); recheck: ")
+    # On the pull request's own head, behind the base, the base's newer README is not what CI has: a file a
+    # program could load from the old base (a rule the base fixed since) is not the base's either.
+    behind = ci(up, "--require-bound")
+    assert behind.code == 2, behind.out + behind.err
+    assert lines_of(behind)["README.md"].startswith(f"unbound: changed since {moved[:12]} and no pass ")
+    assert lines_of(behind)["README.md"].endswith("(a branch behind the base: merge the base in)")
 
 
 def test_require_bound_names_each_file_the_pull_request_deletes_or_changes_outside_its_passes(up: Up) -> None:
@@ -958,33 +978,19 @@ def test_require_bound_names_each_file_the_pull_request_deletes_or_changes_outsi
     done = ci(up, "--require-bound")
     assert done.code == 2, done.out + done.err
     lines = lines_of(done)
-    assert lines["README.md"].startswith(f"unbound: the pull request deletes it since {up.base[:12]} and ")
-    assert lines["notes.txt"].startswith(f"unbound: the pull request adds it since {up.base[:12]} and ")
+    assert lines["README.md"].startswith(f"unbound: deleted since {up.base[:12]} and no pass binds it")
+    assert lines["notes.txt"].startswith(f"unbound: added since {up.base[:12]} and no pass binds it")
     # The changed program is reported once, where policy says what it changes (not as unbound too).
     assert "tools/review.py" not in lines
     assert lines["route/2.plan"].startswith("policy-changed: ")
 
 
-def test_require_bound_refuses_without_base_and_without_a_history_joining_the_base(up: Up) -> None:
-    clone = ci_clone(up)
-    alone = run_route(["route.verify", "--all", "--require-bound"], clone)
+def test_require_bound_needs_a_base(up: Up) -> None:
+    alone = run_route(["route.verify", "--all", "--require-bound"], ci_clone(up))
     assert (alone.code, alone.out) == (2, "")
     assert alone.err == (
         "error: --require-bound needs --base REF (the pull request's base): what the pull request changes is "
         "counted from it; add --base\n"
-    )
-    # A base with no history in common with HEAD: git cannot say what the pull request changed.
-    git(clone, "checkout", "-q", "--orphan", "elsewhere")
-    git(clone, "commit", "-q", "-m", "unrelated history")
-    other = git(clone, "rev-parse", "HEAD").strip()
-    git(clone, "checkout", "-q", "--detach", "origin/robot")
-    done = run_route(["route.verify", "--all", "--base", other, "--require-bound"], clone)
-    assert done.code == 2 and "Traceback" not in done.err, done.err
-    assert done.err.splitlines()[-1].startswith(
-        f"error: --require-bound: cannot list what the pull request changes since {other[:12]}: "
-    )
-    assert done.err.splitlines()[-1].endswith(
-        "; fetch the history that joins it with the base (actions/checkout with fetch-depth: 0)"
     )
 
 
@@ -999,16 +1005,78 @@ def test_a_stone_the_pull_request_adds_does_not_bind_what_the_base_would_not(up:
     write(up.route / "7.empty.stone", "Nothing to check.\n")
     write(up.route / "7.empty.md", "# 7.empty\nAnything.\n")
     robot_set(up, "7.empty")
+    # A copy of 1.vision's guard without its judge: the review runs, and nothing reads what it says.
+    write(up.route / "8.copy.stone", "Copy the vision.\n")
+    write(up.route / "8.copy.guard", f"reviews:\n  - {RUN_REVIEW}\n")
+    write(up.route / "8.copy.md", "# 8.copy\nTODO: everything\n")
+    robot_set(up, "8.copy")
     robot_commit(up, "a stone that carries the helper")
     done = ci(up, "--recheck", "--require-bound")
     assert done.code == 2, done.out + done.err
     assert lines_of(done)["route/6.carrier"].startswith("passed: ")  # its pass itself holds
     assert lines_of(done)["tools/textwrap.py"] == (
-        f"unbound: the pull request adds it since {up.base[:12]} and only route/6.carrier binds it, a stone "
+        f"unbound: added since {up.base[:12]} and only route/6.carrier binds it, a stone "
         "the pull request adds that neither a human nor the base vouches for: a new stone binds files when "
-        "its guard has approved?, when every command it runs is one a guard of the base runs with the same "
-        "artifacts, or when a human runs route.policy.approve --route route"
+        "its guard has approved?, when it is word for word the guard of a stone the base has (artifacts, "
+        "reviews and judges), or when a human runs route.policy.approve --route route"
     )
     assert lines_of(done)["route/7.empty.md"].startswith(
-        f"unbound: the pull request adds it since {up.base[:12]} and only route/7.empty binds it, "
+        f"unbound: added since {up.base[:12]} and only route/7.empty binds it, "
     )
+    assert lines_of(done)["route/8.copy.md"].startswith(
+        f"unbound: added since {up.base[:12]} and only route/8.copy binds it, "
+    )
+
+
+def test_under_dot_route_only_the_drivers_own_files_are_the_routes(up: Up) -> None:
+    write(up.route / "2.plan.md", "# 2.plan\nThree steps, each with an owner.\n")
+    robot_set(up, "2.plan")  # its review, judge and pass records: the route's own
+    write(up.route / ".route" / "plan-body.md", "anything at all\n")
+    robot_commit(up, "plan, and a file among the records")
+    done = ci(up, "--require-bound")
+    assert done.code == 2, done.out + done.err
+    unbound = {name for name, line in lines_of(done).items() if line.startswith("unbound: ")}
+    assert unbound == {"route/.route/plan-body.md"}
+
+
+def test_an_artifact_swapped_for_a_symlink_with_the_same_id_is_broken_not_held(up: Up) -> None:
+    """git names a link by its target's text, so a file holding exactly that text has the link's id: a pass
+    of the text holds for the link, whose target (here a file under .git/ that every clone has its own of)
+    no pass binds. A pass takes no symlinked artifact: set refuses one, verify calls one broken."""
+    write(up.route / "3.ship.md", "../.git/packed-refs")
+    robot_set(up, "3.ship")
+    (up.route / "3.ship.md").unlink()
+    os.symlink("../.git/packed-refs", up.route / "3.ship.md")
+    linked = (
+        "artifact route/3.ship.md is a symlink (to ../.git/packed-refs): a pass or an approval binds what a "
+        "file holds, and git stores only a link's text, so what it points at could change under them; make "
+        "it the file itself, not a link to it"
+    )
+    refused = run_route(
+        ["route.stone.set", "--route", "route", "--stone", "3.ship", "--as", "passed"], up.repo
+    )
+    assert (refused.code, refused.err) == (2, f"error: {linked}\n")
+    robot_commit(up, "ship as a link")
+    done = ci(up, "--recheck", "--require-bound")
+    assert done.code == 2, done.out + done.err
+    assert lines_of(done)["route/3.ship"] == f"broken: {linked}"
+    assert ran(up) == []  # nothing of it runs
+
+
+def test_a_replace_ref_the_robot_pushed_does_not_stand_in_for_the_base(up: Up) -> None:
+    """refs/replace/<base> makes git show another commit wherever the base is named; a CI that fetches every
+    ref (`git fetch origin 'refs/*:refs/*'`) takes the robot's. The gate reads the objects as they are."""
+    write(up.route / "3.ship.guard", "judges: []\n")  # the judge dropped
+    write(up.route / "3.ship.md", "# 3.ship\nShip it. FORBIDDEN: skip the tests\n")
+    robot_set(up, "3.ship")
+    robot_commit(up, "ship, unjudged")
+    # A base of its own making, whose guard is the weakened one, put in the real base's place.
+    tree = git(up.repo, "write-tree").strip()
+    fake = git(up.repo, "commit-tree", tree, "-m", "the base, as the robot would have it").strip()
+    git(up.repo, "replace", up.base, fake)
+    clone = ci_clone(up)
+    git(clone, "fetch", "-q", "origin", "refs/replace/*:refs/replace/*")
+    assert git(clone, "rev-parse", f"{up.base}^{{tree}}").strip() == tree  # git itself is fooled
+    done = ci(up, "--recheck", "--require-bound", clone=clone)
+    assert done.code == 2, done.out + done.err
+    assert lines_of(done)["route/3.ship"].startswith("policy-changed: "), lines_of(done)["route/3.ship"]
