@@ -18,7 +18,8 @@ What counts as a write:
   ``reset --hard``/``--merge``/``--keep``, ``stash`` (push, pop, apply), ``clean``, ``apply`` and
   ``checkout``/``restore``/``stash`` of ``.`` (the whole tree).
 
-Commands are followed where they run: through separators and groups, substitutions, ``bash -c``/``sh -c``
+Commands are followed where they run: through separators and groups, function bodies (``f() { …; }``,
+``function f { …; }``: read where written), ``coproc``, substitutions, ``bash -c``/``sh -c``
 and shells fed a script on stdin, ``eval``, wrappers (``env``, ``sudo``, ``timeout``, ``xargs`` … the table
 ``brain.permissions.wrappers.WRAPPERS``) and ``find -exec``. ``cd``, ``pushd``, ``git -C`` and ``env -C``
 give directories relative paths may be relative to (``chdirs``).
@@ -45,6 +46,11 @@ WRITING_REDIRECTIONS = frozenset({">", ">>", ">|", "&>", "&>>", "<>", ">&"})
 _RESERVED = frozenset(
     {"!", "{", "}", "then", "else", "elif", "fi", "do", "done", "if", "while", "until", "esac", "time"}
 )
+# Reserved words a command that runs may follow: `function NAME` and `coproc [NAME]` are stripped with them,
+# so a function's or a coprocess's body is read like any command (`function f { rm x; }` ran unread).
+_LEADING = _RESERVED | {"function", "coproc"}
+# What starts a compound command: after `coproc NAME` only one may stand (else NAME is the command's name).
+_COMPOUND = frozenset({"{", "if", "while", "until", "for", "select", "case", "[[", "function"})
 # Programs that read their arguments and write nothing a route holds (their output goes where the command
 # line redirects it, which is read apart). Anything else is a writer below, a wrapper, or opaque.
 _READER_NAMES = """
@@ -141,8 +147,17 @@ class _Reader:
         out = self.out
         out.words.extend(word.text for word in words)
         reserved = simple.keywords
-        while words and reserved and is_bare(words[0]) and words[0].text in _RESERVED:
-            words = shell_words.after_time(words) if words[0].text == "time" else words[1:]
+        while words and reserved and is_bare(words[0]) and words[0].text in _LEADING:
+            keyword = words[0].text
+            if keyword == "time":
+                words = shell_words.after_time(words)
+            elif keyword == "function":  # `function NAME { …; }`: the body's first command follows the name
+                words = words[2:]
+            elif keyword == "coproc":  # `coproc CMD …`, or `coproc NAME COMPOUND` (`coproc N { …; }`)
+                named = len(words) > 2 and is_bare(words[2]) and words[2].text in _COMPOUND
+                words = words[2:] if named else words[1:]
+            else:
+                words = words[1:]
         while words and is_assignment(words[0]):
             words = words[1:]
         if not words:
@@ -152,10 +167,10 @@ class _Reader:
             out.unsure.append(f"the command name {head.text[:40]!r} is computed at run time")
             out.opaque.append((head.text, tuple(w.text for w in words[1:])))
             return
-        if is_bare(head) and head.text in ("for", "select", "function"):
+        if is_bare(head) and head.text in ("for", "select"):
             return  # `for x in …` runs nothing itself; the body's commands are read on their own
-        if is_bare(head) and head.text in ("case", "coproc"):
-            out.unsure.append(f"{head.text} blocks are not read")
+        if is_bare(head) and head.text == "case":
+            out.unsure.append("case blocks are not read")
             return
         name = os.path.basename(head.text) or head.text
         args = words[1:]
