@@ -217,6 +217,31 @@ CASES: list[tuple[str, Callable[[Path], Path], list[str]]] = [
     ),
     ("template wide %", _write("prompt.md", "{{ '%999999999s' % 'x' }}"), ["'%' would make a field wider"]),
     ("template wide %*", _write("prompt.md", "{{ '%*s' % (10**9, 'x') }}"), ["'%' would make a field wider"]),
+    # Filters and methods whose result a number or a repeated argument sizes, refused before it is built.
+    (
+        "template wide center",
+        _write("prompt.md", "{{ 'x'|center(10**9) }}"),
+        ["the filter 'center' would make"],
+    ),
+    ("template wide ljust", _write("prompt.md", "{{ 'x'.ljust(10**9) }}"), ["str.ljust() would make"]),
+    (
+        "template wide format()",
+        _write("prompt.md", "{{ '{:>999999999}'.format(1) }}"),
+        ["str.format() would"],
+    ),
+    ("template replace ''", _write("prompt.md", "{{ 'ab'.replace('', 'x' * 8000000) }}"), ["str.replace()"]),
+    ("template filled batch", _write("prompt.md", "{{ [1]|batch(10**9, 0)|list }}"), ["the filter 'batch'"]),
+    ("template lipsum", _write("prompt.md", "{{ lipsum(10**8) }}"), ["lipsum() would make"]),
+    (
+        "template list doubled",  # a prompt's sandbox lets a template change a list: l.extend(l) doubles it
+        _write("prompt.md", "{% set l = [1] %}{% for i in range(40) %}{% set _ = l.extend(l) %}{% endfor %}"),
+        ["list.extend() would make 16,777,216 characters or items"],
+    ),
+    (
+        "template text repeated in a list",
+        _write("prompt.md", "{% set s = 'x' * 8000000 %}{{ [s] * 100000 }}"),
+        ["the value printed would make"],
+    ),
     (
         "template loop past the cap",
         _write("prompt.md", "{% for i in range(100000) %}{{ 'x' * 1000 }}{% endfor %}"),

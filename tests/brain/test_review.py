@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
+import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
+from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from routedriver.brain.skills import read_counts, with_counts
 from routedriver.route.judges import count_issues
@@ -16,12 +19,15 @@ from tests.fakes.llm_servers import AnthropicServer, Reply
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "bhrain"
 
 
-def review(tmp_path: Path, turns: list[object], *extra: str) -> tuple[int, str, str, dict[str, Any]]:
+def review(
+    tmp_path: Path, turns: list[object], *extra: str, wrapper: Sequence[str] = ()
+) -> tuple[int, str, str, dict[str, Any]]:
     (tmp_path / "vision.md").write_text("# Vision\nShip the thing.\n", encoding="utf-8")
     script = write_script(tmp_path / "review.json", turns)
     ran = bhrain(
         [*scripted_run(script, skill="review"), "--input-file", "vision.md", "--trace", "t.json", *extra],
         tmp_path,
+        wrapper=wrapper,
     )
     trace = json.loads((tmp_path / "t.json").read_text()) if (tmp_path / "t.json").exists() else {}
     return ran.code, ran.out, ran.err, trace
@@ -147,6 +153,50 @@ def test_custom_rubric_and_its_errors(tmp_path: Path) -> None:
             "{% for i in range(100000) %}{{ 'x' * 1000 }}{% endfor %}",
             "failed to render: SecurityError: the rendered text is longer than a template may make",
         ),
+        # Nor through a filter or a method whose result a number or a repeated argument sizes: each built
+        # its gigabyte before the rendered text was measured (or died of it, under the memory cap below).
+        ("{{ 'x'|center(10**9) }}", "SecurityError: the filter 'center' would make 1,000,000,000 characters"),
+        ("{{ 'x'.ljust(10**9) }}", "SecurityError: str.ljust() would make 1,000,000,000 characters"),
+        ("{{ 'x'.rjust(10**9) }}", "SecurityError: str.rjust() would make"),
+        ("{{ 'x'.zfill(10**9) }}", "SecurityError: str.zfill() would make"),
+        ("{{ ('x' ~ '\t' * 100).expandtabs(10**8) }}", "SecurityError: str.expandtabs() would make"),
+        ("{{ ('x'|safe).center(10**9) }}", "SecurityError: Markup.center() would make"),
+        ("{{ '{:>999999999}'.format(1) }}", "SecurityError: str.format() would make"),
+        ("{{ '{:.999999999f}'.format(1.0) }}", "SecurityError: str.format() would make"),
+        ("{{ '{:>{}}'.format('x', 10**9) }}", "SecurityError: str.format() would make"),
+        ("{{ 'x'|indent(10**9) }}", "SecurityError: the filter 'indent' would make"),
+        ("{{ ('x\n' * 1000)|indent('y' * 1000000) }}", "SecurityError: the filter 'indent' would make"),
+        ("{{ ('a ' * 100000)|wordwrap(1, wrapstring='y' * 100000) }}", "the filter 'wordwrap' would make"),
+        ("{{ 'ab'.replace('', 'x' * 8000000) }}", "SecurityError: str.replace() would make 24,000,002"),
+        ("{{ 'ab'|replace('', 'x' * 8000000) }}", "SecurityError: the filter 'replace' would make"),
+        ("{{ 'xx'.translate({120: 'y' * 8000000}) }}", "SecurityError: str.translate() would make"),
+        ("{{ '%*s'|format(10**9, 'x') }}", "SecurityError: the filter 'format' would make a field wider"),
+        ("{{ [1]|batch(10**9, 0)|list }}", "SecurityError: the filter 'batch' would make 1,000,000,000"),
+        ("{{ [1]|slice(10**9)|list }}", "SecurityError: the filter 'slice' would make 1,000,000,000"),
+        (
+            "{{ range(100000)|map('center', 100000)|list }}",
+            "SecurityError: the filter 'list' would keep more",
+        ),
+        ("{{ lipsum(10**8) }}", "SecurityError: lipsum() would make"),
+        # A value that holds one long text many times is small; its text is not, nor what joins it.
+        ("{% set s = 'x' * 8000000 %}{{ [s] * 100000 }}", "SecurityError: the value printed would make"),
+        (
+            "{% set s = 'x' * 8000000 %}{{ ([s] * 100000)|join }}",
+            "SecurityError: the filter 'join' would make",
+        ),
+        ("{% set s = 'x' * 8000000 %}{{ '-'.join([s] * 100000) }}", "SecurityError: str.join() would make"),
+        ("{% set s = 'x' * 8000000 %}{{ ([s] * 100000)|string }}", "the filter 'string' would make"),
+        ("{% set s = 'x' * 8000000 %}{{ ([s] * 100000)|tojson }}", "the filter 'tojson' would make"),
+        ("{% set s = 'x' * 8000000 %}{{ '%s' % ([s] * 100000,) }}", "SecurityError: '%' would make about"),
+        (
+            "{% set s = 'x' * 8000000 %}{{ '{!r}'.format([s] * 100000) }}",
+            "SecurityError: str.format() would make",
+        ),
+        ("{% set s = 'x' * 8000000 %}{{ (s ~ s ~ s)|length }}", "SecurityError: '~' would make 16,000,000"),
+        (
+            "{% set s = 'x' * 8000000 %}{% set t %}{{ s }}{{ s }}{% endset %}{{ t|length }}",
+            "SecurityError: the rendered text is longer than a template may make",
+        ),
     ],
 )
 def test_a_rubric_that_cannot_render_is_refused_in_one_line(
@@ -154,10 +204,38 @@ def test_a_rubric_that_cannot_render_is_refused_in_one_line(
 ) -> None:
     rubric = tmp_path / "rubric.j2"
     rubric.write_text(source, encoding="utf-8")
-    code, out, err, trace = review(tmp_path, ["never"], "--rubric", str(rubric))
-    assert (code, out, trace) == (2, "", {})
-    assert err.startswith(f"error: rubric {rubric} ") and expected in err
+    # Refused before anything large is built: quickly, and within 1 GiB of address space (bhrain, its
+    # imports and a few texts of the 8 MiB cap fit; a gigabyte-sized text does not).
+    started = time.monotonic()
+    code, out, err, trace = review(tmp_path, ["never"], "--rubric", str(rubric), wrapper=_MEMORY_CAP)
+    assert time.monotonic() - started < 5, source
+    assert (code, out, trace) == (2, "", {}), err
+    assert err.startswith(f"error: rubric {rubric} ") and expected in err, err
     assert len(err.strip().splitlines()) == 1 and "internal error" not in err
+
+
+_MEMORY_CAP = ("prlimit", f"--as={1 << 30}")
+
+
+def test_a_rubric_with_everyday_filters_and_methods_renders(tmp_path: Path) -> None:
+    """The bounds leave ordinary templates as Jinja2's own sandbox renders them: small widths, joins,
+    replacements, formats, macros."""
+    source = (
+        "{% macro row(a) %}{{ a.path|center(12) }}|{{ '%-4s|%3d'|format('ab', 7) }}"
+        "|{{ '{:>4}'.format(1) }}{% endmacro %}"
+        "{% for a in artifacts %}{{ row(a) }}\n{{ a.content|indent(2, first=True) }}{% endfor %}"
+        "{{ artifacts|map(attribute='path')|join(', ') }} {{ 'aXb'|replace('X', '--') }}"
+        " {{ 'a-b'.replace('-', '+') }} {{ ('word ' * 3)|wordwrap(5) }} {{ [1, 2]|tojson }}"
+        " {{ artifacts[0] }} {{ 'x'.ljust(3) ~ '|' ~ 'x'.zfill(3) }} {{ '{a}'.format_map({'a': 1}) }}"
+        " {{ lipsum(1)|length > 9 }}"
+    )
+    rubric = tmp_path / "rubric.j2"
+    rubric.write_text(source, encoding="utf-8")
+    code, _, err, trace = review(tmp_path, ["blockers: 0\nnitpicks: 0"], "--rubric", str(rubric))
+    assert code == 0, err
+    artifacts = [{"path": "vision.md", "content": "# Vision\nShip the thing.\n"}]
+    plain = ImmutableSandboxedEnvironment(keep_trailing_newline=True).from_string(source)
+    assert trace["messages"][0]["text"] == plain.render(artifacts=artifacts, input="")
 
 
 def test_review_against_a_provider_server(tmp_path: Path) -> None:
