@@ -6,10 +6,11 @@ their commands name; what those programs load by themselves (``conftest.py`` beh
 ``--require-bound`` the gate does not need to: a pull request may change only
 
 - a route's own files: its stones and guards (``route.policy`` compares them with REF, and anything it
-  reports there is policy's, guard programs and approvers files included) and what lies under its
-  ``.route/`` (the records and markers ``route.verify`` checks);
+  reports there is policy's, guard programs and approvers files included) and the files the driver writes
+  under its ``.route/`` (the records and markers ``route.verify`` checks: ``store.is_driver_file``);
 - the artifacts of stones that pass: each is bound by its stone's pass and judged by its guard (with
   ``--recheck``, CI's own run of it). A file deleted is bound when a passed stone's artifact globs cover it.
+  A stone the pull request adds binds nothing unless the base or a human vouches for its guard (``_passes``).
 
 Every other path where the checkout's commit differs from REF is ``unbound``: one line each, and the gate
 fails. So whatever a guard program loads that no pass binds is the base's, byte for byte, by construction.
