@@ -521,6 +521,27 @@ def test_who_may_approve_and_their_keys_come_from_the_base(
     assert record["argv"][record["argv"].index("--base") + 1] == base
 
 
+def test_a_replace_ref_does_not_stand_in_for_the_bases_signers(
+    tmp_path: Path, standin: Path, tool_cache: Path, installed: ActionRun
+) -> None:
+    """refs/replace/<base> (a robot can push one; a checkout that fetches every ref takes it) makes git show
+    another commit for the base: the step reads the base's files as they are."""
+    ada, robot = "ada@example.com ssh-ed25519 AAAA-ada\n", "ada@example.com ssh-ed25519 AAAA-robot\n"
+    workspace, base = _pull_request(tmp_path, {".github/allowed_signers": ada}, {})
+    _write(workspace / ".github" / "allowed_signers", robot)
+    git(workspace, "add", "-A")
+    tree = git(workspace, "write-tree").strip()
+    fake = git(workspace, "commit-tree", tree, "-m", "the base, as the robot would have it").strip()
+    git(workspace, "reset", "-q", "--hard")
+    git(workspace, "replace", base, fake)
+    assert git(workspace, "show", f"{base}:.github/allowed_signers") == robot  # git itself is fooled
+    inputs = {"allowed-signers": ".github/allowed_signers", "require-signed": "true"}
+    run = _verify_step(installed, standin, tool_cache, workspace, inputs, base=base)
+    assert run.ok, run.steps
+    (record,) = run.records("route.verify")
+    assert record["files"].get("--allowed-signers") == ada
+
+
 # (what the base has, what the pull request changes, the inputs, the error the step fails with)
 REFUSED: list[tuple[str, dict[str, str], dict[str, str | None], dict[str, str], str]] = [
     (
