@@ -97,8 +97,9 @@ def unbound(
             why = (
                 f"{done} and only {stone} binds it, a stone the pull request adds that neither a human nor "
                 "the base vouches for: a new stone binds files when its guard has approved?, when it is word "
-                "for word the guard of a stone the base has (artifacts, reviews and judges), or when a human "
-                f"runs route.policy.approve --route {by.context.route_arg}"
+                "for word the guard of a stone the base has (artifacts, reviews and judges) and its commands "
+                "name $stone where its artifacts do, or when a human runs route.policy.approve --route "
+                f"{by.context.route_arg}"
             )
         found.append(StoneCheck("", path, STATUS, why, path))
     return found
@@ -109,8 +110,9 @@ def _passes(base: Base, policy: PolicyReport, claims: list[Claim]) -> list[Passe
     or one a human approved; else the stone is policy-changed anyway). A stone new in the pull request binds
     its artifacts only when a human approves them (``approved?``) or its route's definitions
     (``route.policy.approve``), or when its guard is, word for word, the guard of an unchanged stone of the
-    base (its artifacts, reviews and judges: a copy that dropped ``reviewed?`` would judge nothing). Else a
-    robot would add a stone with ``artifacts: [tools/**]`` and nothing to run, and bind what it likes."""
+    base (its artifacts, reviews and judges: a copy that dropped ``reviewed?`` would judge nothing) whose
+    commands judge the stone they run for (``judges_its_own``). Else a robot would add a stone with
+    ``artifacts: [tools/**]`` and nothing to run, and bind what it likes."""
     routes = {route.route: route for route in policy.routes}
     new: dict[tuple[str, str], bool] = {}
     known: set[_Shape] = set()
@@ -132,7 +134,7 @@ def _passes(base: Base, policy: PolicyReport, claims: list[Claim]) -> list[Passe
             not new[(check.route, check.stone)]
             or builtin_judges.gated(guard)
             or (route is not None and route.approval is not None and route.approval.ok)
-            or _shape(guard) in known
+            or (_shape(guard) in known and builtin_judges.judges_its_own(guard))
         )
         passes.append(Passed(context, tuple(artifacts), vouched))
     return passes

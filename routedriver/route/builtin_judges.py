@@ -208,6 +208,23 @@ def shell_commands(guard: Guard | None) -> list[str]:
     return [*guard.reviews, *(judge for judge in guard.judges if parse_builtin(judge) is None)]
 
 
+def judges_its_own(guard: Guard | None) -> bool:
+    """Would a copy of this guard, under another stone's name, judge that stone's files? Where its artifact
+    globs name the stone (``$stone``: the default ``$route/${stone}*.md`` does) every command it runs must
+    name it too: ``bhrain review $route/1.vision.md`` copied to ``4.notes`` reviews 1.vision's file, while
+    ``4.notes.md`` is what the copy's pass binds. A guard whose globs do not name the stone binds the same
+    files under any name, judged the same way."""
+    from routedriver.route.model import DEFAULT_ARTIFACTS, VARIABLE
+
+    def names_stone(text: str) -> bool:
+        return any("stone" in (match[1], match[2]) for match in VARIABLE.finditer(text))
+
+    artifacts = guard.artifacts if guard is not None else DEFAULT_ARTIFACTS
+    if not any(names_stone(pattern) for pattern in artifacts):
+        return True
+    return all(names_stone(command) for command in shell_commands(guard))
+
+
 @lru_cache(maxsize=256)
 def parse_builtin(command: str) -> BuiltinJudge | None:
     """The built-in judge ``command`` names, with its flags' values; None for a shell command;

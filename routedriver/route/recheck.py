@@ -358,16 +358,24 @@ class _Planner:
             for command in builtin_judges.shell_commands(context.guard)
             if (command, artifacts) not in self.known()
         ]
-        if not unknown:
+        # The base's commands, copied under a new name, judge the base stone's files unless they name $stone.
+        elsewhere = not builtin_judges.judges_its_own(context.guard)
+        if not unknown and not elsewhere:
             return _Plan(check, context, "own")
         if route.accepted and route.approval is not None and route.approval.ok:
             return _Plan(check, context, "approved", programs_unchecked=False)
         problem = self._approval(check.route, context)
         if not problem:
             return _Plan(check, context, "approved", programs_unchecked=False)
-        runs = f"runs {unknown[0]!r}, a command no guard of the base runs"
-        if any(command == unknown[0] for command, _artifacts in self.known()):
+        if not unknown:
+            runs = (
+                "runs the base's commands, which do not name $stone where its artifacts do (they judge "
+                "another stone's files)"
+            )
+        elif any(command == unknown[0] for command, _artifacts in self.known()):
             runs = f"runs {unknown[0]!r} with artifacts no guard of the base that runs it has"
+        else:
+            runs = f"runs {unknown[0]!r}, a command no guard of the base runs"
         why = (
             f"not rechecked: its guard is new in the pull request and {runs} ({problem}); CI runs only what "
             "the base or a human vouches for: write its commands and artifacts as the base's guards do "

@@ -1018,7 +1018,8 @@ def test_a_stone_the_pull_request_adds_does_not_bind_what_the_base_would_not(up:
         f"unbound: added since {up.base[:12]} and only route/6.carrier binds it, a stone "
         "the pull request adds that neither a human nor the base vouches for: a new stone binds files when "
         "its guard has approved?, when it is word for word the guard of a stone the base has (artifacts, "
-        "reviews and judges), or when a human runs route.policy.approve --route route"
+        "reviews and judges) and its commands name $stone where its artifacts do, or when a human runs "
+        "route.policy.approve --route route"
     )
     assert lines_of(done)["route/7.empty.md"].startswith(
         f"unbound: added since {up.base[:12]} and only route/7.empty binds it, "
@@ -1080,3 +1081,31 @@ def test_a_replace_ref_the_robot_pushed_does_not_stand_in_for_the_base(up: Up) -
     done = ci(up, "--recheck", "--require-bound", clone=clone)
     assert done.code == 2, done.out + done.err
     assert lines_of(done)["route/3.ship"].startswith("policy-changed: "), lines_of(done)["route/3.ship"]
+
+
+def test_a_copy_of_a_guard_that_names_its_stones_file_judges_nothing_of_its_own(up: Up) -> None:
+    """A base guard that names its stone's file (not $stone), copied word for word under a new name, judges
+    the base stone's file again: the copy's own artifact is never read. It is not the base's vouching."""
+    git(up.repo, "checkout", "-q", "main")
+    write(up.route / "5.fixed.stone", "Write 5.fixed.\n")
+    write(up.route / "5.fixed.guard", "judges:\n  - python3 tools/judge.py $route 5.fixed\n")
+    write(up.route / "5.fixed.md", "# 5.fixed\nDone.\n")
+    robot_set(up, "5.fixed")
+    commit_all(up.repo, "a stone whose guard names its own file")
+    git(up.repo, "checkout", "-q", "robot")
+    git(up.repo, "merge", "-q", "--ff-only", "main")
+    write(up.route / "6.copy.stone", "Write 6.copy.\n")
+    write(up.route / "6.copy.guard", "judges:\n  - python3 tools/judge.py $route 5.fixed\n")
+    write(up.route / "6.copy.md", "# 6.copy\nFORBIDDEN: skip the tests\n")
+    robot_set(up, "6.copy")  # the judge read 5.fixed.md
+    robot_commit(up, "a copy")
+    done = ci(up, "--recheck", "--require-bound")
+    assert done.code == 2, done.out + done.err
+    lines = lines_of(done)
+    assert lines["route/6.copy"].startswith(
+        "policy-changed: not rechecked: its guard is new in the pull request and runs the base's commands, "
+        "which do not name $stone where its artifacts do (they judge another stone's files)"
+    ), lines["route/6.copy"]
+    assert lines["route/6.copy.md"].startswith("unbound: added since "), lines
+    assert "only route/6.copy binds it" in lines["route/6.copy.md"]
+    assert ran(up) == []  # nothing of the copy ran
