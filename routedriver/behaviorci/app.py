@@ -26,6 +26,8 @@ class RunRequest:
     bundle: str
     provider: str | None = None
     model: str | None = None
+    base_url: str | None = None  # the runner's, never the bundle's (see bundle.RUNNER_ONLY)
+    api_key_env: str | None = None
     use_cache: bool = True
     cache_dir: str | None = None
     concurrency: int | None = None
@@ -35,13 +37,10 @@ class RunRequest:
 def cache_for(
     bundle: Bundle, request: RunRequest, environ: Mapping[str, str] | None = None
 ) -> ResponseCache | None:
-    settings = bundle.config.cache
-    if not request.use_cache or not settings.enabled:
+    if not request.use_cache or not bundle.config.cache.enabled:
         return None
     if request.cache_dir:
         return ResponseCache(real_path(Path(request.cache_dir).expanduser()))
-    if settings.dir:
-        return ResponseCache(bundle.resolve(settings.dir))
     return ResponseCache(default_cache_dir(environ))
 
 
@@ -62,6 +61,8 @@ def execute(request: RunRequest, status: Status, environ: Mapping[str, str] | No
         config,
         name=request.provider,
         model=request.model,
+        base_url=request.base_url,
+        api_key_env=request.api_key_env,
         environ=env,
         on_retry=on_retry,
         sleep=cancel.sleep,  # retry backoff and mock latency end at once when the run stops
@@ -91,7 +92,7 @@ def all_errored_error(result: RunResult) -> AllCasesErrored:
     first = result.cases[0].error or "unknown error"
     return AllCasesErrored(
         f"every case errored ({len(result.cases)} cases), so nothing was tested; first error: {first}",
-        "fix the provider settings (key, base_url, model) or its availability and run again",
+        "fix the provider settings (key, --base-url, model) or its availability and run again",
     )
 
 

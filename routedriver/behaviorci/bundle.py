@@ -26,6 +26,16 @@ from routedriver.fsutil import real_path
 
 BUNDLE_FILENAMES = ("bundle.yaml", "bundle.yml")
 
+# Settings that decide where the provider key is sent or where answers are read and written. Whoever writes
+# bundle.yaml may not be whoever holds the key (a route's robot writes files the judge then reads, and CI's
+# recheck runs that judge with the reviewer's key), so only the person running behaviorci chooses them.
+# (key path, what it would choose, the option to use instead)
+RUNNER_ONLY = (
+    (("provider", "base_url"), "where the provider key is sent", "--base-url URL"),
+    (("provider", "api_key_env"), "which variable's secret is sent as the provider key", "--api-key-env VAR"),
+    (("cache", "dir"), "where cached answers are read from and written to", "--cache-dir DIR"),
+)
+
 
 @dataclass(frozen=True)
 class Bundle:
@@ -86,10 +96,22 @@ def read_config(path: Path, shown: str) -> BundleConfig:
             f"{shown}: '{surrogate}' holds a lone surrogate (a \\ud800-\\udfff escape without its pair)",
             "write the character itself or both halves of its surrogate pair",
         )
+    _refuse_runner_only(raw, shown)
     try:
         return BundleConfig.model_validate(raw)
     except ValidationError as exc:
         raise _config_error(exc, shown) from None
+
+
+def _refuse_runner_only(raw: dict[Any, Any], shown: str) -> None:
+    """Refuse a bundle that sets a ``RUNNER_ONLY`` key, before anything else is read from it."""
+    for (section, key), chooses, option in RUNNER_ONLY:
+        settings = raw.get(section)
+        if isinstance(settings, dict) and key in settings:
+            raise BundleError(
+                f"{shown} sets {section}.{key}: a bundle does not choose {chooses}",
+                f"remove it and pass {option} to behaviorci run instead",
+            )
 
 
 def _config_error(exc: Any, shown: str) -> BundleError:

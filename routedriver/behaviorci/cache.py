@@ -5,7 +5,8 @@ max_tokens), the rendered prompt and the repeat index (``repeat: 5`` makes five 
 cached five times). Entries are JSON files ``<dir>/<key[:2]>/<key>.json`` written atomically; only
 successful answers are stored; an entry that cannot be read or does not match its key is a miss and is
 overwritten by the next answer. Default directory: ``$XDG_CACHE_HOME/routedriver/behaviorci`` (falling back
-to ``~/.cache``), outside the repository so nothing needs ignoring; ``--cache-dir`` or ``cache.dir`` moves it.
+to ``~/.cache``), outside the repository so nothing needs ignoring; only ``--cache-dir`` moves it (a cached
+answer is taken as the model's, so a bundle does not choose where they are read from).
 """
 
 from __future__ import annotations

@@ -2,8 +2,9 @@
 
 0.1.0 fields: name, version, description, prompt_path, dataset_path, output_contract {schema_path,
 invariants}, thresholds [{metric, operator, value}], provider {name, model, temperature, max_tokens},
-parallel, timeout, retries. Ours: concurrency, repeat, min_pass_rate, cache, provider.base_url,
-provider.api_key_env and the mock provider's settings (see ``MOCK_KEYS``).
+parallel, timeout, retries. Ours: concurrency, repeat, min_pass_rate, cache and the mock provider's
+settings (see ``MOCK_KEYS``). Where the key goes and where answers are cached are not here: they are the
+runner's (``--base-url``, ``--api-key-env``, ``--cache-dir``), see ``bundle.RUNNER_ONLY``.
 """
 
 from __future__ import annotations
@@ -68,8 +69,6 @@ class ProviderConfig(_Closed):
     model: str | None = None
     temperature: float = Field(default=0.0, ge=0.0, le=2.0)
     max_tokens: int | None = Field(default=None, gt=0)
-    base_url: str | None = None  # openai/anthropic: an OpenAI-compatible or proxy endpoint
-    api_key_env: str | None = None  # read the key from this variable instead of OPENAI_/ANTHROPIC_API_KEY
     # The mock provider (name: mock). Outputs are strings; any other JSON value is sent as its JSON text.
     echo: bool = False  # answer with the rendered prompt itself (the contract then checks the prompt)
     default_response: Any = None  # when no other rule gives an output
@@ -118,8 +117,6 @@ class ProviderConfig(_Closed):
                     f"'{stray[0]}' is a mock provider setting but the provider is '{self.name}'; "
                     "remove it, or set provider.name: mock"
                 )
-        elif self.base_url is not None or self.api_key_env is not None:
-            raise ValueError("base_url and api_key_env are not used by the mock provider; remove them")
         return self
 
 
@@ -128,10 +125,7 @@ def _case_id(value: Any) -> Any:
 
 
 class CacheConfig(_Closed):
-    enabled: bool = True
-    dir: str | None = None  # relative to the bundle; default: $XDG_CACHE_HOME/routedriver/behaviorci
-
-    _dir_usable = field_validator("dir")(_usable_path)
+    enabled: bool = True  # where: --cache-dir, else $XDG_CACHE_HOME/routedriver/behaviorci
 
 
 class BundleConfig(_Closed):

@@ -81,6 +81,17 @@ def validate_command(bundle_path: str, as_json: bool) -> Report:
 )
 @click.option("--model", "-m", help="Use this model instead of the bundle's.")
 @click.option(
+    "--base-url",
+    metavar="URL",
+    help="Send the calls (and the key) to this OpenAI-compatible server or Anthropic proxy "
+    "(default: $OPENAI_BASE_URL/$ANTHROPIC_BASE_URL, else the provider's own).",
+)
+@click.option(
+    "--api-key-env",
+    metavar="VAR",
+    help="Read the provider key from this variable (default: OPENAI_API_KEY/ANTHROPIC_API_KEY).",
+)
+@click.option(
     "--format",
     "-f",
     "fmt",
@@ -105,6 +116,8 @@ def run_command(
     bundle_path: str,
     provider: str | None,
     model: str | None,
+    base_url: str | None,
+    api_key_env: str | None,
     fmt: str,
     output: str | None,
     verbose: bool,
@@ -123,6 +136,8 @@ def run_command(
         bundle_path,
         provider=provider,
         model=model,
+        base_url=base_url,
+        api_key_env=api_key_env,
         use_cache=not no_cache,
         cache_dir=cache_dir,
         concurrency=concurrency,

@@ -135,7 +135,13 @@ CASES: list[tuple[str, Callable[[Path], Path], list[str]]] = [
         _set("output_contract", {"schema_path": "schema.json\0"}),
         ["'output_contract.schema_path'", "NUL character"],
     ),
-    ("NUL in cache.dir", _set("cache", {"dir": "c\0"}), ["'cache.dir'", "NUL character"]),
+    # The runner's settings (tests/behaviorci/test_runner_only.py plays the attacks): refused in every bundle.
+    ("cache.dir", _set("cache", {"dir": "c"}), ["bundle.yaml sets cache.dir", "pass --cache-dir DIR"]),
+    (
+        "base_url of a mock bundle",
+        _provider(base_url="http://127.0.0.1:9/v1"),
+        ["bundle.yaml sets provider.base_url", "pass --base-url URL"],
+    ),
     (
         "missing name",
         _raw("prompt_path: prompt.md\ndataset_path: dataset.jsonl\n"),
@@ -320,8 +326,8 @@ def test_missing_api_key_names_the_variable_before_any_call(tmp_path: Path) -> N
         "error: ANTHROPIC_API_KEY is not set (needed by the anthropic provider); "
         "export ANTHROPIC_API_KEY=… or run with --provider mock"
     )
-    custom = write_bundle(tmp_path / "c", {"provider": {"name": "openai", "api_key_env": "QWEN_API_KEY"}})
-    result = invoke(["run", str(custom)])
+    custom = write_bundle(tmp_path / "c", {"provider": {"name": "openai"}})
+    result = invoke(["run", str(custom), "--api-key-env", "QWEN_API_KEY"])
     assert result.exit_code == 2 and "QWEN_API_KEY is not set" in one_error_line(result)
 
 
@@ -404,11 +410,10 @@ def test_integer_case_ids_in_mock_settings_are_case_ids(tmp_path: Path) -> None:
 
 
 def test_a_symlinked_bundle_yaml_works_from_the_directory_of_the_link(tmp_path: Path) -> None:
-    from routedriver.behaviorci.app import RunRequest, cache_for
     from routedriver.behaviorci.bundle import load_bundle
 
     used = tmp_path / "use"
-    write_bundle(used, {"cache": {"dir": ".cache-here"}})
+    write_bundle(used)
     (tmp_path / "shared").mkdir()
     (used / "bundle.yaml").rename(tmp_path / "shared" / "bundle.yaml")
     (used / "bundle.yaml").symlink_to("../shared/bundle.yaml")
@@ -418,5 +423,3 @@ def test_a_symlinked_bundle_yaml_works_from_the_directory_of_the_link(tmp_path: 
     assert "prompt      use/prompt.md" in ran.out and "schema      use/schema.json" in ran.out
     bundle = load_bundle(str(used / "bundle.yaml"))
     assert bundle.dir == used.resolve()
-    cache = cache_for(bundle, RunRequest(str(used)), environ={})
-    assert cache is not None and cache.directory == used.resolve() / ".cache-here"

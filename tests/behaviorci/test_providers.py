@@ -83,15 +83,23 @@ def test_a_bundle_runs_through_the_real_sdk(
 
 
 @pytest.mark.parametrize(("provider", "server_class", "prefix"), KINDS)
-def test_base_url_in_the_bundle_wins_over_the_environment(
+def test_base_url_and_key_options_win_over_the_environment(
     tmp_path: Path, provider: str, server_class: type, prefix: str
 ) -> None:
     with server_class(responder=lambda request: Reply.text(OK)) as server:
-        bundle = _bundle(tmp_path / "b", provider, provider={"base_url": server.base_url})
-        env = {f"{prefix}_API_KEY": "sk-test-key", f"{prefix}_BASE_URL": "http://127.0.0.1:9/nowhere"}
-        result = invoke(["run", str(bundle), "--no-cache"], env=env)
+        bundle = _bundle(tmp_path / "b", provider)
+        env = {
+            f"{prefix}_API_KEY": "sk-default-key",
+            f"{prefix}_BASE_URL": "http://127.0.0.1:9/nowhere",
+            "QWEN_API_KEY": "sk-chosen-key",
+        }
+        options = ["--base-url", server.base_url, "--api-key-env", "QWEN_API_KEY"]
+        result = invoke(["run", str(bundle), "--no-cache", *options], env=env)
         assert result.exit_code == 0, result.stderr
         assert len(server.requests) == 3
+        headers = server.requests[0].headers
+        sent = headers.get("x-api-key") or headers.get("authorization", "").removeprefix("Bearer ")
+        assert sent == "sk-chosen-key"
 
 
 @pytest.mark.parametrize(("provider", "server_class", "prefix"), KINDS)

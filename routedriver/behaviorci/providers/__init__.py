@@ -18,14 +18,17 @@ def make_provider(
     *,
     name: str | None = None,
     model: str | None = None,
+    base_url: str | None = None,
+    api_key_env: str | None = None,
     environ: Mapping[str, str] | None = None,
     on_retry: RetryNotice | None = None,
     sleep: Callable[[float], None] = time.sleep,
 ) -> Provider:
-    """The provider the bundle asks for, or ``name``/``model`` from ``--provider``/``--model``.
+    """The provider the bundle asks for, or ``name``/``model`` from ``--provider``/``--model``; ``base_url``
+    and ``api_key_env`` come from ``--base-url``/``--api-key-env`` only (a bundle cannot set them).
 
-    Switching to another provider keeps temperature and max_tokens but not the bundle's model, base_url or
-    key variable (those belong to the bundle's provider), nor the mock settings unless the result is mock.
+    Switching to another provider keeps temperature and max_tokens but not the bundle's model (it belongs
+    to the bundle's provider), nor the mock settings unless the result is mock.
     """
     bundle_provider = config.provider
     chosen = (name or bundle_provider.name).lower()
@@ -34,6 +37,11 @@ def make_provider(
     same = chosen == bundle_provider.name
     effective_model = model or (bundle_provider.model if same else None)
     if chosen == "mock":
+        if base_url is not None or api_key_env is not None:
+            raise ProviderConfigError(
+                "--base-url and --api-key-env are not used by the mock provider",
+                "drop them, or pass --provider openai or --provider anthropic",
+            )
         mock_config = bundle_provider if same else ProviderConfig(name="mock")
         return MockProvider(
             mock_config,
@@ -49,8 +57,8 @@ def make_provider(
         model=effective_model,
         temperature=bundle_provider.temperature,
         max_tokens=bundle_provider.max_tokens,
-        base_url=bundle_provider.base_url if same else None,
-        api_key_env=bundle_provider.api_key_env if same else None,
+        base_url=base_url,
+        api_key_env=api_key_env,
         timeout_s=config.timeout,
         retries=config.retries,
         environ=os.environ if environ is None else environ,
