@@ -80,11 +80,22 @@ class Policy(NamedTuple):
     network: bool = False  # False: a network namespace of its own (no interface but its own loopback)
 
 
-def bwrap_argv(bwrap: str, policy: Policy, command: str, *, cwd: str) -> list[str]:
-    """The argv that runs ``bash -c command`` in ``cwd`` under ``policy``. Mounts apply in order: the
-    writable directories over the read-only root, their pinned directories, the read-only paths, and the
-    masks last, so nothing shows through them."""
-    argv = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", TMP]
+def bwrap_argv(
+    bwrap: str,
+    policy: Policy,
+    command: str,
+    *,
+    cwd: str,
+    env: Mapping[str, str] | None = None,
+    private_tmp: bool = True,
+) -> list[str]:
+    """The argv that runs ``bash -c command`` in ``cwd`` under ``policy``, with ``env`` set inside and, with
+    ``private_tmp``, an empty ``/tmp`` of its own (``TMPDIR``); else ``/tmp`` is the host's, read-only like
+    the rest. Mounts apply in order: the writable directories over the read-only root, their pinned
+    directories, the read-only paths, and the masks last, so nothing shows through them."""
+    argv = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+    if private_tmp:
+        argv += ["--tmpfs", TMP]
     for path in (*policy.writable, *policy.pinned):
         argv += ["--bind", path, path]
     for path in policy.read_only:
@@ -99,7 +110,11 @@ def bwrap_argv(bwrap: str, policy: Policy, command: str, *, cwd: str) -> list[st
         argv.append("--unshare-net")
     # Run as root, bwrap keeps every capability unless told: root inside could then unmount a mask.
     argv += ["--cap-drop", "ALL", "--die-with-parent", "--new-session"]
-    argv += ["--setenv", "TMPDIR", TMP, "--chdir", cwd]
+    if private_tmp:
+        argv += ["--setenv", "TMPDIR", TMP]
+    for name, value in (env or {}).items():
+        argv += ["--setenv", name, value]
+    argv += ["--chdir", cwd]
     return [*argv, "--", SHELL, "-c", command]
 
 

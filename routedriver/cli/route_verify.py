@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import cast
 
 from routedriver.cli._plain import Option, PlainCommand
 from routedriver.errors import Refused
@@ -84,6 +85,14 @@ OPTIONS = (
         minimum=0,
     ),
     Option(
+        "--recheck-sandbox",
+        "recheck_sandbox",
+        "Run recheck's commands under bubblewrap: on (refuse without it), auto (without it, say so), off.",
+        "MODE",
+        default="auto",
+        choices=("on", "off", "auto"),
+    ),
+    Option(
         "--require-bound",
         "require_bound",
         "With --base: every file the pull request changes must be an artifact of a stone that passes or a "
@@ -110,6 +119,7 @@ def run_verify(
     recheck: bool,
     recheck_dir: str | None,
     recheck_max: int | None,
+    recheck_sandbox: str,
     require_bound: bool,
     junit_path: Path | None,
     as_json: bool,
@@ -122,8 +132,10 @@ def run_verify(
     if recheck:
         # only with --recheck: recheck and what runs a guard (~30 ms) stay off a plain CI run
         from routedriver.route.recheck import Options
+        from routedriver.route.recheck_sandbox import Mode
 
-        options = Options(Path(recheck_dir) if recheck_dir else None, recheck_max)
+        sandbox = cast("Mode", recheck_sandbox)  # one of the option's choices
+        options = Options(Path(recheck_dir) if recheck_dir else None, recheck_max, sandbox)
     else:
         for given_flag, flag in ((recheck_dir, "--recheck-dir"), (recheck_max, "--recheck-max")):
             if given_flag is not None:

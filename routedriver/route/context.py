@@ -6,6 +6,7 @@ the built-in judges, the guard, verify and recheck read them.
 from __future__ import annotations
 
 import shlex
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -24,6 +25,9 @@ class StoneContext(NamedTuple):
     base: (
         Path  # the git top-level, or the cwd outside git: commands run here, hashed paths are relative to it
     )
+    # How a review or judge command starts: None, ``bash -c`` as it is; else the argv that runs it inside a
+    # sandbox (``route.verify --recheck``: the commands of a pull request's claims, see recheck.Jail).
+    jail: Callable[[str], list[str]] | None = None
 
     @property
     def route_arg(self) -> str:

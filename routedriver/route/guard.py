@@ -83,9 +83,10 @@ def _run(
     (a review that traps SIGTERM and prints clean counts would otherwise be reused as a real one)."""
     # $hash is spelled as file names spell it (their first store.SHORT hex digits): one hash, one spelling.
     values = {"route": context.route_arg, "stone": context.stone.name, "hash": hash_value[: store.SHORT]}
+    text = substitute(command, values)
     result = proc.run(
-        substitute(command, values),
-        shell=_shell(),
+        text if context.jail is None else context.jail(text),
+        shell=_shell() if context.jail is None else None,
         cwd=context.base,
         extra_env={**environment(values), "PATH": search_path()},
         timeout=timeout_s,

@@ -46,7 +46,7 @@ from typing import TYPE_CHECKING, Literal, NamedTuple
 from routedriver import gitops
 from routedriver.errors import Refused
 from routedriver.fsutil import realpath
-from routedriver.route import builtin_judges, guardfile, hashing, inputs, programs, state
+from routedriver.route import builtin_judges, guardfile, hashing, inputs, programs, recheck_sandbox, state
 from routedriver.route import guard as guards
 from routedriver.route.checks import StoneCheck
 from routedriver.route.context import StoneContext
@@ -77,6 +77,7 @@ class Options(NamedTuple):
 
     directory: Path | None = None  # --recheck-dir: where the review and judge files go (else a temp dir)
     max_claims: int | None = None  # --recheck-max: more new claims than this is refused before any runs
+    sandbox: recheck_sandbox.Mode = "auto"  # --recheck-sandbox: run the commands under bubblewrap
 
 
 class Ran(NamedTuple):
@@ -114,6 +115,7 @@ class RecheckReport(NamedTuple):
     stones: tuple[StoneRecheck, ...]
     seconds: float  # wall time of the whole recheck
     directory: Path | None  # --recheck-dir, when given (a temporary directory is gone afterwards)
+    notice: str = ""  # why the commands ran without a sandbox (--recheck-sandbox auto), for stderr
 
     @property
     def new(self) -> int:
@@ -214,14 +216,18 @@ def run(
         plan._replace(claimed=claimed[(plan.check.route, plan.check.stone)])
         for plan in _Planner(base, policy, claims, provenance).plans(new)
     ]
-    if directory is not None:
-        rechecked = _run_plans(plans, directory)
-    else:
-        with tempfile.TemporaryDirectory(prefix="route-recheck-") as temporary:
-            rechecked = _run_plans(plans, Path(temporary))
+    runs = any(not plan.refusal for plan in plans)
+    with tempfile.TemporaryDirectory(prefix="route-recheck-") as temporary:
+        jail = recheck_sandbox.Jail(None)
+        if runs:
+            jail = recheck_sandbox.prepare(options.sandbox, base.repo, Path(temporary) / "tmp")
+        records = directory if directory is not None else Path(temporary) / "records"
+        rechecked = _run_plans(plans, records, jail)
     by_stone = {(stone.route, stone.stone): stone for stone in (*held, *rechecked)}
     stones = tuple(by_stone[(check.route, check.stone)] for check, _context, _record in passed)
-    return RecheckReport(base.ref, base.commit, stones, time.monotonic() - started, options.directory)
+    return RecheckReport(
+        base.ref, base.commit, stones, time.monotonic() - started, options.directory, jail.notice
+    )
 
 
 def apply(report: RecheckReport, checks: Sequence[StoneCheck]) -> list[StoneCheck]:
@@ -274,11 +280,14 @@ def _prepare(directory: Path, repo: gitops.Repo) -> Path:
     return absolute
 
 
-def _run_plans(plans: Sequence[_Plan], directory: Path) -> list[StoneRecheck]:
+def _run_plans(plans: Sequence[_Plan], directory: Path, jail: recheck_sandbox.Jail) -> list[StoneRecheck]:
     if not plans:
         return []
 
-    return run_all(lambda plan: _recheck(plan, directory), plans, workers=MAX_PARALLEL_STONES, name="recheck")
+    def one(plan: _Plan) -> StoneRecheck:
+        return _recheck(plan._replace(context=plan.context._replace(jail=jail.start)), directory)
+
+    return run_all(one, plans, workers=MAX_PARALLEL_STONES, name="recheck")
 
 
 # ---------------------------------------------------------------- which guard runs

@@ -189,9 +189,8 @@ def verify(
             provenance=provenance,
             all_routes=all_routes,
             recheck=recheck,
+            require_bound=require_bound,
         )
-        if require_bound:
-            checks += _unbound(base_tree.get(), policy_report, names, claims, vouched)
     if unsaved:
         checks = _uncommitted(checks, unsaved)
     return VerifyReport(
@@ -282,10 +281,13 @@ def _against_base(
     provenance: Provenance,
     all_routes: bool,
     recheck: Options | None,
+    require_bound: bool,
 ) -> tuple[list[StoneCheck], PolicyReport, RecheckReport | None]:
     """--base: the definitions themselves are policy; they must be REF's or carry a human's approval. With
-    --recheck, CI also runs what each new claim (``vouched``: its verdict; ``claims``: what it rests on)
-    rests on itself (``route.recheck``). ``checks`` with both verdicts, and the two reports."""
+    --require-bound, every file that differs from REF must be bound (``route.bound``). With --recheck, CI
+    also runs what each new claim (``vouched``: its verdict; ``claims``: what it rests on) rests on itself
+    (``route.recheck``), last: what git says is read before any command runs. ``checks`` with every
+    verdict, and the two reports."""
     from routedriver.route import policy
 
     asked = [name for name in names.values() if name is not None]
@@ -296,8 +298,9 @@ def _against_base(
     report = policy.compare(
         at_base, routes, asked, provenance=provenance, all_routes=all_routes, guards=parsed
     )
+    unbound = _unbound(at_base, report, names, claims, vouched) if require_bound else []
     if recheck is None:
-        return policy.apply(report, checks), report, None
+        return [*policy.apply(report, checks), *unbound], report, None
     from routedriver.route import recheck as rechecking
 
     # A pass on files no commit holds is no claim CI would see (it is reported uncommitted): its commands
@@ -307,7 +310,7 @@ def _against_base(
         for check, claim in zip(vouched, claims, strict=True)
     ]
     rechecked = rechecking.run(recheck, at_base, report, stones, provenance)
-    return rechecking.apply(rechecked, policy.apply(report, checks)), report, rechecked
+    return [*rechecking.apply(rechecked, policy.apply(report, checks)), *unbound], report, rechecked
 
 
 def _name_in(path: Path, top: Path) -> str | None:

@@ -177,6 +177,7 @@ def notices(report: VerifyReport) -> list[str]:
     policy = report.policy
     if policy is None:
         return [TRUSTED_CHECKOUT]
+    unjailed = [report.recheck.notice] if report.recheck is not None and report.recheck.notice else []
     since = f"since {policy.short}"
     lines = []
     for route in policy.routes:
@@ -197,7 +198,7 @@ def notices(report: VerifyReport) -> list[str]:
         ]
         if route.changes and route.accepted and route.approval is not None:
             lines.append(f"notice: policy: {name} changed {since}; {shown.line(route.approval.why)}")
-    return lines
+    return [*lines, *unjailed]
 
 
 def junit(report: VerifyReport) -> str:

@@ -168,12 +168,19 @@ def ci_clone(up: Up) -> Path:
     return clone
 
 
+# The honest tools count what ran in $RECHECK_LOG, a file outside the checkout, which recheck's sandbox
+# makes read-only: these tests, about what recheck decides, run its commands unsandboxed
+# (tests/acceptance/test_gate_recheck_sandbox.py runs them in the sandbox).
+UNSANDBOXED = ("--recheck-sandbox", "off")
+
+
 def ci(up: Up, *extra: str, env: dict[str, str] | None = None, clone: Path | None = None) -> Ran:
     """CI: a fresh clone of the robot's branch, route.verify against main, with the honest tools."""
     where = clone or ci_clone(up)
     up.log.unlink(missing_ok=True)
     full = {"PATH": up.path, "RECHECK_LOG": str(up.log), **(env or {})}
-    return run_route(["route.verify", "--all", "--base", "origin/main", *extra], where, env=full)
+    sandbox = UNSANDBOXED if "--recheck" in extra else ()
+    return run_route(["route.verify", "--all", "--base", "origin/main", *extra, *sandbox], where, env=full)
 
 
 def ran(up: Up) -> list[str]:
@@ -263,7 +270,7 @@ def test_an_honest_pull_request_passes_and_each_new_claim_runs_exactly_once(up: 
     # Before the commit, in the robot's own work tree: these passes are on files no commit holds, which CI
     # would never see; they are reported uncommitted, and nothing is run for them.
     local = run_route(
-        ["route.verify", "--all", "--base", "main", "--recheck"],
+        ["route.verify", "--all", "--base", "main", "--recheck", *UNSANDBOXED],
         up.repo,
         env={"PATH": up.path, "RECHECK_LOG": str(up.log)},
     )
@@ -304,7 +311,7 @@ def test_an_honest_pull_request_passes_and_each_new_claim_runs_exactly_once(up: 
     ]
     # Named with --route, the base is listed for that route only: the same claims are held.
     named = run_route(
-        ["route.verify", "--route", "route", "--base", "origin/main", "--recheck"],
+        ["route.verify", "--route", "route", "--base", "origin/main", "--recheck", *UNSANDBOXED],
         up.tmp / "ci",
         env={"PATH": up.path, "RECHECK_LOG": str(up.log)},
     )
@@ -431,7 +438,7 @@ def test_a_guards_inputs_count_as_set_counts_them(tmp_path: Path) -> None:
 
     def recheck() -> dict[str, object]:
         log.unlink(missing_ok=True)
-        verify = ["route.verify", "--all", "--base", "main", "--recheck", "--json"]
+        verify = ["route.verify", "--all", "--base", "main", "--recheck", "--json", *UNSANDBOXED]
         done = run_route(verify, repo, env={"RECHECK_LOG": str(log)})
         assert done.code == 0, done.out + done.err
         return {name: stone["recheck"] for name, stone in stones_json(done).items()}

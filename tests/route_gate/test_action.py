@@ -415,7 +415,8 @@ def test_recheck_is_off_by_default_and_on_writes_outside_the_checkout_within_a_b
     assert run.ok, run.steps
     argv = _argv(run)
     assert argv[:3] == ["--all", "--base", base]
-    assert argv[3:5] == ["--recheck", "--recheck-dir"] and argv[6:] == ["--recheck-max", "50"]
+    assert argv[3:5] == ["--recheck", "--recheck-dir"]
+    assert argv[6:] == ["--recheck-sandbox", "auto", "--recheck-max", "50"]
     outputs = Path(argv[5])
     # A new, empty directory under $RUNNER_TEMP, outside the checkout; the step says where (for the upload).
     assert outputs.parent == workspace.parent / "temp" and outputs.is_dir() and not any(outputs.iterdir())
@@ -424,6 +425,10 @@ def test_recheck_is_off_by_default_and_on_writes_outside_the_checkout_within_a_b
         installed, standin, tool_cache, workspace, {"recheck": "true", "recheck-max": ""}, base=base
     )
     assert "--recheck-max" not in _argv(unbounded)
+    jailed = _verify_step(
+        installed, standin, tool_cache, workspace, {"recheck": "true", "recheck-sandbox": "on"}, base=base
+    )
+    assert _argv(jailed)[5:7] == ["--recheck-sandbox", "on"]
     # A typo in the bound, or recheck on a push (no base to hold passes), fails the step before anything runs.
     for inputs, message in (
         (
@@ -433,6 +438,10 @@ def test_recheck_is_off_by_default_and_on_writes_outside_the_checkout_within_a_b
         (
             {"recheck": "yes"},
             "input recheck must be true or false, not 'yes'",
+        ),
+        (
+            {"recheck": "true", "recheck-sandbox": "maybe; touch pwned"},
+            "input recheck-sandbox must be on, off or auto, not 'maybe; touch pwned'",
         ),
     ):
         refused = _verify_step(installed, standin, tool_cache, workspace, inputs, base=base)
@@ -692,7 +701,13 @@ def test_the_recheck_example_runs_where_the_pull_request_cannot_change_it() -> N
     assert RECHECK_EXAMPLE["permissions"] == {"contents": "read"}
     (job,) = RECHECK_EXAMPLE["jobs"].values()
     steps = job["steps"]
-    checkout, gate, upload = steps
+    checkout, install, gate, upload = steps
+    # The one step that runs a command installs the runner's own bubblewrap: nothing of the checkout.
+    assert install["run"].split() == [
+        *("sudo", "apt-get", "install", "-y", "--no-install-recommends", "bubblewrap"),
+        *("sudo", "sysctl", "-w", "kernel.apparmor_restrict_unprivileged_userns=0", "||", "true"),
+    ]
+    assert gate["with"]["recheck-sandbox"] == "on"
     assert checkout["uses"].startswith("actions/checkout@")
     assert checkout["with"]["ref"] == "refs/pull/${{ github.event.pull_request.number }}/merge"
     assert checkout["with"]["fetch-depth"] == 0 and checkout["with"]["persist-credentials"] is False
@@ -703,7 +718,7 @@ def test_the_recheck_example_runs_where_the_pull_request_cannot_change_it() -> N
     # The reviewers' key, and only it, from the secrets.
     assert gate["env"] == {"ANTHROPIC_API_KEY": "${{ secrets.ANTHROPIC_API_KEY }}"}
     assert "${{ steps.gate.outputs.recheck-dir }}" in upload["with"]["path"]
-    for step in steps:
+    for step in (checkout, gate, upload):
         assert "run" not in step  # nothing of the pull request runs in this job but what the gate vouches for
         if step["uses"].startswith("actions/"):
             assert SHA.fullmatch(step["uses"].partition("@")[2]), step["uses"]
