@@ -22,8 +22,10 @@ PATH) for one that says yes, passed the stone and put the real one back, leaves 
   the pull request wrote, even for a stone that fails policy anyway.
 - **Running** goes through ``guard.py``'s own machinery (``run_reviews``: concurrently, as ``set`` runs them;
   ``run_judge``), on the checkout's files, with ``$route``, ``$stone`` and ``$hash`` as ``set`` puts them,
-  each command exactly once (nothing is reused: the point is CI's own output), stones concurrently too.
-  Records go to a temporary directory or ``--recheck-dir`` (``guard.records_in``), never into the checkout.
+  each command exactly once (nothing is reused: the point is CI's own output), stones concurrently too,
+  each under bubblewrap (``recheck_sandbox``: a judge that runs the tests runs code the robot wrote, which
+  must not reach the gate). Records go to a temporary directory or ``--recheck-dir``
+  (``guard.records_in``), never into the checkout.
 - **The verdict** is CI's: ``reviewed?`` counts CI's review output, a shell judge is CI's exit and verdict,
   ``approved?`` is asked again (its marker's provenance is verify's, as always). A stone that does not
   pass is ``rejected`` (which judge, its feedback, and that the local pass said otherwise); a review or judge
