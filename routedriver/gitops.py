@@ -147,8 +147,10 @@ def _git(
     # Local reads get no timeout: waiting with one makes Popen.wait poll with sleeps, which costs
     # milliseconds per call; they cannot prompt or block on the network. Signing checks get one.
     # kill_leftovers=False: what git starts and means to keep (fsmonitor--daemon, gc --auto) is git's.
+    # core.fsmonitor=false on every call: a repository git finds by itself (a .git a command made in a
+    # directory the gate then asks about) must not name a program for git to run.
     return proc.run(
-        ["git", *args],
+        ["git", "-c", "core.fsmonitor=false", *args],
         cwd=cwd,
         extra_env={**env, **_NO_REPLACE},
         timeout=timeout,

@@ -3,23 +3,29 @@
 A rechecked command may run code the pull request wrote: a judge that runs the tests runs the tests the
 robot wrote (they are its stone's artifacts), and whatever they import. Run as the gate's own user, that code
 could rewrite the gate itself before it decides (its installed modules, read after the commands ran), the
-files the job's next steps read (``$GITHUB_ENV``, ``$GITHUB_OUTPUT``), or git's own files in the checkout
-(its refs, its configuration), or look at the gate's process. In the sandbox a command sees the whole file
-system read-only but the checkout (writable: tests write caches, builds write outputs) and a scratch
-directory of the run's (``TMPDIR`` and ``XDG_CACHE_HOME``: no cache from another run), its ``.git``
-read-only, fresh ``/dev`` and ``/proc`` in a pid namespace of its own, every capability dropped, and the
-network (reviews call their model). The host's ``/tmp`` stays visible, read-only: the programs CI installed
-there still run. The verdict is decided outside, by the gate, from what the commands printed.
+files the job's next steps read (``$GITHUB_ENV``, ``$GITHUB_OUTPUT``), git's files in the checkout (a
+``.git`` of its own with a ``core.fsmonitor`` the gate's next git command would run), or the programs and
+modules the next command, of its stone or another, runs (a later judge's ``tools/check.py``). In the sandbox
+a command sees the whole file system read-only, the checkout too, but for a scratch directory of its own
+(``TMPDIR``, ``XDG_CACHE_HOME``: what one command leaves there, a cache a judge trusts, no other sees); the
+UNIX sockets in the usual places and those the environment names masked (``connect()`` ignores a read-only
+mount, and ``/run/docker.sock`` would start any container); fresh ``/dev`` and ``/proc`` in a pid namespace
+of its own; every capability dropped; the network kept (reviews call their model). The verdict is decided
+outside, by the gate, from what the commands printed. A guard whose commands write into the checkout (a
+build's outputs) fails in the sandbox: they write under ``$TMPDIR`` instead, or the run is
+``--recheck-sandbox off``.
 
-What it does not stop: a command still holds the job's environment (the reviewer's key: give the job that
-key and nothing else), and it can change what another stone's commands read in the checkout while they run
-(recheck hashes each stone's files before and after its run). The sandbox is ``brain.sandbox``'s (the bash
-tool's), with a policy of its own.
+What it does not stop: a command holds the job's environment (the reviewer's key: give the job that key and
+nothing else) and the network (abstract UNIX sockets and services on the host's loopback included).
+The sandbox is ``brain.sandbox``'s (the bash tool's), with a policy of its own.
 """
 
 from __future__ import annotations
 
+import itertools
 import os
+import re
+import stat
 from collections.abc import Callable
 from pathlib import Path
 from typing import Literal, NamedTuple
@@ -64,14 +70,63 @@ def prepare(mode: Mode, repo: gitops.Repo, scratch: Path) -> Jail:
             f"--recheck-sandbox auto): code they run could change the gate; {remedy}",
         )
     assert bwrap is not None
-    git_dirs = {realpath(path) for path in (repo.git_dir, repo.toplevel / ".git") if path is not None}
-    read_only = tuple(sorted(path for path in git_dirs if os.path.lexists(path)))
     scratch.mkdir()
-    temporary = realpath(scratch)
-    policy = sandbox.Policy((top, temporary), read_only=read_only, network=True)
-    env = {"TMPDIR": temporary, "XDG_CACHE_HOME": os.path.join(temporary, ".cache")}
+    root = realpath(scratch)
+    masked = tuple(sandbox.Mask(path, directory=False) for path in sockets())
+    made = itertools.count(1)
 
     def start(command: str) -> list[str]:
+        # Each command gets a scratch directory of its own: what one leaves there (a cache a judge trusts)
+        # no other command sees.
+        mine = os.path.join(root, str(next(made)))
+        os.mkdir(mine)
+        policy = sandbox.Policy((mine,), masked=masked, network=True)
+        env = {
+            "TMPDIR": mine,
+            "XDG_CACHE_HOME": os.path.join(mine, ".cache"),
+            "PYTHONDONTWRITEBYTECODE": "1",  # the checkout is read-only: no __pycache__ to write
+        }
         return sandbox.bwrap_argv(bwrap, policy, command, cwd=top, env=env, private_tmp=False)
 
     return Jail(start)
+
+
+# Where a host's UNIX sockets live (a read-only mount does not stop connect(): /run/docker.sock would run any
+# container the host's docker daemon would), and how deep a walk looks for them there.
+_SOCKET_PLACES = (("/run", 4), ("/var/run", 4), ("/tmp", 2), ("/var/tmp", 2))  # noqa: S108 - looked at, not used
+_SOCKET_VARIABLES = (
+    "SSH_AUTH_SOCK",
+    "DOCKER_HOST",
+    "GPG_AGENT_INFO",
+    "DBUS_SESSION_BUS_ADDRESS",
+    "XDG_RUNTIME_DIR",
+)
+
+
+def sockets() -> list[str]:
+    """The host's UNIX sockets a sandboxed command could connect to, to mask: those in the usual places
+    and those the environment names (an agent's, a daemon's). Resolved, sorted."""
+    found: set[str] = set()
+    for place, depth in _SOCKET_PLACES:
+        _walk(place, depth, found)
+    for name in _SOCKET_VARIABLES:
+        for word in re.split(r"[\s:;,=]+", os.environ.get(name, "")):
+            if word.startswith("/"):
+                _walk(word, 2, found)
+    return sorted(found)
+
+
+def _walk(path: str, depth: int, found: set[str]) -> None:
+    try:
+        info = os.stat(path)
+    except OSError:
+        return
+    if stat.S_ISSOCK(info.st_mode):
+        found.add(realpath(path))
+    elif stat.S_ISDIR(info.st_mode) and depth > 0:
+        try:
+            names = os.listdir(path)
+        except OSError:
+            return
+        for name in names:
+            _walk(os.path.join(path, name), depth - 1, found)

@@ -655,14 +655,14 @@ def set_passed(repo: Path, route: str, *stones: str) -> None:
         assert done.code == 0, (stone, done.out, done.err)
 
 
-def ci_of(tmp_path: Path, repo: Path, base: str, env: dict[str, str] | None = None) -> Ran:
+def ci_of(tmp_path: Path, repo: Path, base: str, *flags: str, env: dict[str, str] | None = None) -> Ran:
     """CI: a fresh clone of the robot's branch (submodules too), route.verify --all --base --recheck."""
     clone = tmp_path / "ci"
     if clone.exists():
         shutil.rmtree(clone)
     clone_cmd = ["git", "clone", "-q", "--recurse-submodules", "--branch", "robot", str(repo), str(clone)]
     assert run_cli(clone_cmd, tmp_path, env=env).code == 0
-    return run_route(["route.verify", "--all", "--base", base, "--recheck"], clone)
+    return run_route(["route.verify", "--all", "--base", base, "--recheck", *flags], clone)
 
 
 def commit_as_base(repo: Path) -> str:
@@ -733,7 +733,13 @@ def test_a_claim_whose_files_a_command_changed_while_ci_rechecked_is_not_passed(
     set_passed(repo, "demo", "1.a")
     write(repo / "demo" / "2.b.md", "BAD\n")  # what the robot's local run of 1.a rewrote
     commit_all(repo, "work")
-    done = ci_of(tmp_path, repo, base)
+    # In recheck's sandbox the checkout is read-only: the helper's write fails, and 2.b is judged on its
+    # own bytes.
+    jailed = ci_of(tmp_path, repo, base, "--recheck-sandbox", "on")
+    assert jailed.code == 2, jailed.out
+    assert lines_of(jailed)["demo/2.b"].startswith("rejected: failed on recheck: judge j1 "), jailed.out
+    # Without it, the before/after hashes of each stone's files catch the rewrite.
+    done = ci_of(tmp_path, repo, base, *UNSANDBOXED)
     assert done.code == 2, done.out
     line = lines_of(done)["demo/2.b"]
     assert re.fullmatch(
@@ -791,13 +797,13 @@ def test_a_program_inside_a_submodule_is_the_commit_the_submodule_names(tmp_path
     write(repo / "demo" / "1.plan.md", "GOOD, again\n")  # an honest new claim: the checker is the base's
     set_passed(repo, "demo", "1.plan")
     commit_all(repo, "plan again")
-    honest = ci_of(tmp_path, repo, base, env)
+    honest = ci_of(tmp_path, repo, base, env=env)
     assert honest.code == 0, honest.out
     write(repo / "demo" / "1.plan.md", "BAD\n")
     git(repo / "vendor" / "checker", "checkout", "-q", kinder)
     set_passed(repo, "demo", "1.plan")
     commit_all(repo, "a kinder checker")
-    done = ci_of(tmp_path, repo, base, env)
+    done = ci_of(tmp_path, repo, base, env=env)
     assert done.code == 2, done.out
     line = lines_of(done)["demo/1.plan"]
     assert line.startswith(

@@ -12,12 +12,15 @@ from __future__ import annotations
 
 import os
 import shutil
+import socket
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import Ran, git
 from tests.route.routes import run_route, write
+from tests.route_gate.gate import lines_of
 
 RUN = """\
 import pathlib, sys
@@ -26,24 +29,35 @@ exec(compile(pathlib.Path(route, stone + ".md").read_text(), stone + ".md", "exe
 print("passed: true")
 print("reason: it ran")
 """
-# The artifact: code, as a test file is. It acts only in CI (CI_MARK), not when the robot passes it.
+# The artifact: code, as a test file is. It acts only in CI (CI_MARK), not when the robot passes it, and says
+# what it managed on stdout, which recheck keeps in the judge's record (--recheck-dir).
 HOSTILE = """\
-import os, pathlib
+import os, pathlib, socket
 if os.environ.get("CI_MARK"):
     said = []
-    for name in ("GATE_FILE", "GITHUB_ENV"):
+    for name, path, mode, text in (
+        ("GATE_FILE", os.environ["GATE_FILE"], "a", "pwned\\n"),
+        ("GITHUB_ENV", os.environ["GITHUB_ENV"], "a", "PWNED=1\\n"),
+        ("git config", ".git/config", "a", "[core]\\n\\tfsmonitor = touch pwned\\n"),
+        ("the next judge's program", "tools/check.py", "w", 'print("passed: true")\\n'),
+    ):
         try:
-            with open(os.environ[name], "a") as handle:
-                handle.write("pwned\\n")
+            with open(path, mode) as handle:
+                handle.write(text)
             said.append(f"{name}: written")
         except OSError as exc:
             said.append(f"{name}: {exc.strerror}")
     try:
-        with open(".git/config", "a") as handle:
-            handle.write("[core]\\n\\tfsmonitor = touch-pwned\\n")
-        said.append("git config: written")
+        pathlib.Path(os.environ["TMPDIR"], "planted").write_text("a cache entry\\n")
+        said.append("scratch: written")
     except OSError as exc:
-        said.append(f"git config: {exc.strerror}")
+        said.append(f"scratch: {exc.strerror}")
+    try:
+        with socket.socket(socket.AF_UNIX) as agent:
+            agent.connect(os.environ["SSH_AUTH_SOCK"])
+        said.append("agent socket: connected")
+    except OSError as exc:
+        said.append(f"agent socket: {exc.strerror}")
     gate = []
     for pid in filter(str.isdigit, os.listdir("/proc")):
         try:
@@ -52,78 +66,127 @@ if os.environ.get("CI_MARK"):
         except OSError:
             pass
     said.append(f"gate seen: {bool(gate)}")
-    pathlib.Path("sandbox-report.txt").write_text("\\n".join(said) + "\\n")
+    print("\\n".join("said: " + line for line in said))
+"""
+# j2, the base's honest check: the hostile artifact fails it (unless j1 rewrote it). It says whether a file
+# another command left in its scratch directory is there.
+CHECK = """\
+import os, pathlib
+planted = pathlib.Path(os.environ.get("TMPDIR", "/nonexistent"), "planted").exists()
+print(f"said: j2 sees the plant: {planted}")
+print("passed: false")
+print("reason: the honest check")
 """
 
 
 @pytest.fixture
 def pull_request(git_repo: Path) -> Path:
-    """main: a route whose judge runs the artifact; branch robot: the hostile artifact, passed, committed."""
+    """main: a route whose j1 runs the artifact and j2 is an honest check; branch robot: the hostile
+    artifact, passed with the check swapped for one run (as a robot forges a pass), committed."""
     write(git_repo / "tools" / "run.py", RUN)
+    write(git_repo / "tools" / "check.py", CHECK)
     write(git_repo / "route" / "1.x.stone", "Write the code.\n")
-    write(git_repo / "route" / "1.x.guard", "judges:\n  - python3 tools/run.py $route $stone\n")
+    guard = "judges:\n  - python3 tools/run.py $route $stone\n  - python3 tools/check.py\n"
+    write(git_repo / "route" / "1.x.guard", guard)
     write(git_repo / "route" / "1.x.md", "print('hello')\n")
     git(git_repo, "add", "-A")
     git(git_repo, "commit", "-q", "-m", "base")
     git(git_repo, "checkout", "-q", "-b", "robot")
     write(git_repo / "route" / "1.x.md", HOSTILE)
+    write(git_repo / "tools" / "check.py", 'print("passed: true")\n')
     done = run_route(["route.stone.set", "--route", "route", "--stone", "1.x", "--as", "passed"], git_repo)
     assert done.code == 0, done.out + done.err
+    write(git_repo / "tools" / "check.py", CHECK)
     git(git_repo, "add", "-A")
     git(git_repo, "commit", "-q", "-m", "work")
     return git_repo
 
 
-def ci(repo: Path, tmp_path: Path, *flags: str, path: str | None = None) -> tuple[Ran, Path]:
-    clone = tmp_path / "ci"
-    if clone.exists():
-        shutil.rmtree(clone)
+@pytest.fixture
+def agent(tmp_path: Path) -> Iterator[Path]:
+    """A listening UNIX socket, as an SSH agent's or a docker daemon's is."""
+    path = tmp_path / "agent.sock"
+    with socket.socket(socket.AF_UNIX) as server:
+        server.bind(str(path))
+        server.listen(8)
+        yield path
+
+
+def ci(
+    repo: Path, tmp_path: Path, agent: Path, *flags: str, path: str | None = None
+) -> tuple[Ran, list[str]]:
+    """CI's recheck of the robot's branch; what the commands said they managed (from their records)."""
+    clone, records = tmp_path / "ci", tmp_path / "records"
+    for old in (clone, records):
+        if old.exists():
+            shutil.rmtree(old)
     git(tmp_path, "clone", "-q", str(repo), str(clone))
     git(clone, "checkout", "-q", "--detach", "origin/robot")
+    (tmp_path / "tmp").mkdir(exist_ok=True)
     env = {
         "CI_MARK": "1",
         "GATE_FILE": str(write(tmp_path / "gate" / "bound.py", "# the gate's own module\n")),
         "GITHUB_ENV": str(write(tmp_path / "runner" / "github_env", "")),
+        "SSH_AUTH_SOCK": str(agent),
+        "TMPDIR": str(tmp_path / "tmp"),
         **({"PATH": path} if path is not None else {}),
     }
-    argv = ["route.verify", "--all", "--base", "origin/main", "--recheck", *flags]
-    return run_route(argv, clone, env=env), clone
+    argv = ["route.verify", "--all", "--base", "origin/main", "--recheck", "--recheck-dir", str(records)]
+    done = run_route([*argv, *flags], clone, env=env)
+    said = sorted(
+        line.removeprefix("said: ")
+        for record in records.rglob("*.md")
+        for line in record.read_text().splitlines()
+        if line.startswith("said: ")
+    )
+    return done, said
 
 
-def test_without_the_sandbox_the_code_a_judge_runs_writes_where_the_gate_reads(
-    pull_request: Path, tmp_path: Path
+def test_without_the_sandbox_the_code_a_judge_runs_takes_the_gate_over(
+    pull_request: Path, tmp_path: Path, agent: Path
 ) -> None:
-    done, clone = ci(pull_request, tmp_path, "--recheck-sandbox", "off")
+    done, said = ci(pull_request, tmp_path, agent, "--recheck-sandbox", "off")
+    # j1 rewrote the program j2 runs: the forged pass is rechecked "passed".
     assert done.code == 0, done.out + done.err
-    assert (clone / "sandbox-report.txt").read_text().splitlines() == [
+    assert said == [
         "GATE_FILE: written",
         "GITHUB_ENV: written",
-        "git config: written",
+        "agent socket: connected",
         "gate seen: True",
+        "git config: written",
+        "scratch: written",
+        "the next judge's program: written",
     ]
     assert (tmp_path / "gate" / "bound.py").read_text().endswith("pwned\n")
 
 
 @pytest.mark.parametrize("mode", ["on", "auto"])
-def test_in_the_sandbox_the_same_code_can_change_nothing_the_gate_or_the_job_reads(
-    pull_request: Path, tmp_path: Path, mode: str
+def test_in_the_sandbox_the_same_code_can_change_nothing_the_gate_or_another_command_reads(
+    pull_request: Path, tmp_path: Path, agent: Path, mode: str
 ) -> None:
-    done, clone = ci(pull_request, tmp_path, "--recheck-sandbox", mode)
-    assert done.code == 0, done.out + done.err
+    done, said = ci(pull_request, tmp_path, agent, "--recheck-sandbox", mode)
+    assert done.code == 2, done.out + done.err
     assert "without a sandbox" not in done.err
-    assert (clone / "sandbox-report.txt").read_text().splitlines() == [
+    line = lines_of(done)["route/1.x"]
+    assert line.startswith(
+        "rejected: failed on recheck: judge j2 (python3 tools/check.py) said no: the honest check"
+    ), line
+    assert said == [
         "GATE_FILE: Read-only file system",
         "GITHUB_ENV: Read-only file system",
-        "git config: Read-only file system",
+        "agent socket: Connection refused",
         "gate seen: False",
+        "git config: Read-only file system",
+        "j2 sees the plant: False",  # its own scratch directory, not j1's
+        "scratch: written",
+        "the next judge's program: Read-only file system",
     ]
     assert (tmp_path / "gate" / "bound.py").read_text() == "# the gate's own module\n"
     assert (tmp_path / "runner" / "github_env").read_text() == ""
-    assert "fsmonitor" not in (clone / ".git" / "config").read_text()
 
 
 def test_without_bubblewrap_on_refuses_and_auto_runs_unsandboxed_saying_so(
-    pull_request: Path, tmp_path: Path
+    pull_request: Path, tmp_path: Path, agent: Path
 ) -> None:
     # A PATH with what the commands need (git, python3, bash) and the driver, but no bwrap.
     tools = tmp_path / "no-bwrap"
@@ -133,16 +196,16 @@ def test_without_bubblewrap_on_refuses_and_auto_runs_unsandboxed_saying_so(
         assert found is not None
         os.symlink(found, tools / name)
     path = f"{tools}{os.pathsep}{Path(shutil.which('route.verify') or '').parent}"
-    refused, _clone = ci(pull_request, tmp_path, "--recheck-sandbox", "on", path=path)
+    refused, _said = ci(pull_request, tmp_path, agent, "--recheck-sandbox", "on", path=path)
     assert (refused.code, refused.out) == (2, "")
     assert refused.err.startswith(
         "error: --recheck-sandbox on needs bubblewrap, but bwrap is not on PATH; install bubblewrap "
     ), refused.err
     assert len(refused.err.splitlines()) == 1
-    unsandboxed, clone = ci(pull_request, tmp_path, path=path)  # auto, the default
+    unsandboxed, said = ci(pull_request, tmp_path, agent, path=path)  # auto, the default
     assert unsandboxed.code == 0, unsandboxed.out + unsandboxed.err
     assert (
         "notice: recheck ran the pull request's commands without a sandbox (bwrap is not on PATH; "
         "--recheck-sandbox auto): code they run could change the gate; install bubblewrap"
     ) in unsandboxed.err
-    assert (clone / "sandbox-report.txt").read_text().startswith("GATE_FILE: written\n")
+    assert "GATE_FILE: written" in said

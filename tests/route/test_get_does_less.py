@@ -72,7 +72,9 @@ def _git_logging_what_it_hashes(bin_dir: Path, log: Path) -> dict[str, str]:
     bin_dir.mkdir()
     script = bin_dir / "git"
     script.write_text(
-        f'#!/bin/sh\nif [ "$1" = hash-object ]; then tee -a {shlex.quote(str(log))} | exec {real} "$@"; fi\n'
+        # the subcommand follows git's own options (-c core.fsmonitor=false): found among the words
+        f'#!/bin/sh\ncase " $* " in *" hash-object "*)\n'
+        f'  tee -a {shlex.quote(str(log))} | exec {real} "$@";;\nesac\n'
         f'exec {real} "$@"\n',
         encoding="utf-8",
     )
