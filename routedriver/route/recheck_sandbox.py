@@ -8,8 +8,8 @@ files the job's next steps read (``$GITHUB_ENV``, ``$GITHUB_OUTPUT``), git's fil
 modules the next command, of its stone or another, runs (a later judge's ``tools/check.py``). In the sandbox
 a command sees the whole file system read-only, the checkout too, but for a scratch directory of its own
 (``TMPDIR``, ``XDG_CACHE_HOME``: what one command leaves there, a cache a judge trusts, no other sees); the
-UNIX sockets in the usual places and those the environment names masked (``connect()`` ignores a read-only
-mount, and ``/run/docker.sock`` would start any container); fresh ``/dev`` and ``/proc`` in a pid namespace
+host's UNIX sockets masked (``connect()`` ignores a read-only mount, and ``/run/docker.sock`` would start any
+container: ``sockets``); fresh ``/dev`` and ``/proc`` in a pid namespace
 of its own; every capability dropped; the network kept (reviews call their model). The verdict is decided
 outside, by the gate, from what the commands printed. A guard whose commands write into the checkout (a
 build's outputs) fails in the sandbox: they write under ``$TMPDIR`` instead, or the run is
@@ -104,9 +104,18 @@ _SOCKET_VARIABLES = (
 
 
 def sockets() -> list[str]:
-    """The host's UNIX sockets a sandboxed command could connect to, to mask: those in the usual places
-    and those the environment names (an agent's, a daemon's). Resolved, sorted."""
+    """The host's UNIX sockets a sandboxed command could connect to, to mask: every one the kernel lists as
+    bound (``/proc/net/unix``, this network namespace's), those in the usual places (another namespace's, a
+    container runtime's) and those the environment names (an agent's, a daemon's). Resolved, sorted."""
     found: set[str] = set()
+    try:
+        with open("/proc/net/unix", encoding="utf-8", errors="surrogateescape") as listing:
+            for line in listing:
+                fields = line.rstrip("\n").split(maxsplit=7)
+                if len(fields) == 8 and fields[7].startswith("/"):
+                    _walk(fields[7], 0, found)
+    except OSError:
+        pass  # no /proc here: the usual places still count
     for place, depth in _SOCKET_PLACES:
         _walk(place, depth, found)
     for name in _SOCKET_VARIABLES:

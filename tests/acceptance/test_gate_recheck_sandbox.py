@@ -52,12 +52,13 @@ if os.environ.get("CI_MARK"):
         said.append("scratch: written")
     except OSError as exc:
         said.append(f"scratch: {exc.strerror}")
-    try:
-        with socket.socket(socket.AF_UNIX) as agent:
-            agent.connect(os.environ["SSH_AUTH_SOCK"])
-        said.append("agent socket: connected")
-    except OSError as exc:
-        said.append(f"agent socket: {exc.strerror}")
+    for name in ("SSH_AUTH_SOCK", "DAEMON_SOCK"):
+        try:
+            with socket.socket(socket.AF_UNIX) as peer:
+                peer.connect(os.environ[name])
+            said.append(f"{name}: connected")
+        except OSError as exc:
+            said.append(f"{name}: {exc.strerror}")
     gate = []
     for pid in filter(str.isdigit, os.listdir("/proc")):
         try:
@@ -104,11 +105,15 @@ def pull_request(git_repo: Path) -> Path:
 
 @pytest.fixture
 def agent(tmp_path: Path) -> Iterator[Path]:
-    """A listening UNIX socket, as an SSH agent's or a docker daemon's is."""
+    """Two listening UNIX sockets: an agent's the environment names (SSH_AUTH_SOCK), and a daemon's nothing
+    names, deep under the test's directory (as a docker daemon's may be anywhere)."""
     path = tmp_path / "agent.sock"
-    with socket.socket(socket.AF_UNIX) as server:
+    (tmp_path / "d" / "e").mkdir(parents=True)
+    with socket.socket(socket.AF_UNIX) as server, socket.socket(socket.AF_UNIX) as daemon:
         server.bind(str(path))
         server.listen(8)
+        daemon.bind(str(tmp_path / "d" / "e" / "daemon.sock"))
+        daemon.listen(8)
         yield path
 
 
@@ -128,6 +133,7 @@ def ci(
         "GATE_FILE": str(write(tmp_path / "gate" / "bound.py", "# the gate's own module\n")),
         "GITHUB_ENV": str(write(tmp_path / "runner" / "github_env", "")),
         "SSH_AUTH_SOCK": str(agent),
+        "DAEMON_SOCK": str(tmp_path / "d" / "e" / "daemon.sock"),
         "TMPDIR": str(tmp_path / "tmp"),
         **({"PATH": path} if path is not None else {}),
     }
@@ -149,9 +155,10 @@ def test_without_the_sandbox_the_code_a_judge_runs_takes_the_gate_over(
     # j1 rewrote the program j2 runs: the forged pass is rechecked "passed".
     assert done.code == 0, done.out + done.err
     assert said == [
+        "DAEMON_SOCK: connected",
         "GATE_FILE: written",
         "GITHUB_ENV: written",
-        "agent socket: connected",
+        "SSH_AUTH_SOCK: connected",
         "gate seen: True",
         "git config: written",
         "scratch: written",
@@ -172,9 +179,10 @@ def test_in_the_sandbox_the_same_code_can_change_nothing_the_gate_or_another_com
         "rejected: failed on recheck: judge j2 (python3 tools/check.py) said no: the honest check"
     ), line
     assert said == [
+        "DAEMON_SOCK: Connection refused",
         "GATE_FILE: Read-only file system",
         "GITHUB_ENV: Read-only file system",
-        "agent socket: Connection refused",
+        "SSH_AUTH_SOCK: Connection refused",
         "gate seen: False",
         "git config: Read-only file system",
         "j2 sees the plant: False",  # its own scratch directory, not j1's
