@@ -162,6 +162,42 @@ def _keep_owner_and_mode(fd: int, existing: os.stat_result) -> None:
     os.fchmod(fd, stat.S_IMODE(existing.st_mode))  # after fchown, which may clear set-id bits
 
 
+def remove_tree(path: str | os.PathLike[str]) -> None:
+    """Remove the directory ``path`` and all it holds, never following a symlink (a link is removed, not
+    what it leads to) and making a directory of ours writable before emptying it, never through a link
+    (3.11.7's ``TemporaryDirectory`` cleanup chmods what a link points at). No recursion and no long paths:
+    each directory found is first moved up to ``path`` itself, so a tree thousands of directories deep
+    (which Python 3.11's ``shutil.rmtree`` recurses into once per level, and whose paths outgrow PATH_MAX)
+    is removed too. For a tree code we do not trust wrote (a sandboxed command's scratch directory), once
+    that code has ended. Whatever cannot be removed stays."""
+    top = os.fspath(path)
+    pending, emptied, moved = [top], [], 0
+    while pending:
+        directory = pending.pop()
+        emptied.append(directory)
+        with contextlib.suppress(OSError):
+            os.chmod(directory, 0o700)  # a directory itself: entries are told apart without following links
+        try:
+            entries = list(os.scandir(directory))
+        except OSError:
+            continue
+        for entry in entries:
+            if entry.is_dir(follow_symlinks=False):
+                moved += 1
+                up = os.path.join(top, f".removing-{moved}")
+                try:
+                    os.rename(entry.path, up)
+                except OSError:
+                    up = entry.path
+                pending.append(up)
+            else:
+                with contextlib.suppress(OSError):
+                    os.unlink(entry.path)
+    for directory in reversed(emptied):  # each emptied before it is reached; the top last
+        with contextlib.suppress(OSError):
+            os.rmdir(directory)
+
+
 def is_temp(path: str | os.PathLike[str]) -> bool:
     """True for a temporary file ``atomic_write`` left behind when it was killed mid-write."""
     name = Path(path).name

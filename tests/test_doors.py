@@ -560,6 +560,12 @@ EXCEPTIONS: tuple[Allowed, ...] = (
         "os.open",
         "the driver's own lock files and a directory opened to fsync it: nothing is read from them",
     ),
+    Allowed(
+        "route/recheck_sandbox.py",
+        "userfile",
+        "open()",
+        "/proc/net/unix: the kernel's list of bound sockets, not a file anybody wrote",
+    ),
     Allowed("mcp/handshake.py", "userfile", "os.open", "/dev/null, put on fd 0 once the server owns stdin"),
     Allowed(
         "brain/permissions/guard.py",

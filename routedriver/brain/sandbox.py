@@ -93,7 +93,24 @@ def bwrap_argv(
     ``private_tmp``, an empty ``/tmp`` of its own (``TMPDIR``); else ``/tmp`` is the host's, read-only like
     the rest. Mounts apply in order: the writable directories over the read-only root, their pinned
     directories, the read-only paths, and the masks last, so nothing shows through them."""
-    argv = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+    # /proc/sys read-only: the kernel lets uid 0 write its settings whatever capabilities it dropped (as root,
+    # kernel.core_pattern would run a program outside the sandbox), and bwrap leaves the fresh /proc's sys
+    # as the host's. A hostname of its own (--unshare-uts) for the same reason.
+    argv = [
+        bwrap,
+        "--ro-bind",
+        "/",
+        "/",
+        "--dev",
+        "/dev",
+        "--proc",
+        "/proc",
+        "--ro-bind",
+        "/proc/sys",
+        "/proc/sys",
+    ]
+    if os.path.exists("/proc/sysrq-trigger"):
+        argv += ["--ro-bind", "/proc/sysrq-trigger", "/proc/sysrq-trigger"]
     if private_tmp:
         argv += ["--tmpfs", TMP]
     for path in (*policy.writable, *policy.pinned):
@@ -105,7 +122,7 @@ def bwrap_argv(
             argv += ["--tmpfs", mask.path, "--remount-ro", mask.path]
         else:
             argv += ["--ro-bind", "/dev/null", mask.path]
-    argv += ["--unshare-pid", "--unshare-ipc"]
+    argv += ["--unshare-pid", "--unshare-ipc", "--unshare-uts"]
     if not policy.network:
         argv.append("--unshare-net")
     # Run as root, bwrap keeps every capability unless told: root inside could then unmount a mask.

@@ -47,7 +47,7 @@ from typing import TYPE_CHECKING, Literal, NamedTuple
 
 from routedriver import gitops
 from routedriver.errors import Refused
-from routedriver.fsutil import realpath
+from routedriver.fsutil import realpath, remove_tree
 from routedriver.route import builtin_judges, guardfile, hashing, inputs, programs, recheck_sandbox, state
 from routedriver.route import guard as guards
 from routedriver.route.checks import StoneCheck
@@ -220,11 +220,15 @@ def run(
     ]
     runs = any(not plan.refusal for plan in plans)
     with tempfile.TemporaryDirectory(prefix="route-recheck-") as temporary:
-        jail = recheck_sandbox.Jail(None)
-        if runs:
-            jail = recheck_sandbox.prepare(options.sandbox, base.repo, Path(temporary) / "tmp")
-        records = directory if directory is not None else Path(temporary) / "records"
-        rechecked = _run_plans(plans, records, jail)
+        scratch = Path(temporary) / "tmp"  # what the sandboxed commands wrote: removed with care, first
+        try:
+            jail = recheck_sandbox.Jail(None)
+            if runs:
+                jail = recheck_sandbox.prepare(options.sandbox, base.repo, scratch)
+            records = directory if directory is not None else Path(temporary) / "records"
+            rechecked = _run_plans(plans, records, jail)
+        finally:
+            remove_tree(scratch)
     by_stone = {(stone.route, stone.stone): stone for stone in (*held, *rechecked)}
     stones = tuple(by_stone[(check.route, check.stone)] for check, _context, _record in passed)
     return RecheckReport(

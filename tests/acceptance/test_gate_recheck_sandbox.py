@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from routedriver.fsutil import remove_tree
 from tests.conftest import Ran, git
 from tests.route.routes import run_route, write
 from tests.route_gate.gate import lines_of
@@ -59,6 +60,20 @@ if os.environ.get("CI_MARK"):
             said.append(f"{name}: connected")
         except OSError as exc:
             said.append(f"{name}: {exc.strerror}")
+    # As root, a kernel setting (core_pattern) would run a program outside any sandbox.
+    said.append(f"proc sys writable: {os.access('/proc/sys/kernel/core_pattern', os.W_OK)}")
+    # What the gate must remove after the command, with care: a tree too deep for a recursive removal, and
+    # a directory it cannot write holding a link to the job's file (a cleanup that chmods through it).
+    scratch = os.environ["TMPDIR"]
+    os.chdir(scratch)
+    for _ in range(3000):
+        os.mkdir("d")
+        os.chdir("d")
+    os.chdir(scratch)
+    os.mkdir("ro")
+    os.symlink(os.environ["GATE_FILE"], "ro/link")
+    os.chmod("ro", 0o500)
+    os.chdir(os.environ["CHECKOUT"])
     gate = []
     for pid in filter(str.isdigit, os.listdir("/proc")):
         try:
@@ -133,12 +148,15 @@ def ci(
         "GATE_FILE": str(write(tmp_path / "gate" / "bound.py", "# the gate's own module\n")),
         "GITHUB_ENV": str(write(tmp_path / "runner" / "github_env", "")),
         "SSH_AUTH_SOCK": str(agent),
+        "CHECKOUT": str(clone),
         "DAEMON_SOCK": str(tmp_path / "d" / "e" / "daemon.sock"),
         "TMPDIR": str(tmp_path / "tmp"),
         **({"PATH": path} if path is not None else {}),
     }
     argv = ["route.verify", "--all", "--base", "origin/main", "--recheck", "--recheck-dir", str(records)]
     done = run_route([*argv, *flags], clone, env=env)
+    # An unsandboxed run left its commands' tree (thousands deep) in $TMPDIR: pytest's own cleanup recurses.
+    remove_tree(tmp_path / "tmp")
     said = sorted(
         line.removeprefix("said: ")
         for record in records.rglob("*.md")
@@ -154,6 +172,7 @@ def test_without_the_sandbox_the_code_a_judge_runs_takes_the_gate_over(
     done, said = ci(pull_request, tmp_path, agent, "--recheck-sandbox", "off")
     # j1 rewrote the program j2 runs: the forged pass is rechecked "passed".
     assert done.code == 0, done.out + done.err
+    said = [line for line in said if not line.startswith("proc sys writable: ")]  # root's, or not
     assert said == [
         "DAEMON_SOCK: connected",
         "GATE_FILE: written",
@@ -186,10 +205,16 @@ def test_in_the_sandbox_the_same_code_can_change_nothing_the_gate_or_another_com
         "gate seen: False",
         "git config: Read-only file system",
         "j2 sees the plant: False",  # its own scratch directory, not j1's
+        "proc sys writable: False",
         "scratch: written",
         "the next judge's program: Read-only file system",
     ]
     assert (tmp_path / "gate" / "bound.py").read_text() == "# the gate's own module\n"
+    # No chmod through the link (the job's other file, written the same way, is the yardstick), and the gate's
+    # temporary directory, the commands' scratch in it, is gone.
+    mode = (tmp_path / "gate" / "bound.py").stat().st_mode
+    assert mode == (tmp_path / "runner" / "github_env").stat().st_mode
+    assert not list((tmp_path / "tmp").glob("route-recheck-*"))
     assert (tmp_path / "runner" / "github_env").read_text() == ""
 
 

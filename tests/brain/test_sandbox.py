@@ -40,26 +40,25 @@ def test_the_argv_mounts_in_order_and_unshares_the_network_unless_allowed() -> N
         pinned=("/w/conf",),
     )
     argv = bwrap_argv("/usr/bin/bwrap", policy, "echo hi", cwd="/w/sub")
-    assert argv[:10] == [
-        "/usr/bin/bwrap",
-        "--ro-bind",
-        "/",
-        "/",
-        "--dev",
-        "/dev",
-        "--proc",
-        "/proc",
-        "--tmpfs",
-        "/tmp",
+    # The kernel's settings read-only: uid 0 may write them whatever capabilities it dropped.
+    sysrq = (
+        ["--ro-bind", "/proc/sysrq-trigger", "/proc/sysrq-trigger"]
+        if os.path.exists("/proc/sysrq-trigger")
+        else []
+    )
+    head = [
+        *("/usr/bin/bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"),
+        *("--ro-bind", "/proc/sys", "/proc/sys", *sysrq, "--tmpfs", "/tmp"),
     ]
-    mounts = " ".join(argv[10 : argv.index("--unshare-pid")])
+    assert argv[: len(head)] == head
+    mounts = " ".join(argv[len(head) : argv.index("--unshare-pid")])
     assert mounts == (
         "--bind /w /w --bind /w/conf /w/conf --ro-bind /w/conf/ci.yml /w/conf/ci.yml "
         "--tmpfs /w/secrets --remount-ro /w/secrets --ro-bind /dev/null /home/u/.netrc"
     )
     rest = argv[argv.index("--unshare-pid") :]
     assert rest == [
-        *("--unshare-pid", "--unshare-ipc", "--unshare-net", "--cap-drop", "ALL"),
+        *("--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-net", "--cap-drop", "ALL"),
         *("--die-with-parent", "--new-session"),
         *("--setenv", "TMPDIR", "/tmp", "--chdir", "/w/sub", "--", "bash", "-c", "echo hi"),
     ]
