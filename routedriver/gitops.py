@@ -51,10 +51,11 @@ _REV_PARSE = (
 _LS_STAGE = ("ls-files", "-v", "--stage", "-z")
 # A repository (or a robot with a shell in it) can weaken how git tells a changed file from an unchanged one:
 # compare less of the file's stat (core.checkStat=minimal, core.trustctime=false), not look at all
-# (core.ignoreStat), or ask a program it names (core.fsmonitor). Every question about the work tree undoes
-# that. It narrows, not closes, the gap: git compares ctime to the second, so a file rewritten in the second
-# it was staged can still look unchanged. Whatever binds bytes a person or a review saw therefore hashes the
-# files themselves (``hash_files``); the index is trusted only for files nobody here is vouching for.
+# (core.ignoreStat), or ask a program it names (core.fsmonitor, which _git turns off for every call). Every
+# question about the work tree undoes that. It narrows, not closes, the gap: git compares ctime to the
+# second, so a file rewritten in the second it was staged can still look unchanged. Whatever binds bytes a
+# person or a review saw therefore hashes the files themselves (``hash_files``); the index is trusted only
+# for files nobody here is vouching for.
 _STRICT_STAT = (
     "-c",
     "core.checkStat=default",
@@ -62,8 +63,6 @@ _STRICT_STAT = (
     "core.trustctime=true",
     "-c",
     "core.ignoreStat=false",
-    "-c",
-    "core.fsmonitor=false",
     "-c",
     "core.untrackedCache=false",
 )
@@ -147,8 +146,8 @@ def _git(
     # Local reads get no timeout: waiting with one makes Popen.wait poll with sleeps, which costs
     # milliseconds per call; they cannot prompt or block on the network. Signing checks get one.
     # kill_leftovers=False: what git starts and means to keep (fsmonitor--daemon, gc --auto) is git's.
-    # core.fsmonitor=false on every call: a repository git finds by itself (a .git a command made in a
-    # directory the gate then asks about) must not name a program for git to run.
+    # core.fsmonitor=false on every call: no repository's configuration (a robot's, or a .git a command made
+    # in a directory the gate then asks about) names a program for git to run, or answers what changed.
     return proc.run(
         ["git", "-c", "core.fsmonitor=false", *args],
         cwd=cwd,

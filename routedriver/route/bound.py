@@ -30,7 +30,7 @@ from routedriver import gitops, globs
 from routedriver.errors import Refused
 from routedriver.route import builtin_judges, store
 from routedriver.route.artifacts import artifact_patterns
-from routedriver.route.checks import StoneCheck
+from routedriver.route.checks import UNBOUND, StoneCheck
 from routedriver.route.context import StoneContext
 from routedriver.route.load import GUARD_SUFFIX, STONE_SUFFIX
 from routedriver.route.model import DEFAULT_ARTIFACTS, STATE_DIR, Guard
@@ -38,7 +38,6 @@ from routedriver.route.policy import PolicyReport
 from routedriver.route.policy_base import Base
 from routedriver.route.provenance import REPO_APPROVERS
 
-STATUS = "unbound"
 _DONE = {"A": "added", "M": "changed", "T": "changed", "D": "deleted"}
 _RULE = (
     "with --require-bound every file that differs from the base is an artifact of a stone that passes or a "
@@ -101,7 +100,7 @@ def unbound(
                 "name $stone where its artifacts do, or when a human runs route.policy.approve --route "
                 f"{by.context.route_arg}"
             )
-        found.append(StoneCheck("", path, STATUS, why, path))
+        found.append(StoneCheck("", path, UNBOUND, why, path))
     return found
 
 

@@ -23,6 +23,9 @@ STATUSES = (
 )
 
 
+UNBOUND = "unbound"  # a file's line, not a stone's (route.bound): reports count them apart
+
+
 class StoneCheck(NamedTuple):
     route: str  # the route relative to the top-level (the cwd outside git)
     stone: str

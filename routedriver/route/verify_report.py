@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from routedriver.errors import ExitCode
 from routedriver.report import Report
 from routedriver.route import shown
-from routedriver.route.checks import STATUSES, StoneCheck
+from routedriver.route.checks import STATUSES, UNBOUND, StoneCheck
 from routedriver.route.verify import VerifyReport
 from routedriver.route.words import count
 
@@ -21,7 +21,6 @@ if TYPE_CHECKING:
     from routedriver.route.recheck import RecheckReport, StoneRecheck
 
 _WIDTH = max(len("unapproved"), len("incomplete"))
-UNBOUND = "unbound"  # route.bound.STATUS (that module is imported only with --require-bound)
 
 
 def name_of(check: StoneCheck) -> str:

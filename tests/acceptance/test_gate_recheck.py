@@ -146,6 +146,16 @@ def robot_set(up: Up, stone: str, path: str | None = None) -> Ran:
     return done
 
 
+def add_stone(up: Up, name: str, *, guard: str | None = None, artifact: str | None = None) -> None:
+    """A stone added to the route (on the branch checked out): its instructions, and its guard and artifact
+    when given."""
+    write(up.route / f"{name}.stone", f"Write {name}.\n")
+    if guard is not None:
+        write(up.route / f"{name}.guard", guard)
+    if artifact is not None:
+        write(up.route / f"{name}.md", artifact)
+
+
 def robot_commit(up: Up, message: str) -> None:
     for args in (["add", "-A"], ["commit", "-q", "-m", message]):
         done = subprocess.run(
@@ -586,11 +596,12 @@ def test_a_guard_weakened_in_the_pull_request_is_rechecked_with_the_base_guard(u
 
 def test_a_stone_new_in_the_pull_request_is_rechecked_with_its_own_guard(up: Up) -> None:
     # Its commands are the base's (the same text, as $route and $stone make it): CI may run them.
-    write(up.route / "5.extra.stone", "Write the extra.\n")
-    write(
-        up.route / "5.extra.guard", f"reviews:\n  - {RUN_REVIEW}\njudges:\n  - reviewed? --allow-blockers 0\n"
+    add_stone(
+        up,
+        "5.extra",
+        guard=f"reviews:\n  - {RUN_REVIEW}\njudges:\n  - reviewed? --allow-blockers 0\n",
+        artifact="# 5.extra\nTODO: everything\n",
     )
-    write(up.route / "5.extra.md", "# 5.extra\nTODO: everything\n")
     real = swap(up.repo / "tools" / "review.py", YES_REVIEW)
     robot_set(up, "5.extra")
     swap(up.repo / "tools" / "review.py", real)
@@ -615,9 +626,7 @@ def test_a_new_stone_whose_guard_runs_what_the_base_does_not_is_not_run_without_
     write(
         up.repo / "tools" / "extra.py", f"open({str(leak)!r}, 'w').write('the key')\nprint('passed: true')\n"
     )
-    write(up.route / "5.extra.stone", "Write the extra.\n")
-    write(up.route / "5.extra.guard", "judges:\n  - python3 tools/extra.py\n")
-    write(up.route / "5.extra.md", "# 5.extra\n")
+    add_stone(up, "5.extra", guard="judges:\n  - python3 tools/extra.py\n", artifact="# 5.extra\n")
     robot_set(up, "5.extra")
     leak.unlink()
     robot_commit(up, "an extra stone")
@@ -948,9 +957,7 @@ def test_a_pull_request_that_changes_only_what_its_passes_bind_passes_require_bo
     # base moves on meanwhile.
     write(up.route / "2.plan.md", "# 2.plan\nThree steps, each with an owner.\n")
     robot_set(up, "2.plan")
-    write(up.route / "5.more.stone", "Write more.\n")
-    write(up.route / "5.more.guard", f"judges:\n  - {RUN_JUDGE}\n")
-    write(up.route / "5.more.md", "# 5.more\nMore.\n")
+    add_stone(up, "5.more", guard=f"judges:\n  - {RUN_JUDGE}\n", artifact="# 5.more\nMore.\n")
     robot_set(up, "5.more")
     robot_commit(up, "plan and more")
     git(up.repo, "checkout", "-q", "main")
@@ -1012,16 +1019,12 @@ def test_a_stone_the_pull_request_adds_does_not_bind_what_the_base_would_not(up:
     it would bind anything. A new stone binds files only when a human or the base's commands vouch for it;
     one with default artifacts and no command binds nothing either."""
     forge_with_a_module_the_judge_loads(up)
-    write(up.route / "6.carrier.stone", "Carry the helper.\n")
-    write(up.route / "6.carrier.guard", "artifacts:\n  - tools/textwrap.py\njudges: []\n")
+    add_stone(up, "6.carrier", guard="artifacts:\n  - tools/textwrap.py\njudges: []\n")
     robot_set(up, "6.carrier")
-    write(up.route / "7.empty.stone", "Nothing to check.\n")
-    write(up.route / "7.empty.md", "# 7.empty\nAnything.\n")
+    add_stone(up, "7.empty", artifact="# 7.empty\nAnything.\n")
     robot_set(up, "7.empty")
     # A copy of 1.vision's guard without its judge: the review runs, and nothing reads what it says.
-    write(up.route / "8.copy.stone", "Copy the vision.\n")
-    write(up.route / "8.copy.guard", f"reviews:\n  - {RUN_REVIEW}\n")
-    write(up.route / "8.copy.md", "# 8.copy\nTODO: everything\n")
+    add_stone(up, "8.copy", guard=f"reviews:\n  - {RUN_REVIEW}\n", artifact="# 8.copy\nTODO: everything\n")
     robot_set(up, "8.copy")
     robot_commit(up, "a stone that carries the helper")
     done = ci(up, "--recheck", "--require-bound")
@@ -1100,16 +1103,22 @@ def test_a_copy_of_a_guard_that_names_its_stones_file_judges_nothing_of_its_own(
     """A base guard that names its stone's file (not $stone), copied word for word under a new name, judges
     the base stone's file again: the copy's own artifact is never read. It is not the base's vouching."""
     git(up.repo, "checkout", "-q", "main")
-    write(up.route / "5.fixed.stone", "Write 5.fixed.\n")
-    write(up.route / "5.fixed.guard", "judges:\n  - python3 tools/judge.py $route 5.fixed\n")
-    write(up.route / "5.fixed.md", "# 5.fixed\nDone.\n")
+    add_stone(
+        up,
+        "5.fixed",
+        guard="judges:\n  - python3 tools/judge.py $route 5.fixed\n",
+        artifact="# 5.fixed\nDone.\n",
+    )
     robot_set(up, "5.fixed")
     commit_all(up.repo, "a stone whose guard names its own file")
     git(up.repo, "checkout", "-q", "robot")
     git(up.repo, "merge", "-q", "--ff-only", "main")
-    write(up.route / "6.copy.stone", "Write 6.copy.\n")
-    write(up.route / "6.copy.guard", "judges:\n  - python3 tools/judge.py $route 5.fixed\n")
-    write(up.route / "6.copy.md", "# 6.copy\nFORBIDDEN: skip the tests\n")
+    add_stone(
+        up,
+        "6.copy",
+        guard="judges:\n  - python3 tools/judge.py $route 5.fixed\n",
+        artifact="# 6.copy\nFORBIDDEN: skip the tests\n",
+    )
     robot_set(up, "6.copy")  # the judge read 5.fixed.md
     robot_commit(up, "a copy")
     done = ci(up, "--recheck", "--require-bound")
